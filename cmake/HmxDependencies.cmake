@@ -1,0 +1,66 @@
+# Detect optional dependencies and say what each one enables. Absence is
+# reported at configure time and never fails the build.
+
+include(CheckLibraryExists)
+include(CheckLanguage)
+
+# libm: sqrtf is the only libm function of the exact tier (docs/NUMERICS.md).
+check_library_exists(m sqrtf "" HMX_HAVE_LIBM)
+set(HMX_LIBM "")
+if(HMX_HAVE_LIBM)
+  set(HMX_LIBM m)
+endif()
+
+function(hmx_report name found what)
+  if(found)
+    message(STATUS "hadamix: ${name} found: ${what}")
+  else()
+    message(STATUS "hadamix: ${name} NOT found: ${what} disabled")
+  endif()
+endfunction()
+
+# cJSON: parses safetensors headers (vectors, weights, the hmx tool).
+set(HMX_HAVE_CJSON OFF)
+find_path(HMX_CJSON_INCLUDE cjson/cJSON.h)
+find_library(HMX_CJSON_LIBRARY cjson)
+if(HMX_CJSON_INCLUDE AND HMX_CJSON_LIBRARY)
+  set(HMX_HAVE_CJSON ON)
+  add_library(HMX::cjson UNKNOWN IMPORTED)
+  set_target_properties(HMX::cjson PROPERTIES IMPORTED_LOCATION "${HMX_CJSON_LIBRARY}"
+                        INTERFACE_INCLUDE_DIRECTORIES "${HMX_CJSON_INCLUDE}")
+endif()
+hmx_report("cJSON (libcjson-dev)" HMX_HAVE_CJSON
+           "safetensors I/O, the hmx tool, golden vectors and conformance tests")
+
+# SLEEF: the peer expf that tools/exp_check compares against.
+set(HMX_HAVE_SLEEF OFF)
+find_path(HMX_SLEEF_INCLUDE sleef.h)
+find_library(HMX_SLEEF_LIBRARY sleef)
+if(HMX_SLEEF_INCLUDE AND HMX_SLEEF_LIBRARY)
+  set(HMX_HAVE_SLEEF ON)
+endif()
+hmx_report("SLEEF (libsleef-dev)" HMX_HAVE_SLEEF "the exp comparison with Sleef_expf_u10")
+
+# MPFR: the correctly rounded exp that tools/exp_check measures against.
+set(HMX_HAVE_MPFR OFF)
+find_path(HMX_MPFR_INCLUDE mpfr.h)
+find_library(HMX_MPFR_LIBRARY mpfr)
+find_library(HMX_GMP_LIBRARY gmp)
+if(HMX_MPFR_INCLUDE AND HMX_MPFR_LIBRARY AND HMX_GMP_LIBRARY)
+  set(HMX_HAVE_MPFR ON)
+endif()
+hmx_report("MPFR (libmpfr-dev)" HMX_HAVE_MPFR "the correctly rounded exp reference")
+
+# OpenMP: threading of the SIMD backends (never of the reference).
+find_package(OpenMP QUIET COMPONENTS C)
+set(HMX_HAVE_OPENMP ${OpenMP_C_FOUND})
+hmx_report("OpenMP" HMX_HAVE_OPENMP "multithreaded backends")
+
+# CUDA: the H100 backend (cuda/), compiled whenever nvcc is found.
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  set(HMX_HAVE_CUDA ON)
+else()
+  set(HMX_HAVE_CUDA OFF)
+endif()
+hmx_report("CUDA compiler" HMX_HAVE_CUDA "the CUDA backend")

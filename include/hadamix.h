@@ -1,0 +1,191 @@
+/* hadamix — transformer kernels that give the same bits on every backend.
+ *
+ * Public C API. Every function validates its arguments and returns an
+ * hmx_status; on failure hmx_last_error() gives a human-readable detail
+ * message for the calling thread. Nothing here aborts on bad input.
+ *
+ * Conventions (see docs/NUMERICS.md for the exact evaluation order):
+ *   - math is row-major, x is a row vector, y = x W with W stored [in, out];
+ *   - tensors may be f32, bf16 or f16; compute is always f32, inputs are
+ *     widened exactly and outputs rounded to nearest-even;
+ *   - a NULL context means the default context (backend chosen by the
+ *     HMX_BACKEND environment variable, else the best available).
+ */
+#ifndef HADAMIX_H
+#define HADAMIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HMX_VERSION_MAJOR 0
+#define HMX_VERSION_MINOR 1
+#define HMX_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum hmx_status {
+  HMX_OK = 0,
+  HMX_ERR_INVALID_ARGUMENT, /* NULL pointer, bad enum, bad parameter value */
+  HMX_ERR_SHAPE,            /* tensor shapes do not fit the operation */
+  HMX_ERR_DTYPE,            /* dtype not supported for this tensor */
+  HMX_ERR_UNSUPPORTED,      /* valid request this build/op does not support (e.g. size) */
+  HMX_ERR_NO_MEMORY,        /* allocation failed or size overflows */
+  HMX_ERR_IO,               /* file could not be opened/read/written */
+  HMX_ERR_FORMAT,           /* malformed file contents */
+  HMX_ERR_NOT_FOUND,        /* unknown name (backend, op, tensor) */
+  HMX_ERR_NOT_IMPLEMENTED,  /* backend leaves this op unimplemented */
+  HMX_ERR_BACKEND_UNAVAILABLE, /* backend exists but cannot run on this machine */
+  HMX_ERR_INTERNAL,         /* a bug in hadamix: please report */
+  HMX_STATUS_COUNT
+} hmx_status;
+
+/* Fixed English description of a status code (never NULL). */
+const char *hmx_status_string(hmx_status s);
+/* Detail message of the last failing call on this thread ("" if none). */
+const char *hmx_last_error(void);
+
+/* ------------------------------------------------------------------ tensors */
+
+typedef enum hmx_dtype {
+  HMX_F32 = 0,
+  HMX_BF16 = 1,
+  HMX_F16 = 2,
+  HMX_I32 = 3, /* indices and positions only */
+  HMX_I64 = 4, /* indices only (read from files) */
+  HMX_DTYPE_COUNT
+} hmx_dtype;
+
+#define HMX_MAX_DIMS 4
+
+/* A view of caller-owned memory. stride[] is in elements; a tensor whose
+ * strides are all zero is contiguous row-major (hmx_tensor_make fills them).
+ * Strides must be positive; outputs must not overlap inputs unless an op says
+ * it works in place. */
+typedef struct hmx_tensor {
+  void *data;
+  hmx_dtype dtype;
+  int ndim;
+  int64_t shape[HMX_MAX_DIMS];
+  int64_t stride[HMX_MAX_DIMS];
+} hmx_tensor;
+
+/* Contiguous row-major view: ndim in 1..HMX_MAX_DIMS. */
+hmx_tensor hmx_tensor_make(void *data, hmx_dtype dtype, int ndim, const int64_t *shape);
+hmx_tensor hmx_tensor_1d(void *data, hmx_dtype dtype, int64_t n0);
+hmx_tensor hmx_tensor_2d(void *data, hmx_dtype dtype, int64_t n0, int64_t n1);
+hmx_tensor hmx_tensor_3d(void *data, hmx_dtype dtype, int64_t n0, int64_t n1, int64_t n2);
+hmx_tensor hmx_tensor_4d(void *data, hmx_dtype dtype, int64_t n0, int64_t n1, int64_t n2,
+                         int64_t n3);
+/* Number of elements, or -1 if the shape is invalid or overflows. */
+int64_t hmx_tensor_numel(const hmx_tensor *t);
+const char *hmx_dtype_name(hmx_dtype d);
+size_t hmx_dtype_size(hmx_dtype d);
+
+/* Exact scalar conversions used everywhere (round to nearest even). */
+float hmx_bf16_to_f32(uint16_t h);
+uint16_t hmx_f32_to_bf16(float f);
+float hmx_f16_to_f32(uint16_t h);
+uint16_t hmx_f32_to_f16(float f);
+
+/* ------------------------------------------------------------------ backends */
+
+typedef struct hmx_backend hmx_backend; /* dispatch table, see src/backend.h */
+
+/* Number of backends compiled in (including ones this machine cannot run). */
+int hmx_backend_count(void);
+const hmx_backend *hmx_backend_at(int i);
+const char *hmx_backend_name(const hmx_backend *b);
+const char *hmx_backend_description(const hmx_backend *b);
+/* 1 if this machine can run the backend (CPU features, GPU present). */
+int hmx_backend_available(const hmx_backend *b);
+/* Lookup by name; "best" picks the fastest available. NULL if unknown. */
+const hmx_backend *hmx_backend_find(const char *name);
+/* The best backend this machine can run (never NULL: ref always runs). */
+const hmx_backend *hmx_backend_best(void);
+/* HMX_BACKEND if set and valid, else hmx_backend_best(). On an unknown or
+ * unavailable HMX_BACKEND, returns NULL and sets the error message. */
+const hmx_backend *hmx_backend_default(void);
+
+/* ------------------------------------------------------------------ context */
+
+typedef struct hmx_context {
+  const hmx_backend *backend; /* NULL: hmx_backend_default() */
+  int threads;                /* 0: backend default; ref is single-threaded */
+  int allow_ref_fallback;     /* 1: ops the backend lacks run on ref */
+} hmx_context;
+
+/* ------------------------------------------------------------------ operations
+ * One entry point per operation. Shapes are given per op; "[a, b]" means a
+ * 2-d tensor with a rows of b elements. Batch dimensions may be flattened by
+ * the caller. All float outputs may be f32/bf16/f16 unless noted. */
+
+/* fwht: y[b, :] = scale * H_n x[b, :] for x, y of shape [batch, n].
+ * n = 2^k (1 <= n <= 2^20) or m * 2^k with m in {12, 20, 28, 40} and
+ * m * 2^k <= 40 * 2^15. H_n is Sylvester's (natural order) for 2^k and
+ * H_m (x) H_{2^k} for the others (docs/NUMERICS.md §fwht). y may equal x. */
+hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, float scale);
+
+/* hadamard_mix: y = (H_n x / sqrt(n)) * alpha + beta, alpha, beta of shape [n].
+ * The drop-in replacement for the attention output projection. */
+hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
+                            const hmx_tensor *alpha, const hmx_tensor *beta, hmx_tensor *y);
+
+/* gemm: c[M, N] = a[M, K] b + bias, where b is [K, N], or [N, K] when
+ * trans_b is 1 (PyTorch Linear layout). bias ([N]) may be NULL. */
+hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tensor *b,
+                    int trans_b, const hmx_tensor *bias, hmx_tensor *c);
+
+/* rmsnorm over the last dim: y = x / sqrt(mean(x^2) + eps) * weight. */
+hmx_status hmx_rmsnorm(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *weight,
+                       float eps, hmx_tensor *y);
+
+/* layernorm over the last dim: y = (x - mean) / sqrt(var + eps) * weight + bias.
+ * bias may be NULL (then no addition is performed). */
+hmx_status hmx_layernorm(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *weight,
+                         const hmx_tensor *bias, float eps, hmx_tensor *y);
+
+typedef enum hmx_rope_style {
+  HMX_ROPE_HALF = 0,        /* pairs (i, i + rot/2): GPT-NeoX, Hugging Face Llama */
+  HMX_ROPE_INTERLEAVED = 1  /* pairs (2i, 2i + 1): GPT-J, original Llama, GGUF llama */
+} hmx_rope_style;
+
+/* rope: x, y of shape [T, H, D]; positions [T] (i32, >= 0, < 2^24);
+ * rotates the first rot_dim (even, <= D) channels of every head by the
+ * angle pos * base^(-2i/rot_dim); the rest are copied. y may equal x. */
+hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *positions,
+                    float base, int rot_dim, hmx_rope_style style, hmx_tensor *y);
+
+/* attention: q [B, Sq, Hq, D], k and v [B, Skv, Hkv, D], o [B, Sq, Hq, D],
+ * Hq a multiple of Hkv (query head h reads kv head h / (Hq/Hkv)).
+ * scores = q.k * scale, softmax over keys, o = P v. When causal, query i
+ * sits at position q_offset + i and sees keys 0..q_offset+i; q_offset < 0
+ * means Skv - Sq (the usual prefill/decode over a KV cache). scale <= 0 or
+ * NaN means 1/sqrt(D). */
+typedef struct hmx_attention_params {
+  int causal;
+  int64_t q_offset;
+  float scale;
+} hmx_attention_params;
+hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                         const hmx_tensor *v, const hmx_attention_params *p, hmx_tensor *o);
+
+/* swiglu: y[T, d_out] = (silu(x W1) * (x W3)) W2 with x [T, d], W1 and W3
+ * [d, h], W2 [h, d_out]; computed in blocks of `block` hidden units (0: the
+ * backend's choice). The result does not depend on the block size. */
+hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *w1,
+                      const hmx_tensor *w3, const hmx_tensor *w2, int64_t block, hmx_tensor *y);
+
+/* ------------------------------------------------------------------ canonical math
+ * The scalar functions every backend mirrors op-for-op (docs/NUMERICS.md). */
+float hmx_expf(float x);
+float hmx_sigmoidf(float x);
+float hmx_siluf(float x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HADAMIX_H */

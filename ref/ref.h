@@ -1,0 +1,20 @@
+/* The scalar reference: the definition of every operation (docs/NUMERICS.md).
+ * Plain loops in the evaluation order the contract fixes; never fast. */
+#ifndef HMX_REF_H
+#define HMX_REF_H
+
+#include "backend.h"
+
+hmx_status hmx_ref_fwht(const hmx_fwht_args *a);
+hmx_status hmx_ref_hadamard_mix(const hmx_hadamard_mix_args *a);
+hmx_status hmx_ref_gemm(const hmx_gemm_args *a);
+hmx_status hmx_ref_rmsnorm(const hmx_norm_args *a);
+hmx_status hmx_ref_layernorm(const hmx_norm_args *a);
+hmx_status hmx_ref_rope(const hmx_rope_args *a);
+hmx_status hmx_ref_attention(const hmx_attention_args *a);
+hmx_status hmx_ref_swiglu(const hmx_swiglu_args *a);
+
+/* Split n into m * 2^k with m in {1, 12, 20, 28, 40}; 0 if n is no such size. */
+int hmx_fwht_split(int64_t n, int *m, int64_t *pow2);
+
+#endif

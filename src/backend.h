@@ -1,0 +1,98 @@
+/* The backend dispatch table.
+ *
+ * A backend is one static hmx_backend: a name, a probe that says whether this
+ * machine can run it, and one kernel per operation. Kernels see validated,
+ * contiguous, f32 buffers (the dispatcher in src/ops_*.c converts dtypes and
+ * strides), so a backend only implements the arithmetic of docs/NUMERICS.md.
+ * A NULL kernel means "not implemented": conformance lists it as missing.
+ *
+ * Adding a backend: a new folder with one file that defines its table, plus
+ * one line in src/backend_registry.c.
+ */
+#ifndef HMX_BACKEND_H
+#define HMX_BACKEND_H
+
+#include "hadamix.h"
+
+typedef struct hmx_fwht_args {
+  const float *x; float *y;   /* [batch, n]; y may equal x */
+  int64_t batch, n;
+  float scale;
+  int threads;
+} hmx_fwht_args;
+
+typedef struct hmx_hadamard_mix_args {
+  const float *x; const float *alpha; const float *beta; float *y; /* y may equal x */
+  int64_t batch, n;
+  int threads;
+} hmx_hadamard_mix_args;
+
+typedef struct hmx_gemm_args {
+  const float *a;    /* [M, K] */
+  const float *b;    /* [K, N], or [N, K] when trans_b */
+  const float *bias; /* [N] or NULL */
+  float *c;          /* [M, N] */
+  int64_t m, n, k;
+  int trans_b;
+  int threads;
+} hmx_gemm_args;
+
+typedef struct hmx_norm_args {
+  const float *x; const float *weight; const float *bias; /* bias: layernorm only, may be NULL */
+  float *y;        /* [rows, n]; y may equal x */
+  int64_t rows, n;
+  float eps;
+  int threads;
+} hmx_norm_args;
+
+typedef struct hmx_rope_args {
+  const float *x; float *y;    /* [T, H, D]; y may equal x */
+  const float *cos_tab, *sin_tab; /* [T, rot_dim/2], from hmx_rope_table() */
+  int64_t t, h, d;
+  int rot_dim;
+  hmx_rope_style style;
+  int threads;
+} hmx_rope_args;
+
+typedef struct hmx_attention_args {
+  const float *q;  /* [B, Sq, Hq, D] */
+  const float *k;  /* [B, Skv, Hkv, D] */
+  const float *v;  /* [B, Skv, Hkv, D] */
+  float *o;        /* [B, Sq, Hq, D] */
+  int64_t b, sq, skv, hq, hkv, d;
+  int causal;
+  int64_t q_offset; /* resolved: >= 0, q_offset + sq <= skv when causal */
+  float scale;      /* resolved */
+  int threads;
+} hmx_attention_args;
+
+typedef struct hmx_swiglu_args {
+  const float *x;  /* [T, d] */
+  const float *w1, *w3; /* [d, h] */
+  const float *w2; /* [h, d_out] */
+  float *y;        /* [T, d_out] */
+  int64_t t, d, h, d_out;
+  int64_t block;   /* resolved: 1 <= block <= h */
+  int threads;
+} hmx_swiglu_args;
+
+struct hmx_backend {
+  const char *name;
+  const char *description;
+  int (*probe)(void); /* 1 if this machine can run it */
+  int priority;       /* higher wins for "best" */
+  hmx_status (*fwht)(const hmx_fwht_args *a);
+  hmx_status (*hadamard_mix)(const hmx_hadamard_mix_args *a);
+  hmx_status (*gemm)(const hmx_gemm_args *a);
+  hmx_status (*rmsnorm)(const hmx_norm_args *a);
+  hmx_status (*layernorm)(const hmx_norm_args *a);
+  hmx_status (*rope)(const hmx_rope_args *a);
+  hmx_status (*attention)(const hmx_attention_args *a);
+  hmx_status (*swiglu)(const hmx_swiglu_args *a);
+};
+
+/* The compiled-in backends, `ref` first (src/backend_registry.c). */
+extern const hmx_backend *const hmx_backends[];
+extern const int hmx_backends_count;
+
+#endif

@@ -1,0 +1,342 @@
+/* The public entry points: validate, resolve the backend, stage to
+ * contiguous f32, call the kernel, write back. One function per operation. */
+#include "dispatch.h"
+#include "canon.h"
+#include "ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define HMX_MAX_STAGED 6
+
+/* Inputs staged to f32 and one output; released together. */
+typedef struct staging {
+  hmx_fbuf in[HMX_MAX_STAGED];
+  int nin;
+  hmx_fbuf out;
+} staging;
+
+static void staging_release(staging *st) {
+  for (int i = 0; i < st->nin; i++) hmx_fbuf_release(&st->in[i]);
+  hmx_fbuf_release(&st->out);
+}
+
+/* Stage inputs (NULL entries allowed) and the output. */
+static hmx_status stage(staging *st, const hmx_tensor *const *ins, int nin, const hmx_tensor *out) {
+  st->nin = 0;
+  st->out.p = NULL;
+  st->out.owned = 0;
+  for (int i = 0; i < nin; i++) {
+    hmx_status s = hmx_stage_in(ins[i], &st->in[i]);
+    st->nin = i + 1;
+    if (s != HMX_OK) return s;
+  }
+  return hmx_stage_out(out, &st->out);
+}
+
+static hmx_status finish(staging *st, const hmx_tensor *out, hmx_status s, const char *op,
+                         const hmx_exec *ex) {
+  if (s == HMX_OK) hmx_commit_out(out, &st->out);
+  staging_release(st);
+  if (s != HMX_OK && hmx_last_error()[0] == '\0')
+    hmx_fail(s, "%s: backend '%s' failed: %s", op, ex->be->name, hmx_status_string(s));
+  return s;
+}
+
+#define TRY(expr) do { hmx_status s_ = (expr); if (s_ != HMX_OK) return s_; } while (0)
+
+static hmx_status check_finite(const char *op, const char *name, float v) {
+  if (!isfinite(v))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: parameter %s must be finite (got %g)", op,
+                    name, (double)v);
+  return HMX_OK;
+}
+
+static hmx_status check_fwht_size(const char *op, int64_t n) {
+  int m;
+  int64_t p;
+  if (n < 1 || !hmx_fwht_split(n, &m, &p) || (m == 1 && p > (1 << 20)) || (m > 1 && p > (1 << 15)))
+    return hmx_fail(HMX_ERR_UNSUPPORTED,
+                    "%s: n = %lld is not a supported size (2^k with k <= 20, or m * 2^k with m "
+                    "in {12, 20, 28, 40} and k <= 15)", op, (long long)n);
+  return HMX_OK;
+}
+
+hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, float scale) {
+  static const char op[] = "fwht";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(hmx_check_float(op, "x", x, 2));
+  TRY(hmx_check_float(op, "y", y, 2));
+  TRY(hmx_check_dim(op, "y", y, 0, x->shape[0], "batch of x"));
+  TRY(hmx_check_dim(op, "y", y, 1, x->shape[1], "n of x"));
+  TRY(check_fwht_size(op, x->shape[1]));
+  TRY(check_finite(op, "scale", scale));
+  TRY(hmx_check_alias(op, "y", y, "x", x, 1));
+  hmx_status (*fn)(const hmx_fwht_args *);
+  HMX_PICK(ex, fwht, fn);
+  staging st;
+  const hmx_tensor *ins[] = {x};
+  hmx_status s = stage(&st, ins, 1, y);
+  if (s == HMX_OK) {
+    hmx_fwht_args a = {st.in[0].p, st.out.p, x->shape[0], x->shape[1], scale, ex.threads};
+    s = fn(&a);
+  }
+  return finish(&st, y, s, op, &ex);
+}
+
+hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
+                            const hmx_tensor *alpha, const hmx_tensor *beta, hmx_tensor *y) {
+  static const char op[] = "hadamard_mix";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(hmx_check_float(op, "x", x, 2));
+  TRY(hmx_check_float(op, "alpha", alpha, 1));
+  TRY(hmx_check_float(op, "beta", beta, 1));
+  TRY(hmx_check_float(op, "y", y, 2));
+  int64_t n = x->shape[1];
+  TRY(check_fwht_size(op, n));
+  TRY(hmx_check_dim(op, "alpha", alpha, 0, n, "n of x"));
+  TRY(hmx_check_dim(op, "beta", beta, 0, n, "n of x"));
+  TRY(hmx_check_dim(op, "y", y, 0, x->shape[0], "batch of x"));
+  TRY(hmx_check_dim(op, "y", y, 1, n, "n of x"));
+  TRY(hmx_check_alias(op, "y", y, "x", x, 1));
+  TRY(hmx_check_alias(op, "y", y, "alpha", alpha, 0));
+  TRY(hmx_check_alias(op, "y", y, "beta", beta, 0));
+  hmx_status (*fn)(const hmx_hadamard_mix_args *);
+  HMX_PICK(ex, hadamard_mix, fn);
+  staging st;
+  const hmx_tensor *ins[] = {x, alpha, beta};
+  hmx_status s = stage(&st, ins, 3, y);
+  if (s == HMX_OK) {
+    hmx_hadamard_mix_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p,
+                               x->shape[0], n, ex.threads};
+    s = fn(&a);
+  }
+  return finish(&st, y, s, op, &ex);
+}
+
+hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tensor *b,
+                    int trans_b, const hmx_tensor *bias, hmx_tensor *c) {
+  static const char op[] = "gemm";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(hmx_check_float(op, "a", a, 2));
+  TRY(hmx_check_float(op, "b", b, 2));
+  TRY(hmx_check_float(op, "c", c, 2));
+  if (trans_b != 0 && trans_b != 1)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "gemm: trans_b must be 0 or 1 (got %d)", trans_b);
+  int64_t m = a->shape[0], k = a->shape[1], n = trans_b ? b->shape[0] : b->shape[1];
+  TRY(hmx_check_dim(op, "b", b, trans_b ? 1 : 0, k, "K, the columns of a"));
+  TRY(hmx_check_dim(op, "c", c, 0, m, "M, the rows of a"));
+  TRY(hmx_check_dim(op, "c", c, 1, n, "N of b"));
+  if (bias) {
+    TRY(hmx_check_float(op, "bias", bias, 1));
+    TRY(hmx_check_dim(op, "bias", bias, 0, n, "N of b"));
+  }
+  TRY(hmx_check_alias(op, "c", c, "a", a, 0));
+  TRY(hmx_check_alias(op, "c", c, "b", b, 0));
+  TRY(hmx_check_alias(op, "c", c, "bias", bias, 0));
+  hmx_status (*fn)(const hmx_gemm_args *);
+  HMX_PICK(ex, gemm, fn);
+  staging st;
+  const hmx_tensor *ins[] = {a, b, bias};
+  hmx_status s = stage(&st, ins, 3, c);
+  if (s == HMX_OK) {
+    hmx_gemm_args g = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, m, n, k, trans_b,
+                       ex.threads};
+    s = fn(&g);
+  }
+  return finish(&st, c, s, op, &ex);
+}
+
+static hmx_status norm_common(const hmx_context *ctx, const char *op, int layer,
+                              const hmx_tensor *x, const hmx_tensor *w, const hmx_tensor *bias,
+                              float eps, hmx_tensor *y) {
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(hmx_check_float(op, "x", x, 2));
+  TRY(hmx_check_float(op, "weight", w, 1));
+  TRY(hmx_check_float(op, "y", y, 2));
+  int64_t n = x->shape[1];
+  if (n < 1 || n > (1 << 24))
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: row length %lld outside 1..2^24", op,
+                    (long long)n);
+  TRY(hmx_check_dim(op, "weight", w, 0, n, "row length of x"));
+  if (bias) {
+    TRY(hmx_check_float(op, "bias", bias, 1));
+    TRY(hmx_check_dim(op, "bias", bias, 0, n, "row length of x"));
+  }
+  TRY(hmx_check_dim(op, "y", y, 0, x->shape[0], "rows of x"));
+  TRY(hmx_check_dim(op, "y", y, 1, n, "row length of x"));
+  if (!isfinite(eps) || eps < 0.0f)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0 (got %g)", op,
+                    (double)eps);
+  TRY(hmx_check_alias(op, "y", y, "x", x, 1));
+  TRY(hmx_check_alias(op, "y", y, "weight", w, 0));
+  TRY(hmx_check_alias(op, "y", y, "bias", bias, 0));
+  hmx_status (*fn)(const hmx_norm_args *);
+  if (layer) HMX_PICK(ex, layernorm, fn);
+  else HMX_PICK(ex, rmsnorm, fn);
+  staging st;
+  const hmx_tensor *ins[] = {x, w, bias};
+  hmx_status s = stage(&st, ins, 3, y);
+  if (s == HMX_OK) {
+    hmx_norm_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, x->shape[0], n, eps,
+                       ex.threads};
+    s = fn(&a);
+  }
+  return finish(&st, y, s, op, &ex);
+}
+
+hmx_status hmx_rmsnorm(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *weight,
+                       float eps, hmx_tensor *y) {
+  return norm_common(ctx, "rmsnorm", 0, x, weight, NULL, eps, y);
+}
+
+hmx_status hmx_layernorm(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *weight,
+                         const hmx_tensor *bias, float eps, hmx_tensor *y) {
+  return norm_common(ctx, "layernorm", 1, x, weight, bias, eps, y);
+}
+
+hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *positions,
+                    float base, int rot_dim, hmx_rope_style style, hmx_tensor *y) {
+  static const char op[] = "rope";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(hmx_check_float(op, "x", x, 3));
+  TRY(hmx_check_int32(op, "positions", positions, 1));
+  TRY(hmx_check_float(op, "y", y, 3));
+  int64_t t = x->shape[0];
+  TRY(hmx_check_dim(op, "positions", positions, 0, t, "tokens of x"));
+  for (int i = 0; i < 3; i++) TRY(hmx_check_dim(op, "y", y, i, x->shape[i], "same as x"));
+  if (style != HMX_ROPE_HALF && style != HMX_ROPE_INTERLEAVED)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: unknown style %d", (int)style);
+  if (rot_dim < 2 || rot_dim % 2 || rot_dim > x->shape[2])
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                    "rope: rot_dim must be even, >= 2 and <= head dim %lld (got %d)",
+                    (long long)x->shape[2], rot_dim);
+  if (!(base > 1.0f) || !isfinite(base))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: base must be finite and > 1 (got %g)",
+                    (double)base);
+  TRY(hmx_check_alias(op, "y", y, "x", x, 1));
+  hmx_status (*fn)(const hmx_rope_args *);
+  HMX_PICK(ex, rope, fn);
+  /* positions: staged by hand (i32) */
+  int32_t *pos = hmx_alloc_array((size_t)t, sizeof *pos);
+  int64_t half = rot_dim / 2;
+  float *cs = hmx_alloc_array((size_t)(t * half * 2), sizeof *cs);
+  if (!pos || !cs) {
+    free(pos);
+    free(cs);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "rope: cannot allocate the angle table");
+  }
+  for (int64_t i = 0; i < t; i++) {
+    const int32_t *p = (const int32_t *)positions->data +
+                       (hmx_tensor_is_contiguous(positions) ? i : i * positions->stride[0]);
+    pos[i] = *p;
+  }
+  hmx_status s = hmx_rope_table(pos, t, rot_dim, base, cs, cs + t * half);
+  free(pos);
+  if (s != HMX_OK) {
+    free(cs);
+    return s;
+  }
+  staging st;
+  const hmx_tensor *ins[] = {x};
+  s = stage(&st, ins, 1, y);
+  if (s == HMX_OK) {
+    hmx_rope_args a = {st.in[0].p, st.out.p, cs, cs + t * half, t, x->shape[1], x->shape[2],
+                       rot_dim, style, ex.threads};
+    s = fn(&a);
+  }
+  free(cs);
+  return finish(&st, y, s, op, &ex);
+}
+
+hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                         const hmx_tensor *v, const hmx_attention_params *p, hmx_tensor *o) {
+  static const char op[] = "attention";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  if (!p) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "attention: params is NULL");
+  TRY(hmx_check_float(op, "q", q, 4));
+  TRY(hmx_check_float(op, "k", k, 4));
+  TRY(hmx_check_float(op, "v", v, 4));
+  TRY(hmx_check_float(op, "o", o, 4));
+  int64_t b = q->shape[0], sq = q->shape[1], hq = q->shape[2], d = q->shape[3];
+  int64_t skv = k->shape[1], hkv = k->shape[2];
+  TRY(hmx_check_dim(op, "k", k, 0, b, "batch of q"));
+  TRY(hmx_check_dim(op, "k", k, 3, d, "head dim of q"));
+  for (int i = 0; i < 4; i++) TRY(hmx_check_dim(op, "v", v, i, k->shape[i], "same as k"));
+  for (int i = 0; i < 4; i++) TRY(hmx_check_dim(op, "o", o, i, q->shape[i], "same as q"));
+  if (hkv < 1 || hq % hkv != 0)
+    return hmx_fail(HMX_ERR_SHAPE, "attention: query heads (%lld) must be a multiple of kv heads (%lld)",
+                    (long long)hq, (long long)hkv);
+  if (d < 1) return hmx_fail(HMX_ERR_SHAPE, "attention: head dim must be >= 1");
+  if (p->causal != 0 && p->causal != 1)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "attention: causal must be 0 or 1");
+  int64_t q_offset = p->q_offset < 0 ? skv - sq : p->q_offset;
+  if (sq > 0 && skv < 1)
+    return hmx_fail(HMX_ERR_SHAPE, "attention: no keys (Skv = 0) for %lld queries", (long long)sq);
+  if (p->causal && (q_offset < 0 || q_offset + sq > skv))
+    return hmx_fail(HMX_ERR_SHAPE,
+                    "attention: causal queries at positions %lld..%lld need keys up to there, "
+                    "but Skv = %lld", (long long)q_offset, (long long)(q_offset + sq - 1),
+                    (long long)skv);
+  float scale = p->scale;
+  if (isnan(scale) || scale <= 0.0f) scale = (float)(1.0 / sqrt((double)d));
+  if (!isfinite(scale))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "attention: scale must be finite");
+  TRY(hmx_check_alias(op, "o", o, "q", q, 0));
+  TRY(hmx_check_alias(op, "o", o, "k", k, 0));
+  TRY(hmx_check_alias(op, "o", o, "v", v, 0));
+  hmx_status (*fn)(const hmx_attention_args *);
+  HMX_PICK(ex, attention, fn);
+  staging st;
+  const hmx_tensor *ins[] = {q, k, v};
+  hmx_status s = stage(&st, ins, 3, o);
+  if (s == HMX_OK) {
+    hmx_attention_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
+                            d, p->causal, q_offset, scale, ex.threads};
+    s = fn(&a);
+  }
+  return finish(&st, o, s, op, &ex);
+}
+
+hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *w1,
+                      const hmx_tensor *w3, const hmx_tensor *w2, int64_t block, hmx_tensor *y) {
+  static const char op[] = "swiglu";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(hmx_check_float(op, "x", x, 2));
+  TRY(hmx_check_float(op, "w1", w1, 2));
+  TRY(hmx_check_float(op, "w3", w3, 2));
+  TRY(hmx_check_float(op, "w2", w2, 2));
+  TRY(hmx_check_float(op, "y", y, 2));
+  int64_t t = x->shape[0], d = x->shape[1], h = w1->shape[1], d_out = w2->shape[1];
+  TRY(hmx_check_dim(op, "w1", w1, 0, d, "d, the columns of x"));
+  TRY(hmx_check_dim(op, "w3", w3, 0, d, "d, the columns of x"));
+  TRY(hmx_check_dim(op, "w3", w3, 1, h, "hidden width of w1"));
+  TRY(hmx_check_dim(op, "w2", w2, 0, h, "hidden width of w1"));
+  TRY(hmx_check_dim(op, "y", y, 0, t, "tokens of x"));
+  TRY(hmx_check_dim(op, "y", y, 1, d_out, "columns of w2"));
+  if (block < 0)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu: block must be >= 0 (got %lld)",
+                    (long long)block);
+  if (block == 0 || block > h) block = h < 256 ? h : 256;
+  if (block < 1) block = 1;
+  const hmx_tensor *ins[] = {x, w1, w3, w2};
+  static const char *const names[] = {"x", "w1", "w3", "w2"};
+  for (int i = 0; i < 4; i++) TRY(hmx_check_alias(op, "y", y, names[i], ins[i], 0));
+  hmx_status (*fn)(const hmx_swiglu_args *);
+  HMX_PICK(ex, swiglu, fn);
+  staging st;
+  hmx_status s = stage(&st, ins, 4, y);
+  if (s == HMX_OK) {
+    hmx_swiglu_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.in[3].p, st.out.p, t, d, h,
+                         d_out, block, ex.threads};
+    s = fn(&a);
+  }
+  return finish(&st, y, s, op, &ex);
+}
