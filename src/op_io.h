@@ -1,0 +1,35 @@
+/* Running an operation on tensors read from a safetensors file: inputs by
+ * the op's tensor names, parameters from "param.NAME" metadata (or the
+ * caller), outputs allocated from the op's shape rule. */
+#ifndef HMX_OP_IO_H
+#define HMX_OP_IO_H
+
+#include "opspec.h"
+#include "safetensors.h"
+
+typedef struct hmx_op_io {
+  const hmx_opspec *op;
+  hmx_tensor t[HMX_OP_MAX_ARGS];
+  hmx_tensor *tp[HMX_OP_MAX_ARGS]; /* &t[i], or NULL for an absent optional input */
+  void *owned[HMX_OP_MAX_ARGS];
+  double p[HMX_OP_MAX_PARAMS];
+} hmx_op_io;
+
+/* Parameters at their defaults, every tensor absent. */
+void hmx_op_io_init(hmx_op_io *io, const hmx_opspec *op);
+/* Copy the op's inputs from f (aligned copies) and read "param.NAME" metadata.
+ * Missing required inputs, wrong ranks, and unknown tensors or params
+ * (other than the op's outputs, kept in vectors as expected values) are errors. */
+hmx_status hmx_op_io_load(hmx_op_io *io, const hmx_st_file *f);
+/* Set a parameter from text ("1e-5", "1"); validated against its type. */
+hmx_status hmx_op_io_set_param(hmx_op_io *io, const char *name, const char *value);
+/* Allocate the outputs (zero-filled) with dtype `dt`, or the first input's
+ * dtype when dt < 0. */
+hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt);
+hmx_status hmx_op_io_run(hmx_op_io *io, const hmx_context *ctx);
+void hmx_op_io_free(hmx_op_io *io);
+
+/* Format a parameter value the way vectors store it (round-trips exactly). */
+void hmx_op_format_param(const hmx_paramspec *ps, double v, char *buf, size_t len);
+
+#endif

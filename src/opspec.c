@@ -1,0 +1,149 @@
+/* The table of operations by name (see opspec.h). */
+#include "opspec.h"
+#include "internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- invokers */
+
+static hmx_status inv_fwht(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_fwht(c, t[0], t[1], (float)p[0]);
+}
+static hmx_status inv_mix(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  (void)p;
+  return hmx_hadamard_mix(c, t[0], t[1], t[2], t[3]);
+}
+static hmx_status inv_gemm(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_gemm(c, t[0], t[1], (int)p[0], t[2], t[3]);
+}
+static hmx_status inv_rmsnorm(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_rmsnorm(c, t[0], t[1], (float)p[0], t[2]);
+}
+static hmx_status inv_layernorm(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_layernorm(c, t[0], t[1], t[2], (float)p[0], t[3]);
+}
+static hmx_status inv_rope(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  int rot_dim = (int)p[1];
+  if (rot_dim == 0 && t[0] && t[0]->ndim == 3) rot_dim = (int)t[0]->shape[2];
+  return hmx_rope(c, t[0], t[1], (float)p[0], rot_dim, (hmx_rope_style)(int)p[2], t[2]);
+}
+static hmx_status inv_attention(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  hmx_attention_params ap = {(int)p[0], (int64_t)p[1], (float)p[2]};
+  return hmx_attention(c, t[0], t[1], t[2], &ap, t[3]);
+}
+static hmx_status inv_swiglu(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_swiglu(c, t[0], t[1], t[2], t[3], (int64_t)p[0], t[4]);
+}
+
+/* ---------------------------------------------------------------- output shapes */
+
+static hmx_status shape_like(const hmx_tensor *src, hmx_tensor *out) {
+  if (!src) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "missing input tensor");
+  out->ndim = src->ndim;
+  for (int i = 0; i < src->ndim; i++) out->shape[i] = src->shape[i];
+  return HMX_OK;
+}
+static hmx_status shape_first(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  (void)p; (void)arg;
+  return shape_like(t[0], out);
+}
+static hmx_status shape_gemm(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  (void)arg;
+  if (!t[0] || !t[1] || t[0]->ndim != 2 || t[1]->ndim != 2)
+    return hmx_fail(HMX_ERR_SHAPE, "gemm: a and b must be 2-d");
+  out->ndim = 2;
+  out->shape[0] = t[0]->shape[0];
+  out->shape[1] = (int)p[0] ? t[1]->shape[0] : t[1]->shape[1];
+  return HMX_OK;
+}
+static hmx_status shape_swiglu(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  (void)p; (void)arg;
+  if (!t[0] || !t[3] || t[0]->ndim != 2 || t[3]->ndim != 2)
+    return hmx_fail(HMX_ERR_SHAPE, "swiglu: x and w2 must be 2-d");
+  out->ndim = 2;
+  out->shape[0] = t[0]->shape[0];
+  out->shape[1] = t[3]->shape[1];
+  return HMX_OK;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+#define IN(n, r, d) {n, 0, r, 0, 0, d}
+#define IN_OPT(n, r, d) {n, 0, r, 1, 0, d}
+#define IN_INT(n, r, d) {n, 0, r, 0, 1, d}
+#define OUT(n, r, d) {n, 1, r, 0, 0, d}
+
+static const hmx_opspec ops[] = {
+    {"fwht", "y = scale * H_n x, row by row (n = 2^k <= 2^20, or m*2^k, m in 12,20,28,40)",
+     2, {IN("x", 2, "[batch, n] input rows"), OUT("y", 2, "[batch, n]")},
+     1, {{"scale", 1.0, 0, "multiplier applied once at the end"}},
+     offsetof(hmx_backend, fwht), shape_first, inv_fwht},
+    {"hadamard_mix", "y = (H_n x / sqrt(n)) * alpha + beta: the attention output projection as a "
+     "fixed orthogonal mix", 4,
+     {IN("x", 2, "[batch, n]"), IN("alpha", 1, "[n] learnable scale"),
+      IN("beta", 1, "[n] learnable bias"), OUT("y", 2, "[batch, n]")},
+     0, {{0}}, offsetof(hmx_backend, hadamard_mix), shape_first, inv_mix},
+    {"gemm", "c = a b + bias (b is [K, N], or [N, K] with trans_b)", 4,
+     {IN("a", 2, "[M, K]"), IN("b", 2, "[K, N] or [N, K]"), IN_OPT("bias", 1, "[N], optional"),
+      OUT("c", 2, "[M, N]")},
+     1, {{"trans_b", 0, 1, "1: b is stored [N, K] (PyTorch Linear layout)"}},
+     offsetof(hmx_backend, gemm), shape_gemm, inv_gemm},
+    {"rmsnorm", "y = x / sqrt(mean(x^2) + eps) * weight, per row", 3,
+     {IN("x", 2, "[rows, n]"), IN("weight", 1, "[n]"), OUT("y", 2, "[rows, n]")},
+     1, {{"eps", 1e-6, 0, "added to the mean square"}},
+     offsetof(hmx_backend, rmsnorm), shape_first, inv_rmsnorm},
+    {"layernorm", "y = (x - mean) / sqrt(var + eps) * weight + bias, per row", 4,
+     {IN("x", 2, "[rows, n]"), IN("weight", 1, "[n]"), IN_OPT("bias", 1, "[n], optional"),
+      OUT("y", 2, "[rows, n]")},
+     1, {{"eps", 1e-5, 0, "added to the variance"}},
+     offsetof(hmx_backend, layernorm), shape_first, inv_layernorm},
+    {"rope", "rotary position embedding of the first rot_dim channels of each head", 3,
+     {IN("x", 3, "[T, H, D]"), IN_INT("positions", 1, "[T] i32 token positions"),
+      OUT("y", 3, "[T, H, D]")},
+     3, {{"base", 10000.0, 0, "theta: angle = pos * base^(-2i/rot_dim)"},
+         {"rot_dim", 0, 1, "rotated channels (even); 0 = D"},
+         {"style", 0, 1, "0 = half (NeoX/HF), 1 = interleaved (GPT-J/GGUF)"}},
+     offsetof(hmx_backend, rope), shape_first, inv_rope},
+    {"attention", "softmax(q k^T * scale) v per head, grouped KV heads, causal or not", 4,
+     {IN("q", 4, "[B, Sq, Hq, D]"), IN("k", 4, "[B, Skv, Hkv, D]"), IN("v", 4, "[B, Skv, Hkv, D]"),
+      OUT("o", 4, "[B, Sq, Hq, D]")},
+     3, {{"causal", 0, 1, "1: query i sees keys <= q_offset + i"},
+         {"q_offset", -1, 1, "position of the first query; -1 = Skv - Sq"},
+         {"scale", 0, 0, "score multiplier; 0 = 1/sqrt(D)"}},
+     offsetof(hmx_backend, attention), shape_first, inv_attention},
+    {"swiglu", "y = (silu(x W1) * (x W3)) W2, in hidden-dimension blocks", 5,
+     {IN("x", 2, "[T, d]"), IN("w1", 2, "[d, h]"), IN("w3", 2, "[d, h]"), IN("w2", 2, "[h, d_out]"),
+      OUT("y", 2, "[T, d_out]")},
+     1, {{"block", 0, 1, "hidden units per block; 0 = backend's choice (bits do not change)"}},
+     offsetof(hmx_backend, swiglu), shape_swiglu, inv_swiglu},
+};
+
+int hmx_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
+const hmx_opspec *hmx_op_at(int i) { return i >= 0 && i < hmx_op_count() ? &ops[i] : NULL; }
+
+const hmx_opspec *hmx_op_find(const char *name) {
+  for (int i = 0; name && i < hmx_op_count(); i++)
+    if (strcmp(ops[i].name, name) == 0) return &ops[i];
+  return NULL;
+}
+
+int hmx_op_implemented(const hmx_opspec *op, const hmx_backend *b) {
+  /* Every kernel slot is a function pointer; read it as one (all function
+   * pointer types have the same representation on supported platforms). */
+  void (*fn)(void);
+  memcpy(&fn, (const char *)b + op->kernel_offset, sizeof fn);
+  return fn != NULL;
+}
+
+int hmx_op_param_index(const hmx_opspec *op, const char *name) {
+  for (int i = 0; i < op->nparams; i++)
+    if (strcmp(op->params[i].name, name) == 0) return i;
+  return -1;
+}
+
+int hmx_op_arg_index(const hmx_opspec *op, const char *name) {
+  for (int i = 0; i < op->nargs; i++)
+    if (strcmp(op->args[i].name, name) == 0) return i;
+  return -1;
+}
