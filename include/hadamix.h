@@ -125,11 +125,18 @@ typedef struct hmx_context {
 
 /* fwht: y[b, :] = scale * H_n x[b, :] for x, y of shape [batch, n].
  * n = 2^k (1 <= n <= 2^20) or m * 2^k with m in {12, 20, 28, 40} and
- * m * 2^k <= 40 * 2^15. H_n is Sylvester's (natural order) for 2^k and
+ * k <= 15. H_n is Sylvester's (natural order) for 2^k and
  * H_m (x) H_{2^k} for the others (docs/NUMERICS.md §fwht). y may equal x. */
 hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, float scale);
+/* The same with the factor m chosen explicitly: every 40 * 2^k is also
+ * 20 * 2^(k+1), and the two transforms differ. m = 0 is automatic: 1 for a
+ * power of two, else the smallest of 12, 20, 28 that fits (so 40 only when
+ * asked for, as with Dao-AILab's hadamard_transform_40N). */
+hmx_status hmx_fwht_factor(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y,
+                           float scale, int m);
 
-/* hadamard_mix: y = (H_n x / sqrt(n)) * alpha + beta, alpha, beta of shape [n].
+/* hadamard_mix: y = (H_n x / sqrt(n)) * alpha + beta, alpha, beta of shape [n],
+ * H_n with the automatic factor of hmx_fwht_factor (m = 0).
  * The drop-in replacement for the attention output projection. */
 hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
                             const hmx_tensor *alpha, const hmx_tensor *beta, hmx_tensor *y);

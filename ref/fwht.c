@@ -15,13 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hmx_fwht_split(int64_t n, int *m, int64_t *pow2) {
-  static const int factors[] = {1, 12, 20, 28, 40};
-  for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++) {
-    if (n % factors[f] != 0) continue;
+int hmx_fwht_split(int64_t n, int m, int *m_out, int64_t *pow2) {
+  static const int automatic[] = {1, 12, 20, 28};
+  int single[1] = {m};
+  const int *factors = m ? single : automatic;
+  size_t count = m ? 1 : sizeof automatic / sizeof automatic[0];
+  if (m && m != 1 && !hmx_hadamard_factor_supported(m)) return 0;
+  for (size_t f = 0; f < count; f++) {
+    if (n < 1 || n % factors[f] != 0) continue;
     int64_t p = n / factors[f];
-    if (p >= 1 && (p & (p - 1)) == 0) {
-      *m = factors[f];
+    if ((p & (p - 1)) == 0) {
+      *m_out = factors[f];
       *pow2 = p;
       return 1;
     }
@@ -55,7 +59,7 @@ static void factor_transform(float *v, int m, int64_t p, float *u) {
 hmx_status hmx_ref_fwht(const hmx_fwht_args *a) {
   int m;
   int64_t p;
-  if (!hmx_fwht_split(a->n, &m, &p)) return HMX_ERR_UNSUPPORTED;
+  if (!hmx_fwht_split(a->n, a->m, &m, &p)) return HMX_ERR_UNSUPPORTED;
   float u[40];
   for (int64_t b = 0; b < a->batch; b++) {
     const float *x = a->x + b * a->n;
@@ -71,7 +75,7 @@ hmx_status hmx_ref_fwht(const hmx_fwht_args *a) {
 /* y = fmaf(fwht(x, 1/sqrt(n)), alpha, beta): the scaled transform rounded,
  * then one fused multiply-add per element. */
 hmx_status hmx_ref_hadamard_mix(const hmx_hadamard_mix_args *a) {
-  hmx_fwht_args f = {a->x, a->y, a->batch, a->n, hmx_inv_sqrt_n(a->n), 1};
+  hmx_fwht_args f = {a->x, a->y, a->batch, a->n, a->m, hmx_inv_sqrt_n(a->n), 1};
   hmx_status s = hmx_ref_fwht(&f);
   if (s != HMX_OK) return s;
   for (int64_t b = 0; b < a->batch; b++) {

@@ -14,7 +14,9 @@ hmx_status hmx_ref_rope(const hmx_rope_args *a);
 hmx_status hmx_ref_attention(const hmx_attention_args *a);
 hmx_status hmx_ref_swiglu(const hmx_swiglu_args *a);
 
-/* Split n into m * 2^k with m in {1, 12, 20, 28, 40}; 0 if n is no such size. */
-int hmx_fwht_split(int64_t n, int *m, int64_t *pow2);
+/* Resolve the FWHT factor: with m == 0 pick 1 for a power of two, else the
+ * smallest of 12, 20, 28 with n = m * 2^k; with m given, check n = m * 2^k.
+ * Returns 1 and sets *m_out, *pow2 on success, 0 if n is no such size. */
+int hmx_fwht_split(int64_t n, int m, int *m_out, int64_t *pow2);
 
 #endif

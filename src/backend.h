@@ -17,6 +17,7 @@
 typedef struct hmx_fwht_args {
   const float *x; float *y;   /* [batch, n]; y may equal x */
   int64_t batch, n;
+  int m;                      /* resolved factor: n = m * 2^k, m in {1, 12, 20, 28, 40} */
   float scale;
   int threads;
 } hmx_fwht_args;
@@ -24,6 +25,7 @@ typedef struct hmx_fwht_args {
 typedef struct hmx_hadamard_mix_args {
   const float *x; const float *alpha; const float *beta; float *y; /* y may equal x */
   int64_t batch, n;
+  int m;                      /* resolved factor, as for fwht */
   int threads;
 } hmx_hadamard_mix_args;
 

@@ -52,17 +52,30 @@ static hmx_status check_finite(const char *op, const char *name, float v) {
   return HMX_OK;
 }
 
-static hmx_status check_fwht_size(const char *op, int64_t n) {
-  int m;
+/* Resolve the factor m of n = m * 2^k (see hmx_fwht_factor) and check limits. */
+static hmx_status check_fwht_size(const char *op, int64_t n, int m_req, int *m) {
   int64_t p;
-  if (n < 1 || !hmx_fwht_split(n, &m, &p) || (m == 1 && p > (1 << 20)) || (m > 1 && p > (1 << 15)))
+  if (m_req != 0 && m_req != 1 && m_req != 12 && m_req != 20 && m_req != 28 && m_req != 40)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: factor m = %d is not 0 (auto), 1, 12, 20, 28 "
+                    "or 40", op, m_req);
+  if (n < 1 || !hmx_fwht_split(n, m_req, m, &p) || (*m == 1 && p > (1 << 20)) ||
+      (*m > 1 && p > (1 << 15))) {
+    if (m_req > 1)
+      return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: n = %lld is not %d * 2^k with k <= 15", op,
+                      (long long)n, m_req);
     return hmx_fail(HMX_ERR_UNSUPPORTED,
                     "%s: n = %lld is not a supported size (2^k with k <= 20, or m * 2^k with m "
                     "in {12, 20, 28, 40} and k <= 15)", op, (long long)n);
+  }
   return HMX_OK;
 }
 
 hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, float scale) {
+  return hmx_fwht_factor(ctx, x, y, scale, 0);
+}
+
+hmx_status hmx_fwht_factor(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y,
+                           float scale, int m_req) {
   static const char op[] = "fwht";
   hmx_exec ex;
   TRY(hmx_exec_resolve(ctx, op, &ex));
@@ -70,7 +83,8 @@ hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, 
   TRY(hmx_check_float(op, "y", y, 2));
   TRY(hmx_check_dim(op, "y", y, 0, x->shape[0], "batch of x"));
   TRY(hmx_check_dim(op, "y", y, 1, x->shape[1], "n of x"));
-  TRY(check_fwht_size(op, x->shape[1]));
+  int m;
+  TRY(check_fwht_size(op, x->shape[1], m_req, &m));
   TRY(check_finite(op, "scale", scale));
   TRY(hmx_check_alias(op, "y", y, "x", x, 1));
   hmx_status (*fn)(const hmx_fwht_args *);
@@ -79,7 +93,7 @@ hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, 
   const hmx_tensor *ins[] = {x};
   hmx_status s = stage(&st, ins, 1, y);
   if (s == HMX_OK) {
-    hmx_fwht_args a = {st.in[0].p, st.out.p, x->shape[0], x->shape[1], scale, ex.threads};
+    hmx_fwht_args a = {st.in[0].p, st.out.p, x->shape[0], x->shape[1], m, scale, ex.threads};
     s = fn(&a);
   }
   return finish(&st, y, s, op, &ex);
@@ -95,7 +109,8 @@ hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
   TRY(hmx_check_float(op, "beta", beta, 1));
   TRY(hmx_check_float(op, "y", y, 2));
   int64_t n = x->shape[1];
-  TRY(check_fwht_size(op, n));
+  int m;
+  TRY(check_fwht_size(op, n, 0, &m));
   TRY(hmx_check_dim(op, "alpha", alpha, 0, n, "n of x"));
   TRY(hmx_check_dim(op, "beta", beta, 0, n, "n of x"));
   TRY(hmx_check_dim(op, "y", y, 0, x->shape[0], "batch of x"));
@@ -110,7 +125,7 @@ hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
   hmx_status s = stage(&st, ins, 3, y);
   if (s == HMX_OK) {
     hmx_hadamard_mix_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p,
-                               x->shape[0], n, ex.threads};
+                               x->shape[0], n, m, ex.threads};
     s = fn(&a);
   }
   return finish(&st, y, s, op, &ex);

@@ -8,7 +8,7 @@
 /* ---------------------------------------------------------------- invokers */
 
 static hmx_status inv_fwht(const hmx_context *c, hmx_tensor *const *t, const double *p) {
-  return hmx_fwht(c, t[0], t[1], (float)p[0]);
+  return hmx_fwht_factor(c, t[0], t[1], (float)p[0], (int)p[1]);
 }
 static hmx_status inv_mix(const hmx_context *c, hmx_tensor *const *t, const double *p) {
   (void)p;
@@ -77,7 +77,8 @@ static hmx_status shape_swiglu(hmx_tensor *const *t, const double *p, int arg, h
 static const hmx_opspec ops[] = {
     {"fwht", "y = scale * H_n x, row by row (n = 2^k <= 2^20, or m*2^k, m in 12,20,28,40)",
      2, {IN("x", 2, "[batch, n] input rows"), OUT("y", 2, "[batch, n]")},
-     1, {{"scale", 1.0, 0, "multiplier applied once at the end"}},
+     2, {{"scale", 1.0, 0, "multiplier applied once at the end"},
+         {"m", 0, 1, "factor of n = m * 2^k: 0 = auto (1, else 12, 20, 28), or 1, 12, 20, 28, 40"}},
      offsetof(hmx_backend, fwht), shape_first, inv_fwht},
     {"hadamard_mix", "y = (H_n x / sqrt(n)) * alpha + beta: the attention output projection as a "
      "fixed orthogonal mix", 4,

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The test command: install dependencies, build, run every test.
+#   tools/test.sh              gcc Release build in build/, then ctest
+#   tools/test.sh --sanitize   the same under AddressSanitizer + UBSan (build-asan/)
+#   tools/test.sh --clang      clang build with -Werror (build-clang/), then ctest
+# Extra arguments after -- go to ctest (e.g. -- -L ref).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=gcc
+if [ "${1:-}" = "--sanitize" ] || [ "${1:-}" = "--clang" ]; then mode=${1#--}; shift; fi
+[ "${1:-}" = "--" ] && shift
+bash tools/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+case $mode in
+  gcc)      dir=build;       opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON) ;;
+  clang)    dir=build-clang; opts=(-DCMAKE_C_COMPILER=clang -DHMX_WERROR=ON) ;;
+  sanitize) dir=build-asan;  opts=(-DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+                                   -DHMX_SANITIZE=address,undefined) ;;
+esac
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${opts[@]}"
+cmake --build "$dir" -j "$jobs"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@"
