@@ -41,7 +41,7 @@ const char *hmx_st_meta_at(const hmx_st_file *f, int i, const char **value);
 const char *hmx_st_meta(const hmx_st_file *f, const char *key); /* NULL if absent */
 
 /* A view of a stored tensor as an hmx_tensor (contiguous). The data may be
- * unaligned: callers that need alignment copy it (hmx_st_tensor_copy). */
+ * unaligned and is read-only: callers that need alignment or write copy it. */
 hmx_tensor hmx_st_view(const hmx_st_tensor *t);
 
 /* Writer: tensors are written in the order added, metadata keys sorted, the
