@@ -129,9 +129,9 @@ typedef struct hmx_context {
  * H_m (x) H_{2^k} for the others (docs/NUMERICS.md §fwht). y may equal x. */
 hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, float scale);
 /* The same with the factor m chosen explicitly: every 40 * 2^k is also
- * 20 * 2^(k+1), and the two transforms differ. m = 0 is automatic: 1 for a
- * power of two, else the smallest of 12, 20, 28 that fits (so 40 only when
- * asked for, as with Dao-AILab's hadamard_transform_40N). */
+ * 20 * 2^(k+1), and the two transforms differ. m = 0 is automatic: the
+ * smallest of 1, 12, 20, 28, 40 that fits the limits (so 40 only when asked
+ * for, as with Dao-AILab's hadamard_transform_40N, or for n = 40 * 2^15). */
 hmx_status hmx_fwht_factor(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y,
                            float scale, int m);
 

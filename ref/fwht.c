@@ -16,7 +16,7 @@
 #include <string.h>
 
 int hmx_fwht_split(int64_t n, int m, int *m_out, int64_t *pow2) {
-  static const int automatic[] = {1, 12, 20, 28};
+  static const int automatic[] = {1, 12, 20, 28, 40};
   int single[1] = {m};
   const int *factors = m ? single : automatic;
   size_t count = m ? 1 : sizeof automatic / sizeof automatic[0];
@@ -24,7 +24,8 @@ int hmx_fwht_split(int64_t n, int m, int *m_out, int64_t *pow2) {
   for (size_t f = 0; f < count; f++) {
     if (n < 1 || n % factors[f] != 0) continue;
     int64_t p = n / factors[f];
-    if ((p & (p - 1)) == 0) {
+    int64_t limit = factors[f] == 1 ? HMX_FWHT_MAX_POW2 : HMX_FWHT_MAX_POW2_FACTOR;
+    if ((p & (p - 1)) == 0 && p <= limit) {
       *m_out = factors[f];
       *pow2 = p;
       return 1;

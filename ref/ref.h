@@ -14,8 +14,13 @@ hmx_status hmx_ref_rope(const hmx_rope_args *a);
 hmx_status hmx_ref_attention(const hmx_attention_args *a);
 hmx_status hmx_ref_swiglu(const hmx_swiglu_args *a);
 
-/* Resolve the FWHT factor: with m == 0 pick 1 for a power of two, else the
- * smallest of 12, 20, 28 with n = m * 2^k; with m given, check n = m * 2^k.
+/* Largest power-of-two part of an FWHT size: n = 2^k alone, or m * 2^k. */
+#define HMX_FWHT_MAX_POW2 (INT64_C(1) << 20)
+#define HMX_FWHT_MAX_POW2_FACTOR (INT64_C(1) << 15)
+
+/* Resolve the FWHT factor: with m == 0 the smallest of 1, 12, 20, 28, 40 with
+ * n = m * 2^k inside the limits above (so 40 only for n = 40 * 2^15, which
+ * 20 * 2^16 exceeds); with m given, check n = m * 2^k inside the limits.
  * Returns 1 and sets *m_out, *pow2 on success, 0 if n is no such size. */
 int hmx_fwht_split(int64_t n, int m, int *m_out, int64_t *pow2);
 

@@ -7,7 +7,8 @@
  *       Hadamard matrices (had.20.will, had.28.will);
  *   40: the "tpal" matrix of the same library (had.40.tpal).
  * Row i, column j: '+' is +1, '-' is -1; y_i = sum_j H[i][j] x_j.
- * tests/test_oracle checks H H^T = m I for each. */
+ * tests/oracle_fwht.c checks H H^T = m I for each (H_12 against its own Paley
+ * construction). H_12 is symmetric; H_20, H_28, H_40 are not. */
 #include "canon.h"
 
 

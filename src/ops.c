@@ -58,8 +58,7 @@ static hmx_status check_fwht_size(const char *op, int64_t n, int m_req, int *m) 
   if (m_req != 0 && m_req != 1 && m_req != 12 && m_req != 20 && m_req != 28 && m_req != 40)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: factor m = %d is not 0 (auto), 1, 12, 20, 28 "
                     "or 40", op, m_req);
-  if (n < 1 || !hmx_fwht_split(n, m_req, m, &p) || (*m == 1 && p > (1 << 20)) ||
-      (*m > 1 && p > (1 << 15))) {
+  if (n < 1 || !hmx_fwht_split(n, m_req, m, &p)) {
     if (m_req > 1)
       return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: n = %lld is not %d * 2^k with k <= 15", op,
                       (long long)n, m_req);
