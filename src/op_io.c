@@ -35,8 +35,10 @@ hmx_status hmx_op_io_set_param(hmx_op_io *io, const char *name, const char *valu
   if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: parameter %s = '%s' is not a finite number",
                     io->op->name, name, value);
-  if (io->op->params[i].is_int && (v != floor(v) || fabs(v) > 9007199254740992.0))
-    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: parameter %s = '%s' must be an integer",
+  /* integer parameters reach the ops as int: keep them inside its range */
+  if (io->op->params[i].is_int && (v != floor(v) || fabs(v) > 2147483647.0))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                    "%s: parameter %s = '%s' must be an integer of magnitude < 2^31",
                     io->op->name, name, value);
   io->p[i] = v;
   return HMX_OK;
@@ -80,6 +82,17 @@ hmx_status hmx_op_io_load(hmx_op_io *io, const hmx_st_file *f) {
   return HMX_OK;
 }
 
+uint64_t hmx_op_output_limit(void) {
+  const char *env = getenv("HMX_MAX_OUTPUT_BYTES");
+  if (env && *env) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end == '\0' && errno == 0 && v > 0) return v;
+  }
+  return UINT64_C(2) << 30; /* 2 GiB */
+}
+
 hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt) {
   const hmx_opspec *op = io->op;
   hmx_dtype first = HMX_F32;
@@ -95,6 +108,14 @@ hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt) {
     if (s != HMX_OK) return s;
     int64_t n = hmx_tensor_numel(&out);
     if (n < 0) return hmx_fail(HMX_ERR_SHAPE, "%s: invalid output shape", op->name);
+    /* A file with zero-size inputs can imply a huge output (gemm [M,0] x [0,N]):
+     * refuse outputs over the limit rather than be killed filling them. */
+    uint64_t limit = hmx_op_output_limit();
+    if ((uint64_t)n > limit / hmx_dtype_size(out.dtype))
+      return hmx_fail(HMX_ERR_UNSUPPORTED,
+                      "%s: output '%s' would need %lld elements, over the limit of %llu bytes "
+                      "(set HMX_MAX_OUTPUT_BYTES to raise it)", op->name, op->args[a].name,
+                      (long long)n, (unsigned long long)limit);
     void *buf = calloc((size_t)(n ? n : 1), hmx_dtype_size(out.dtype));
     if (!buf) return hmx_fail(HMX_ERR_NO_MEMORY, "%s: cannot allocate output '%s'", op->name,
                               op->args[a].name);

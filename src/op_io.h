@@ -23,8 +23,11 @@ void hmx_op_io_init(hmx_op_io *io, const hmx_opspec *op);
 hmx_status hmx_op_io_load(hmx_op_io *io, const hmx_st_file *f);
 /* Set a parameter from text ("1e-5", "1"); validated against its type. */
 hmx_status hmx_op_io_set_param(hmx_op_io *io, const char *name, const char *value);
+/* Largest output, in bytes, that hmx_op_io_alloc_outputs allocates:
+ * HMX_MAX_OUTPUT_BYTES if set to a positive integer, else 2 GiB. */
+uint64_t hmx_op_output_limit(void);
 /* Allocate the outputs (zero-filled) with dtype `dt`, or the first input's
- * dtype when dt < 0. */
+ * dtype when dt < 0; outputs over hmx_op_output_limit() are refused. */
 hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt);
 hmx_status hmx_op_io_run(hmx_op_io *io, const hmx_context *ctx);
 void hmx_op_io_free(hmx_op_io *io);

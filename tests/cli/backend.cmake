@@ -1,0 +1,40 @@
+# Backend selection: --backend and HMX_BACKEND.
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+
+set(out "${WORK}/out.safetensors")
+hmx_fixture(vec vector)
+
+hmx_expect(NAME "run --backend unknown" CODE 2 STDERR "unknown backend 'bogus' \\(known: ref"
+           COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out} --backend bogus)
+hmx_expect(NAME "run --backend ref" CODE 0 STDOUT "rmsnorm on ref"
+           COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out} --backend ref)
+hmx_expect(NAME "run --backend best" CODE 0 STDOUT "rmsnorm on "
+           COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out} --backend best)
+
+set(ENV{HMX_BACKEND} bogus)
+hmx_expect(NAME "HMX_BACKEND=bogus info" CODE 2 STDERR "HMX_BACKEND=bogus: no such backend"
+           STDOUT "default: +ERROR: HMX_BACKEND=bogus"
+           COMMAND ${HMX} info)
+hmx_expect(NAME "HMX_BACKEND=bogus run" CODE 2 STDERR "HMX_BACKEND=bogus: no such backend"
+           COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out})
+hmx_expect(NAME "HMX_BACKEND=bogus, explicit --backend ref" CODE 0 STDOUT "rmsnorm on ref"
+           COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out} --backend ref)
+set(ENV{HMX_BACKEND} ref)
+hmx_expect(NAME "HMX_BACKEND=ref info" CODE 0 STDOUT "default: +ref \\(from HMX_BACKEND\\)"
+           COMMAND ${HMX} info)
+hmx_expect(NAME "HMX_BACKEND=ref run" CODE 0 STDOUT "rmsnorm on ref"
+           COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out})
+unset(ENV{HMX_BACKEND})
+
+# Every compiled-in backend that this machine cannot run is a clean failure
+# with an explicit --backend; conform reports it and exits 77 when it is all
+# that was asked for.
+execute_process(COMMAND ${HMX} info OUTPUT_VARIABLE info)
+string(REGEX MATCHALL "\n  [a-z0-9_]+ +no +" unavailable "${info}")
+foreach(line IN LISTS unavailable)
+  string(REGEX REPLACE "^\n  ([a-z0-9_]+) .*" "\\1" b "${line}")
+  hmx_expect(NAME "run on unavailable ${b}" CODE 1 STDERR "backend '${b}' cannot run on this machine"
+             COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out} --backend ${b})
+  hmx_expect(NAME "conform on unavailable ${b}" CODE 77 STDOUT "unavailable"
+             COMMAND ${HMX} conform --backend ${b} --vectors ${vec})
+endforeach()

@@ -1,0 +1,64 @@
+# Conformance can fail: a golden vector passes, the same vector with one bit
+# of its expected output flipped fails (conform exit 1, diff exit 1), and
+# `hmx run` on the vector writes exactly the expected bits.
+#
+# Uses the first committed vector (vectors/*.safetensors, name order) whose
+# metadata says tier "exact"; with none committed yet, a small rmsnorm vector
+# written by the helper.
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+
+set(src "")
+if(DEFINED VECTORS AND IS_DIRECTORY "${VECTORS}")
+  file(GLOB candidates "${VECTORS}/*.safetensors")
+  list(SORT candidates)
+  foreach(c IN LISTS candidates)
+    file(STRINGS "${c}" header LIMIT_COUNT 1 REGEX "\"tier\": *\"exact\"")
+    if(header)
+      set(src "${c}")
+      break()
+    endif()
+  endforeach()
+endif()
+if(src STREQUAL "")
+  message(STATUS "no committed exact-tier vector in '${VECTORS}': using the helper's rmsnorm vector")
+  hmx_fixture(src vector)
+endif()
+message(STATUS "vector: ${src}")
+get_filename_component(name "${src}" NAME)
+
+file(MAKE_DIRECTORY "${WORK}/orig" "${WORK}/mut")
+file(COPY_FILE "${src}" "${WORK}/orig/${name}")
+execute_process(COMMAND "${HELPER}" mutate "${src}" "${WORK}/mut/${name}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE msg ERROR_VARIABLE msg)
+if(NOT rc STREQUAL "0")
+  message(FATAL_ERROR "cannot mutate ${src}: ${rc}\n${msg}")
+endif()
+message(STATUS "${msg}")
+
+# hmx run writes the expected bits (and the vector's op and params).
+set(out "${WORK}/run_out.safetensors")
+hmx_expect(NAME "run on the vector" CODE 0 STDOUT " on ref: "
+           COMMAND ${HMX} run --in ${WORK}/orig/${name} --out ${out} --backend ref)
+hmx_expect(NAME "run output equals the vector's expected output" CODE 0
+           COMMAND ${HELPER} same-outputs ${out} ${WORK}/orig/${name})
+hmx_expect(NAME "run output differs from the mutated vector" CODE 1 MULTILINE
+           STDERR "differs from"
+           COMMAND ${HELPER} same-outputs ${out} ${WORK}/mut/${name})
+
+# conform: 0 on the original, 1 on the mutated copy, with the first differing index.
+hmx_expect(NAME "conform passes the original" CODE 0 STDOUT "pass 1/1.*result: ok"
+           COMMAND ${HMX} conform --backend ref --vectors ${WORK}/orig -v)
+hmx_expect(NAME "conform fails the mutated vector" CODE 1
+           STDOUT "FAIL +ref .*1 of [0-9]+ elements differ; first differing index [0-9]+ .*got 0x[0-9a-f]+ \\(.*expected 0x[0-9a-f]+ \\(.*max ulp 1[,;].*FAIL 1/1.*result: FAILED"
+           COMMAND ${HMX} conform --backend ref --vectors ${WORK}/mut)
+hmx_expect(NAME "conform all backends fails the mutated vector" CODE 1 STDOUT "FAIL 1/1"
+           COMMAND ${HMX} conform --vectors ${WORK}/mut)
+
+# diff against the stored expected output: identical, then one element apart.
+hmx_expect(NAME "diff vs expected: identical" CODE 0 STDOUT "result: identical"
+           COMMAND ${HMX} diff --backend ref --vs expected --in ${WORK}/orig/${name})
+hmx_expect(NAME "diff vs expected: mutated" CODE 1
+           STDOUT "first difference: A = 0x[0-9a-f]+ .*B = 0x[0-9a-f]+.*result: DIFFERENT"
+           COMMAND ${HMX} diff --backend ref --vs expected --in ${WORK}/mut/${name})
+hmx_expect(NAME "diff ref vs ref" CODE 0 STDOUT "result: identical"
+           COMMAND ${HMX} diff --backend ref --vs ref --in ${WORK}/orig/${name})

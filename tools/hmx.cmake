@@ -1,0 +1,25 @@
+# The `hmx` command-line tool (docs/CLI.md). It reads and writes safetensors,
+# so it needs cJSON (HMX_HAVE_CJSON).
+if(HMX_HAVE_CJSON)
+  file(GLOB HMX_CLI_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/hmx/*.c)
+  add_executable(hmx ${HMX_CLI_SOURCES})
+  target_include_directories(hmx PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(hmx PRIVATE hadamix)
+
+  # What `hmx info` reports about the build.
+  get_directory_property(_hmx_cli_opts DIRECTORY ${PROJECT_SOURCE_DIR} COMPILE_OPTIONS)
+  list(JOIN _hmx_cli_opts " " _hmx_cli_opts)
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" _hmx_cli_bt)
+  string(STRIP "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${_hmx_cli_bt}}" _hmx_cli_flags)
+  target_compile_definitions(hmx PRIVATE
+    HMX_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    HMX_CLI_BUILD_TYPE="${CMAKE_BUILD_TYPE}"
+    HMX_CLI_C_FLAGS="${_hmx_cli_flags}"
+    HMX_CLI_COMPILE_OPTIONS="${_hmx_cli_opts}"
+    HMX_CLI_SYSTEM="${CMAKE_SYSTEM_NAME} ${CMAKE_SYSTEM_PROCESSOR}")
+  unset(_hmx_cli_opts)
+  unset(_hmx_cli_bt)
+  unset(_hmx_cli_flags)
+else()
+  message(STATUS "hadamix: the hmx tool is not built (it needs cJSON)")
+endif()
