@@ -17,7 +17,20 @@ hmx_add_test(NAME fuzz_safetensors_replay
              LABELS unit)
 
 if(HMX_FUZZ)
-  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  # libFuzzer ships with clang's runtime (Debian: libclang-rt-14-dev); check
+  # that it links before relying on it.
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS -fsanitize=fuzzer)
+  set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=fuzzer)
+  check_c_source_compiles("#include <stddef.h>
+    #include <stdint.h>
+    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }"
+    HMX_LIBFUZZER_LINKS)
+  unset(CMAKE_REQUIRED_FLAGS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT HMX_LIBFUZZER_LINKS)
+    message(STATUS "hadamix: libFuzzer NOT found (clang's runtime): fuzz_safetensors disabled")
+  elseif(CMAKE_C_COMPILER_ID MATCHES "Clang")
     # The code under test is compiled into the target itself so that libFuzzer
     # gets coverage feedback from it (the hadamix library is not instrumented).
     set(HMX_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

@@ -2,7 +2,8 @@
 # The test command: install dependencies, build, run every test.
 #   tools/test.sh              gcc Release build in build/, then ctest
 #   tools/test.sh --sanitize   the same under AddressSanitizer + UBSan (build-asan/)
-#   tools/test.sh --clang      clang build with -Werror (build-clang/), then ctest
+#   tools/test.sh --clang      clang build with -Werror and the libFuzzer target
+#                              (build-clang/), then ctest (includes 20 s of fuzzing)
 # Extra arguments after -- go to ctest (e.g. -- -L ref).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ bash tools/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 case $mode in
   gcc)      dir=build;       opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON) ;;
-  clang)    dir=build-clang; opts=(-DCMAKE_C_COMPILER=clang -DHMX_WERROR=ON) ;;
+  clang)    dir=build-clang; opts=(-DCMAKE_C_COMPILER=clang -DHMX_WERROR=ON -DHMX_FUZZ=ON) ;;
   sanitize) dir=build-asan;  opts=(-DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
                                    -DHMX_SANITIZE=address,undefined) ;;
 esac
