@@ -3,7 +3,7 @@
  * hmx_expf is a fixed sequence of IEEE binary32 operations (fmaf, *, +, -,
  * comparisons/selects and integer operations on the bits of floats), with no
  * table and no libm call, so that every backend (AVX2, AVX-512, NEON, CUDA)
- * can mirror it op-for-op and get the same bits. docs/NUMERICS.md §exp lists
+ * can mirror it op-for-op and get the same bits. docs/NUMERICS.md §E lists
  * the sequence step by step; keep the two in sync. Measured error (exhaustive,
  * tools/exp_check.c): see docs/NUMERICS.md; at most 1 ulp by design.
  *

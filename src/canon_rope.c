@@ -8,7 +8,7 @@
  * on the bits of doubles, in a fixed order; the result is therefore the same
  * on every IEEE-754 platform (compiled with -ffp-contract=off: no implicit
  * contraction). The accuracy is ~1-2 ulp of double, far below the final
- * rounding to float. docs/NUMERICS.md §rope lists the exact sequence.
+ * rounding to float. docs/NUMERICS.md §E (RoPE angles) lists the exact sequence.
  */
 #include "canon.h"
 #include "internal.h"

@@ -1,0 +1,21 @@
+# hmx-exp-check: exhaustive accuracy check of hmx_expf against the correctly
+# rounded exp and against SLEEF (docs/NUMERICS.md, section exp).
+#   build-dir/tools/hmx-exp-check                 all 2^32 inputs (minutes)
+#   build-dir/tools/hmx-exp-check --sample 1000000  a quick run
+find_package(Threads QUIET)
+add_executable(hmx-exp-check ${CMAKE_CURRENT_SOURCE_DIR}/exp_check.c)
+target_link_libraries(hmx-exp-check PRIVATE hadamix ${HMX_LIBM})
+if(Threads_FOUND)
+  target_link_libraries(hmx-exp-check PRIVATE Threads::Threads)
+  target_compile_definitions(hmx-exp-check PRIVATE HMX_EXPCHK_THREADS=1)
+endif()
+if(HMX_HAVE_SLEEF)
+  target_include_directories(hmx-exp-check PRIVATE ${HMX_SLEEF_INCLUDE})
+  target_link_libraries(hmx-exp-check PRIVATE ${HMX_SLEEF_LIBRARY})
+  target_compile_definitions(hmx-exp-check PRIVATE HMX_EXPCHK_SLEEF=1)
+endif()
+if(HMX_HAVE_MPFR)
+  target_include_directories(hmx-exp-check PRIVATE ${HMX_MPFR_INCLUDE})
+  target_link_libraries(hmx-exp-check PRIVATE ${HMX_MPFR_LIBRARY} ${HMX_GMP_LIBRARY})
+  target_compile_definitions(hmx-exp-check PRIVATE HMX_EXPCHK_MPFR=1)
+endif()
