@@ -115,7 +115,8 @@ const hmx_backend *hmx_backend_default(void);
 typedef struct hmx_context {
   const hmx_backend *backend; /* NULL: hmx_backend_default() */
   int threads;                /* 0: backend default; ref is single-threaded */
-  int allow_ref_fallback;     /* 1: ops the backend lacks run on ref */
+  int allow_ref_fallback;     /* 1: ops the backend lacks run on the best
+                                 available backend that has them (ref at worst) */
 } hmx_context;
 
 /* ------------------------------------------------------------------ operations

@@ -3,8 +3,26 @@
 #include "backend.h"
 
 extern const hmx_backend hmx_backend_ref;
+#if defined(HMX_WITH_AVX2)
+extern const hmx_backend hmx_backend_avx2;
+#endif
+#if defined(HMX_WITH_AVX512)
+extern const hmx_backend hmx_backend_avx512;
+#endif
+#if defined(HMX_WITH_NEON)
+extern const hmx_backend hmx_backend_neon;
+#endif
 
 const hmx_backend *const hmx_backends[] = {
     &hmx_backend_ref,
+#if defined(HMX_WITH_AVX2)
+    &hmx_backend_avx2,
+#endif
+#if defined(HMX_WITH_AVX512)
+    &hmx_backend_avx512,
+#endif
+#if defined(HMX_WITH_NEON)
+    &hmx_backend_neon,
+#endif
 };
 const int hmx_backends_count = (int)(sizeof hmx_backends / sizeof hmx_backends[0]);

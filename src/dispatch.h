@@ -16,8 +16,9 @@ typedef struct hmx_exec {
 
 hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex);
 
-/* Pick the kernel `fn` of the resolved backend, or ref's when the backend
- * leaves it NULL and fallback is allowed. */
+/* Pick the kernel `field` of the resolved backend. When the backend leaves it
+ * NULL and fallback is allowed, take it from the highest-priority available
+ * backend that has it (ref at worst: every backend gives the same bits). */
 #define HMX_PICK(ex, field, out)                                               \
   do {                                                                         \
     (out) = (ex).be->field;                                                    \
@@ -25,7 +26,14 @@ hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex
       if (!(ex).fallback)                                                      \
         return hmx_fail(HMX_ERR_NOT_IMPLEMENTED, "%s: backend '%s' does not implement it", \
                         #field, (ex).be->name);                                \
-      (out) = hmx_backends[0]->field;                                          \
+      int prio_ = -1;                                                          \
+      for (int i_ = 0; i_ < hmx_backends_count; i_++) {                        \
+        const hmx_backend *b_ = hmx_backends[i_];                              \
+        if (b_->field && b_->priority > prio_ && hmx_backend_available(b_)) {  \
+          (out) = b_->field;                                                   \
+          prio_ = b_->priority;                                                \
+        }                                                                      \
+      }                                                                        \
     }                                                                          \
   } while (0)
 

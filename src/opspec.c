@@ -137,6 +137,19 @@ int hmx_op_implemented(const hmx_opspec *op, const hmx_backend *b) {
   return fn != NULL;
 }
 
+const hmx_backend *hmx_op_backend(const hmx_opspec *op, const hmx_backend *b, int fallback) {
+  if (hmx_op_implemented(op, b)) return b;
+  if (!fallback) return NULL;
+  const hmx_backend *best = NULL;
+  for (int i = 0; i < hmx_backends_count; i++) {
+    const hmx_backend *c = hmx_backends[i];
+    if (hmx_op_implemented(op, c) && hmx_backend_available(c) &&
+        (!best || c->priority > best->priority))
+      best = c;
+  }
+  return best;
+}
+
 int hmx_op_param_index(const hmx_opspec *op, const char *name) {
   for (int i = 0; i < op->nparams; i++)
     if (strcmp(op->params[i].name, name) == 0) return i;

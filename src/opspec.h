@@ -46,6 +46,10 @@ const hmx_opspec *hmx_op_at(int i);
 const hmx_opspec *hmx_op_find(const char *name);
 /* 1 if backend b has a kernel for the op (not counting ref fallback). */
 int hmx_op_implemented(const hmx_opspec *op, const hmx_backend *b);
+/* The backend whose kernel runs op when `b` is asked for: b itself if it has
+ * the kernel; else, with fallback, the highest-priority available backend
+ * that has it (as src/dispatch.h HMX_PICK does); else NULL. */
+const hmx_backend *hmx_op_backend(const hmx_opspec *op, const hmx_backend *b, int fallback);
 int hmx_op_param_index(const hmx_opspec *op, const char *name);
 int hmx_op_arg_index(const hmx_opspec *op, const char *name);
 

@@ -37,14 +37,12 @@ int hmx_check_runnable(const char *cmd, const hmx_opspec *op, const hmx_backend 
   if (!hmx_backend_available(b))
     return hmx_cli_error(HMX_EXIT_FAIL, "%s: backend '%s' cannot run on this machine (see "
                          "`hmx info`)", cmd, hmx_backend_name(b));
-  if (!hmx_op_implemented(op, b)) {
-    if (explicit_backend)
-      return hmx_cli_error(HMX_EXIT_FAIL, "%s: backend '%s' does not implement %s (see `hmx "
-                           "ops`); leave out --backend to fall back to ref", cmd,
-                           hmx_backend_name(b), op->name);
-    fprintf(stderr, "hmx: note: backend '%s' does not implement %s; running it on ref\n",
-            hmx_backend_name(b), op->name);
-  }
+  /* Without an explicit backend, the best backend that has the kernel runs
+   * it (hmx_op_backend); with one, a missing kernel is an error. */
+  if (explicit_backend && !hmx_op_implemented(op, b))
+    return hmx_cli_error(HMX_EXIT_FAIL, "%s: backend '%s' does not implement %s (see `hmx "
+                         "ops`); leave out --backend (or use best) to fall back", cmd,
+                         hmx_backend_name(b), op->name);
   return 0;
 }
 

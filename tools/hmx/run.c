@@ -111,11 +111,13 @@ int hmx_cmd_run(int argc, char **argv) {
   if (!rc) rc = hmx_load_file("run", in, &f);
   if (!rc && !op) rc = hmx_resolve_op("run", NULL, f, &op);
   if (!rc) rc = hmx_prepare("run", in, op, f, params, nparams, dtype, &io);
-  if (!rc) rc = hmx_check_runnable("run", op, be, bname != NULL);
-  if (!rc) rc = hmx_execute("run", &io, be, bname == NULL, threads);
+  /* "best" means the best backend for this op: missing kernels fall back */
+  int explicit_be = bname != NULL && strcmp(bname, "best") != 0;
+  if (!rc) rc = hmx_check_runnable("run", op, be, explicit_be);
+  if (!rc) rc = hmx_execute("run", &io, be, !explicit_be, threads);
   if (!rc) rc = write_outputs(out, &io);
   if (!rc) {
-    printf("%s on %s:", op->name, hmx_backend_name(be));
+    printf("%s on %s:", op->name, hmx_backend_name(hmx_op_backend(op, be, !explicit_be)));
     for (int i = 0; i < op->nargs; i++) {
       if (!op->args[i].is_output) continue;
       char shape[96];

@@ -1,0 +1,23 @@
+/* The avx2 backend table. Each kernel comes from the header of its op
+ * family (kernels.h), which names the function, or NULL while the op is not
+ * implemented here (then conformance lists it as missing). */
+#include "backend.h"
+#include "cpu.h"
+#include "avx2_kernels.h"
+
+static int probe(void) { return hmx_cpu_detect().avx2_fma; }
+
+const hmx_backend hmx_backend_avx2 = {
+    .name = "avx2",
+    .description = "AVX2 + FMA (8 lanes), OpenMP threads",
+    .probe = probe,
+    .priority = 10,
+    .fwht = HMX_AVX2_FWHT,
+    .hadamard_mix = HMX_AVX2_HADAMARD_MIX,
+    .gemm = HMX_AVX2_GEMM,
+    .rmsnorm = HMX_AVX2_RMSNORM,
+    .layernorm = HMX_AVX2_LAYERNORM,
+    .rope = HMX_AVX2_ROPE,
+    .attention = HMX_AVX2_ATTENTION,
+    .swiglu = HMX_AVX2_SWIGLU,
+};

@@ -1,0 +1,23 @@
+/* The avx512 backend table. Each kernel comes from the header of its op
+ * family (kernels.h), which names the function, or NULL while the op is not
+ * implemented here (then conformance lists it as missing). */
+#include "backend.h"
+#include "cpu.h"
+#include "avx512_kernels.h"
+
+static int probe(void) { return hmx_cpu_detect().avx512; }
+
+const hmx_backend hmx_backend_avx512 = {
+    .name = "avx512",
+    .description = "AVX-512 F/BW/DQ/VL (16 lanes), OpenMP threads",
+    .probe = probe,
+    .priority = 20,
+    .fwht = HMX_AVX512_FWHT,
+    .hadamard_mix = HMX_AVX512_HADAMARD_MIX,
+    .gemm = HMX_AVX512_GEMM,
+    .rmsnorm = HMX_AVX512_RMSNORM,
+    .layernorm = HMX_AVX512_LAYERNORM,
+    .rope = HMX_AVX512_ROPE,
+    .attention = HMX_AVX512_ATTENTION,
+    .swiglu = HMX_AVX512_SWIGLU,
+};

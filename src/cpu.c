@@ -1,0 +1,57 @@
+/* CPU feature detection: CPUID for the instruction sets, XGETBV for whether
+ * the operating system saves the wider registers (a CPU with AVX-512 under
+ * an OS that does not enable ZMM state must not run AVX-512 code). */
+#include "cpu.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || defined(_M_IX86)
+#define HMX_X86 1
+#if defined(_MSC_VER)
+#include <immintrin.h>
+#include <intrin.h>
+static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+  int v[4];
+  __cpuidex(v, (int)leaf, (int)sub);
+  for (int i = 0; i < 4; i++) r[i] = (unsigned)v[i];
+}
+static unsigned long long xgetbv0(void) { return _xgetbv(0); }
+#else
+#include <cpuid.h>
+static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+  if ((unsigned)__get_cpuid_max(leaf & 0x80000000u, 0) < leaf) {
+    r[0] = r[1] = r[2] = r[3] = 0;
+    return;
+  }
+  __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+static unsigned long long xgetbv0(void) {
+  unsigned lo, hi;
+  /* xgetbv with ecx = 0, as bytes so that no -mxsave flag is needed */
+  __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+  return ((unsigned long long)hi << 32) | lo;
+}
+#endif
+#endif
+
+hmx_cpu_features hmx_cpu_detect(void) {
+  hmx_cpu_features f;
+  memset(&f, 0, sizeof f);
+#if defined(HMX_X86)
+  unsigned l1[4], l7[4];
+  cpuid(1, 0, l1);
+  cpuid(7, 0, l7);
+  int osxsave = (l1[2] >> 27) & 1, avx = (l1[2] >> 28) & 1, fma = (l1[2] >> 12) & 1;
+  unsigned long long xcr0 = osxsave ? xgetbv0() : 0;
+  int ymm_os = (xcr0 & 0x6) == 0x6;
+  int zmm_os = (xcr0 & 0xe6) == 0xe6;
+  int avx2 = (l7[1] >> 5) & 1;
+  int avx512f = (l7[1] >> 16) & 1, avx512dq = (l7[1] >> 17) & 1;
+  int avx512bw = (l7[1] >> 30) & 1, avx512vl = (l7[1] >> 31) & 1;
+  f.avx2_fma = avx && avx2 && fma && ymm_os;
+  f.avx512 = f.avx2_fma && avx512f && avx512dq && avx512bw && avx512vl && zmm_os;
+#elif defined(__aarch64__) || defined(_M_ARM64)
+  f.neon = 1;
+#endif
+  return f;
+}

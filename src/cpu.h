@@ -1,0 +1,14 @@
+/* CPU features that decide which SIMD backends can run (their probes). */
+#ifndef HMX_CPU_H
+#define HMX_CPU_H
+
+typedef struct hmx_cpu_features {
+  int avx2_fma;    /* AVX2 + FMA, and the OS saves YMM state (XCR0 bits 1, 2) */
+  int avx512;      /* AVX-512 F/BW/DQ/VL + FMA, and the OS saves ZMM/opmask state (XCR0 5-7) */
+  int neon;        /* AArch64 Advanced SIMD (always present on AArch64) */
+} hmx_cpu_features;
+
+/* Detected once per call (cheap: a few CPUID instructions). */
+hmx_cpu_features hmx_cpu_detect(void);
+
+#endif
