@@ -1,0 +1,243 @@
+/* Differential test: one backend against ref, bit for bit (NaN equals NaN),
+ * on fresh random shapes (odd sizes, lengths that are not a multiple of the
+ * vector width, pointers that are not vector-aligned), and the backend with
+ * 1 and 2 threads against itself with memcmp.
+ *
+ *   test_differential BACKEND [cases-per-op]
+ *
+ * Exit 77 (ctest: skipped) when BACKEND cannot run here or has no kernel.
+ * HMX_TEST_SEED=n varies the shapes (the default seed is fixed). */
+#include "check.h"
+#include "compare.h"
+#include "opspec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 0x243F6A8885A308D3ull;
+static uint64_t next_u64(void) {
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1)); }
+static float rnd_float(void) { return (float)(next_u64() >> 40) * 0x1p-23f - 1.0f; }
+
+/* A float buffer whose data starts one float past a 64-byte boundary, so
+ * kernels must not assume vector alignment. */
+typedef struct buf { float *base; float *p; int64_t n; } buf;
+static buf make_buf(int64_t n, int fill) {
+  buf b;
+  b.n = n;
+  b.base = malloc((size_t)(n + 32) * sizeof(float));
+  b.p = b.base + 1 + ((64 - ((uintptr_t)b.base % 64)) % 64) / sizeof(float);
+  for (int64_t i = 0; i < n; i++) b.p[i] = fill ? rnd_float() : 0.0f;
+  return b;
+}
+
+static const hmx_backend *be_under_test;
+static int cases_run;
+
+/* Run op on `be` (threads t) into out; returns status. */
+static hmx_status run(const hmx_opspec *op, const hmx_backend *be, int threads,
+                      hmx_tensor **t, const double *p) {
+  hmx_context ctx = {be, threads, 0};
+  return op->invoke(&ctx, t, p);
+}
+
+/* Compare backend (1 and 2 threads) with ref for one prepared case. */
+static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, int out_arg,
+                       const char *desc) {
+  hmx_tensor *out = t[out_arg];
+  int64_t n = hmx_tensor_numel(out);
+  size_t bytes = (size_t)n * sizeof(float);
+  float *ref_out = malloc(bytes ? bytes : 4), *one = malloc(bytes ? bytes : 4);
+  hmx_status s = run(op, hmx_backend_find("ref"), 1, t, p);
+  CHECK(s == HMX_OK, "%s: ref failed: %s", desc, hmx_last_error());
+  memcpy(ref_out, out->data, bytes);
+  for (int threads = 1; threads <= 2; threads++) {
+    memset(out->data, 0xAB, bytes);
+    s = run(op, be_under_test, threads, t, p);
+    CHECK(s == HMX_OK, "%s: %s failed: %s", desc, be_under_test->name, hmx_last_error());
+    if (s != HMX_OK) break;
+    hmx_tensor got = *out, want = *out;
+    want.data = ref_out;
+    hmx_diff_stats st;
+    hmx_compare(&got, &want, &st);
+    CHECK(st.differing == 0, "%s: %s (%d thread%s) differs from ref at %lld of %lld elements "
+          "(first %lld, max ulp %.0f)", desc, be_under_test->name, threads, threads > 1 ? "s" : "",
+          (long long)st.differing, (long long)st.count, (long long)st.first_index, st.max_ulp);
+    if (threads == 1) memcpy(one, out->data, bytes);
+    else CHECK(memcmp(one, out->data, bytes) == 0, "%s: 1 and 2 threads differ", desc);
+  }
+  cases_run++;
+  free(ref_out);
+  free(one);
+}
+
+static void diff_fwht(const hmx_opspec *op, int is_mix) {
+  static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
+                                  8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
+                                  80, 640, 1280, 28, 56, 448, 3584, 5120};
+  int ns = (int)(sizeof sizes / sizeof sizes[0]);
+  for (int c = 0; c < ns; c++) {
+    int64_t n = sizes[c], batch = rnd(1, n > 8192 ? 2 : 5);
+    buf x = make_buf(batch * n, 1), y = make_buf(batch * n, 0);
+    buf al = make_buf(n, 1), be = make_buf(n, 1);
+    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, batch, n), ty = hmx_tensor_2d(y.p, HMX_F32, batch, n);
+    hmx_tensor ta = hmx_tensor_1d(al.p, HMX_F32, n), tb = hmx_tensor_1d(be.p, HMX_F32, n);
+    char desc[96];
+    snprintf(desc, sizeof desc, "%s n=%lld batch=%lld", op->name, (long long)n, (long long)batch);
+    if (is_mix) {
+      hmx_tensor *t[] = {&tx, &ta, &tb, &ty};
+      check_case(op, t, NULL, 3, desc);
+    } else {
+      int m = (n % 40 == 0 && rnd(0, 1)) ? 40 : 0;
+      double p[2] = {rnd(0, 1) ? 1.0 : (double)rnd_float(), m};
+      hmx_tensor *t[] = {&tx, &ty};
+      check_case(op, t, p, 1, desc);
+    }
+    free(x.base); free(y.base); free(al.base); free(be.base);
+  }
+}
+
+static void diff_gemm(const hmx_opspec *op, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t m = rnd(1, 70), n = rnd(1, 70), k = rnd(1, 300);
+    int tb = (int)rnd(0, 1), bias = (int)rnd(0, 1);
+    buf a = make_buf(m * k, 1), b = make_buf(k * n, 1), bi = make_buf(n, 1), o = make_buf(m * n, 0);
+    hmx_tensor ta = hmx_tensor_2d(a.p, HMX_F32, m, k);
+    hmx_tensor tbm = tb ? hmx_tensor_2d(b.p, HMX_F32, n, k) : hmx_tensor_2d(b.p, HMX_F32, k, n);
+    hmx_tensor tbi = hmx_tensor_1d(bi.p, HMX_F32, n), to = hmx_tensor_2d(o.p, HMX_F32, m, n);
+    hmx_tensor *t[] = {&ta, &tbm, bias ? &tbi : NULL, &to};
+    double p[1] = {tb};
+    char desc[96];
+    snprintf(desc, sizeof desc, "gemm m=%lld n=%lld k=%lld trans_b=%d bias=%d", (long long)m,
+             (long long)n, (long long)k, tb, bias);
+    check_case(op, t, p, 3, desc);
+    free(a.base); free(b.base); free(bi.base); free(o.base);
+  }
+}
+
+static void diff_norm(const hmx_opspec *op, int layer, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t rows = rnd(1, 6), n = c < 3 ? rnd(1, 40) : rnd(1, 5000);
+    int bias = layer && rnd(0, 1);
+    buf x = make_buf(rows * n, 1), w = make_buf(n, 1), b = make_buf(n, 1), y = make_buf(rows * n, 0);
+    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, rows, n), tw = hmx_tensor_1d(w.p, HMX_F32, n);
+    hmx_tensor tb = hmx_tensor_1d(b.p, HMX_F32, n), ty = hmx_tensor_2d(y.p, HMX_F32, rows, n);
+    double p[1] = {rnd(0, 1) ? 1e-5 : 0.0};
+    char desc[96];
+    snprintf(desc, sizeof desc, "%s rows=%lld n=%lld", op->name, (long long)rows, (long long)n);
+    if (layer) {
+      hmx_tensor *t[] = {&tx, &tw, bias ? &tb : NULL, &ty};
+      check_case(op, t, p, 3, desc);
+    } else {
+      hmx_tensor *t[] = {&tx, &tw, &ty};
+      check_case(op, t, p, 2, desc);
+    }
+    free(x.base); free(w.base); free(b.base); free(y.base);
+  }
+}
+
+static void diff_rope(const hmx_opspec *op, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t tt = rnd(1, 9), h = rnd(1, 4), d = 2 * rnd(1, 80), rot = 2 * rnd(1, d / 2);
+    buf x = make_buf(tt * h * d, 1), y = make_buf(tt * h * d, 0);
+    int32_t *pos = malloc((size_t)tt * sizeof *pos);
+    for (int64_t i = 0; i < tt; i++) pos[i] = (int32_t)rnd(0, 200000);
+    hmx_tensor tx = hmx_tensor_3d(x.p, HMX_F32, tt, h, d), ty = hmx_tensor_3d(y.p, HMX_F32, tt, h, d);
+    hmx_tensor tp = hmx_tensor_1d(pos, HMX_I32, tt);
+    hmx_tensor *t[] = {&tx, &tp, &ty};
+    double p[3] = {rnd(0, 1) ? 10000.0 : 500000.0, (double)rot, (double)rnd(0, 1)};
+    char desc[96];
+    snprintf(desc, sizeof desc, "rope T=%lld H=%lld D=%lld rot=%lld style=%d", (long long)tt,
+             (long long)h, (long long)d, (long long)rot, (int)p[2]);
+    check_case(op, t, p, 2, desc);
+    free(x.base); free(y.base); free(pos);
+  }
+}
+
+static void diff_attention(const hmx_opspec *op, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t b = rnd(1, 2), hkv = rnd(1, 3), hq = hkv * rnd(1, 4), d = rnd(1, 130);
+    int causal = (int)rnd(0, 1);
+    int64_t sq = rnd(1, 20), skv = sq + rnd(0, 40);
+    if (c == 0) sq = 1; /* decode */
+    buf q = make_buf(b * sq * hq * d, 1), k = make_buf(b * skv * hkv * d, 1);
+    buf v = make_buf(b * skv * hkv * d, 1), o = make_buf(b * sq * hq * d, 0);
+    hmx_tensor tq = hmx_tensor_4d(q.p, HMX_F32, b, sq, hq, d), tk = hmx_tensor_4d(k.p, HMX_F32, b, skv, hkv, d);
+    hmx_tensor tv = hmx_tensor_4d(v.p, HMX_F32, b, skv, hkv, d), to = hmx_tensor_4d(o.p, HMX_F32, b, sq, hq, d);
+    hmx_tensor *t[] = {&tq, &tk, &tv, &to};
+    double p[3] = {causal, causal && rnd(0, 1) ? (double)rnd(0, skv - sq) : -1.0, 0.0};
+    char desc[128];
+    snprintf(desc, sizeof desc, "attention B=%lld Sq=%lld Skv=%lld Hq=%lld Hkv=%lld D=%lld causal=%d "
+             "q_offset=%g", (long long)b, (long long)sq, (long long)skv, (long long)hq,
+             (long long)hkv, (long long)d, causal, p[1]);
+    check_case(op, t, p, 3, desc);
+    free(q.base); free(k.base); free(v.base); free(o.base);
+  }
+}
+
+static void diff_swiglu(const hmx_opspec *op, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t tt = rnd(1, 5), d = rnd(1, 90), h = rnd(1, 100), dout = rnd(1, 50);
+    buf x = make_buf(tt * d, 1), w1 = make_buf(d * h, 1), w3 = make_buf(d * h, 1);
+    buf w2 = make_buf(h * dout, 1), y = make_buf(tt * dout, 0);
+    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, tt, d), t1 = hmx_tensor_2d(w1.p, HMX_F32, d, h);
+    hmx_tensor t3 = hmx_tensor_2d(w3.p, HMX_F32, d, h), t2 = hmx_tensor_2d(w2.p, HMX_F32, h, dout);
+    hmx_tensor ty = hmx_tensor_2d(y.p, HMX_F32, tt, dout);
+    hmx_tensor *t[] = {&tx, &t1, &t3, &t2, &ty};
+    double p[1] = {(double)rnd(0, h)};
+    char desc[96];
+    snprintf(desc, sizeof desc, "swiglu T=%lld d=%lld h=%lld d_out=%lld block=%g", (long long)tt,
+             (long long)d, (long long)h, (long long)dout, p[0]);
+    check_case(op, t, p, 4, desc);
+    free(x.base); free(w1.base); free(w3.base); free(w2.base); free(y.base);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_differential BACKEND [cases-per-op]\n");
+    return 2;
+  }
+  be_under_test = hmx_backend_find(argv[1]);
+  if (!be_under_test) {
+    fprintf(stderr, "test_differential: unknown backend %s\n", argv[1]);
+    return 1;
+  }
+  if (!hmx_backend_available(be_under_test)) {
+    printf("test_differential: backend %s cannot run on this machine: skipped\n", argv[1]);
+    return 77;
+  }
+  int cases = argc > 2 ? atoi(argv[2]) : 20;
+  const char *seed = getenv("HMX_TEST_SEED");
+  if (seed) rng_state ^= strtoull(seed, NULL, 10) * 0x9E3779B97F4A7C15ull;
+  int implemented = 0;
+  for (int i = 0; i < hmx_op_count(); i++) {
+    const hmx_opspec *op = hmx_op_at(i);
+    if (!hmx_op_implemented(op, be_under_test)) {
+      printf("  %-13s missing in %s\n", op->name, be_under_test->name);
+      continue;
+    }
+    implemented++;
+    int before = cases_run;
+    if (!strcmp(op->name, "fwht")) diff_fwht(op, 0);
+    else if (!strcmp(op->name, "hadamard_mix")) diff_fwht(op, 1);
+    else if (!strcmp(op->name, "gemm")) diff_gemm(op, cases);
+    else if (!strcmp(op->name, "rmsnorm")) diff_norm(op, 0, cases);
+    else if (!strcmp(op->name, "layernorm")) diff_norm(op, 1, cases);
+    else if (!strcmp(op->name, "rope")) diff_rope(op, cases);
+    else if (!strcmp(op->name, "attention")) diff_attention(op, cases);
+    else if (!strcmp(op->name, "swiglu")) diff_swiglu(op, cases);
+    else CHECK(0, "no differential generator for op %s: add one", op->name);
+    printf("  %-13s %d random cases\n", op->name, cases_run - before);
+  }
+  if (!implemented) {
+    printf("test_differential: backend %s implements no op yet: skipped\n", argv[1]);
+    return 77;
+  }
+  return check_finish("test_differential");
+}
