@@ -23,3 +23,14 @@ if(HMX_HAVE_CJSON)
 else()
   message(STATUS "hadamix: the hmx tool is not built (it needs cJSON)")
 endif()
+
+# hmx bench (tools/hmx/bench.c): SLEEF's expf as the peer of hmx_expf when
+# found; dlopen (FFHT, oneDNN loaded from paths given on the command line).
+if(TARGET hmx)
+  target_link_libraries(hmx PRIVATE ${CMAKE_DL_LIBS})
+  if(HMX_HAVE_SLEEF)
+    target_include_directories(hmx PRIVATE ${HMX_SLEEF_INCLUDE})
+    target_link_libraries(hmx PRIVATE ${HMX_SLEEF_LIBRARY})
+    target_compile_definitions(hmx PRIVATE HMX_BENCH_SLEEF=1)
+  endif()
+endif()

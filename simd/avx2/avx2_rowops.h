@@ -1,9 +1,20 @@
-/* avx2 kernels: rowops (not implemented yet: NULL). */
+/* avx2 kernels: rowops (rmsnorm, layernorm, rope; simd/avx2/rowops.c).
+ * Also the FMA-peak probe of `hmx bench` (a plain C entry point). */
 #ifndef HMX_AVX2_ROWOPS_H
 #define HMX_AVX2_ROWOPS_H
 
-#define HMX_AVX2_RMSNORM NULL
-#define HMX_AVX2_LAYERNORM NULL
-#define HMX_AVX2_ROPE NULL
+#include "backend.h"
+
+hmx_status hmx_avx2_rmsnorm(const hmx_norm_args *a);
+hmx_status hmx_avx2_layernorm(const hmx_norm_args *a);
+hmx_status hmx_avx2_rope(const hmx_rope_args *a);
+
+/* Single-thread peak of independent 8-lane fma chains, GFLOP/s, measured
+ * for about `seconds` (hmx bench's compute ceiling without AVX-512). */
+double hmx_avx2_fma_peak_gflops(double seconds);
+
+#define HMX_AVX2_RMSNORM hmx_avx2_rmsnorm
+#define HMX_AVX2_LAYERNORM hmx_avx2_layernorm
+#define HMX_AVX2_ROPE hmx_avx2_rope
 
 #endif

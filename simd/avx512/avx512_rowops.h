@@ -1,9 +1,20 @@
-/* avx512 kernels: rowops (not implemented yet: NULL). */
+/* avx512 kernels: rowops (rmsnorm, layernorm, rope; simd/avx512/rowops.c).
+ * Also the FMA-peak probe of `hmx bench` (a plain C entry point). */
 #ifndef HMX_AVX512_ROWOPS_H
 #define HMX_AVX512_ROWOPS_H
 
-#define HMX_AVX512_RMSNORM NULL
-#define HMX_AVX512_LAYERNORM NULL
-#define HMX_AVX512_ROPE NULL
+#include "backend.h"
+
+hmx_status hmx_avx512_rmsnorm(const hmx_norm_args *a);
+hmx_status hmx_avx512_layernorm(const hmx_norm_args *a);
+hmx_status hmx_avx512_rope(const hmx_rope_args *a);
+
+/* Single-thread peak of independent 16-lane fma chains, GFLOP/s, measured
+ * for about `seconds` (hmx bench's compute ceiling). */
+double hmx_avx512_fma_peak_gflops(double seconds);
+
+#define HMX_AVX512_RMSNORM hmx_avx512_rmsnorm
+#define HMX_AVX512_LAYERNORM hmx_avx512_layernorm
+#define HMX_AVX512_ROPE hmx_avx512_rope
 
 #endif

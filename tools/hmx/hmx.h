@@ -31,6 +31,7 @@ int hmx_cmd_ops(int argc, char **argv);
 int hmx_cmd_run(int argc, char **argv);
 int hmx_cmd_conform(int argc, char **argv);
 int hmx_cmd_diff(int argc, char **argv);
+int hmx_cmd_bench(int argc, char **argv);
 
 /* Print "hmx: <message>\n" on stderr and return `code`. */
 int hmx_cli_error(int code, const char *fmt, ...) HMX_CLI_PRINTF(2, 3);

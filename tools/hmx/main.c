@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+
 typedef struct hmx_command {
   const char *name;
   int (*fn)(int argc, char **argv);
@@ -15,6 +16,7 @@ static const hmx_command commands[] = {
     {"run", hmx_cmd_run, "run an operation on the tensors of a safetensors file"},
     {"conform", hmx_cmd_conform, "check backends bit-for-bit against the golden vectors"},
     {"diff", hmx_cmd_diff, "compare two backends (or a backend and a file's expected outputs)"},
+    {"bench", hmx_cmd_bench, "time the ops per backend against ref, the machine's ceilings, peers"},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

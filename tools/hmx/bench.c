@@ -1,0 +1,815 @@
+/* hmx bench: time every op on every available backend, side by side with
+ * ref, with the machine's measured ceilings (an FMA-peak probe and a
+ * single-thread memory-bandwidth probe) and with peers where one exists
+ * (SLEEF expf if linked at build time; FFHT and oneDNN sgemm loaded with
+ * dlopen from paths given on the command line). docs/BENCH.md describes the
+ * method. Performance is never a unit test: ctest only runs a smoke test. */
+#define _POSIX_C_SOURCE 200809L
+#include "hmx.h"
+#include "backend.h"
+#include "canon.h"
+#include "opspec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__unix__) || defined(__APPLE__)
+#define HMX_BENCH_DLOPEN 1
+#include <dlfcn.h>
+#endif
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#if defined(HMX_BENCH_SLEEF)
+#include <sleef.h>
+#endif
+
+/* The FMA-peak probes live in the ISA folders (simd/<isa>/rowops.c, linked
+ * whenever that backend is: its table references the same object file).
+ * Weak references keep hmx linkable where a backend is not compiled in. */
+#if defined(__ELF__) && (defined(__x86_64__) || defined(__i386__)) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define HMX_BENCH_PROBES 1
+extern double hmx_avx512_fma_peak_gflops(double seconds) __attribute__((weak));
+extern double hmx_avx2_fma_peak_gflops(double seconds) __attribute__((weak));
+#endif
+
+/* ---------------------------------------------------------------- state */
+
+#define MAX_BACKENDS 16
+#define MAX_ROWS 24
+
+typedef struct bench {
+  int threads;        /* resolved (>= 1) */
+  int threads_opt;    /* as given (0 = default) */
+  int small;
+  int reps;           /* 0 = automatic */
+  const hmx_backend *be[MAX_BACKENDS];
+  int nbe;
+  double peak_gflops; /* measured with `threads` threads; 0 if no probe */
+  const char *peak_isa;
+  double bw_gbs;      /* single-thread memcpy, read + write bytes */
+  FILE *json;
+  int json_first;
+  /* peers */
+  int (*ffht)(float *buf, int log_n);
+  int (*sgemm)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t,
+               const float *, int64_t, float, float *, int64_t);
+  const char *ffht_note, *onednn_note;
+} bench;
+
+/* One measured implementation of one case. */
+typedef struct row {
+  char impl[24];
+  double ms;   /* median; < 0: not run (see note) */
+  double min_ms;
+  int runs;
+  const char *note;
+  int is_peer;
+} row;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef int (*bench_fn)(void *ctx);
+
+/* One warm-up run, then timed runs: exactly --reps, or automatically enough
+ * for ~0.25 s (3..50 runs; a single one when one run takes over 0.5 s).
+ * Returns the median in ms, or -1 when fn fails. */
+static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double *min_ms) {
+  double t0 = now_s();
+  if (fn(ctx) != 0) return -1.0;
+  double warm = now_s() - t0;
+  int n = B->reps;
+  if (n <= 0) {
+    double want = B->small ? 0.02 : 0.25;
+    n = warm > 0.5 ? 1 : (int)(want / (warm > 1e-7 ? warm : 1e-7));
+    if (warm <= 0.5) n = n < 3 ? 3 : n > 50 ? 50 : n;
+  }
+  double t[64];
+  if (n > 64) n = 64;
+  for (int i = 0; i < n; i++) {
+    double a = now_s();
+    if (fn(ctx) != 0) return -1.0;
+    t[i] = now_s() - a;
+  }
+  qsort(t, (size_t)n, sizeof t[0], cmp_double);
+  *runs = n;
+  *min_ms = t[0] * 1e3;
+  double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  return med * 1e3;
+}
+
+static float *alloc_f(int64_t n, uint64_t seed) {
+  float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+  if (!p) return NULL;
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = (float)(s >> 40) * 0x1p-23f - 1.0f; /* uniform in [-1, 1) */
+  }
+  return p;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void print_header(void) {
+  printf("%-10s %-34s %-8s %10s %5s %9s %8s %7s %6s %6s %7s\n", "op", "shape", "impl",
+         "median_ms", "runs", "GFLOP/s", "GB/s", "x ref", "%peak", "%bw", "x peer");
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* Print (and record) one case: rows[0] is ref when measured. `flop` and
+ * `bytes` are per run (minimal traffic: inputs read once, outputs written). */
+static void report(bench *B, const char *op, const char *shape, double flop, double bytes,
+                   row *rows, int nrows) {
+  double ref_ms = -1, peer_ms = -1;
+  for (int i = 0; i < nrows; i++) {
+    if (strcmp(rows[i].impl, "ref") == 0) ref_ms = rows[i].ms;
+    if (rows[i].is_peer && rows[i].ms > 0) peer_ms = rows[i].ms;
+  }
+  for (int i = 0; i < nrows; i++) {
+    row *r = &rows[i];
+    if (r->ms < 0) {
+      printf("%-10s %-34s %-8s %s\n", op, shape, r->impl, r->note ? r->note : "failed");
+      continue;
+    }
+    double s = r->ms * 1e-3;
+    double gf = flop > 0 ? flop / s * 1e-9 : 0, gb = bytes > 0 ? bytes / s * 1e-9 : 0;
+    double xref = ref_ms > 0 ? ref_ms / r->ms : -1;
+    double pk = B->peak_gflops > 0 && flop > 0 ? 100.0 * gf / B->peak_gflops : -1;
+    double bw = B->bw_gbs > 0 && bytes > 0 ? 100.0 * gb / B->bw_gbs : -1;
+    double xpeer = !r->is_peer && peer_ms > 0 ? peer_ms / r->ms : -1;
+    char c_pk[16] = "-", c_bw[16] = "-", c_peer[16] = "", c_gf[16] = "-", c_gb[16] = "-",
+         c_ref[16] = "-";
+    if (xref > 0) snprintf(c_ref, sizeof c_ref, "%.2f", xref);
+    if (flop > 0) snprintf(c_gf, sizeof c_gf, "%.2f", gf);
+    if (bytes > 0) snprintf(c_gb, sizeof c_gb, "%.2f", gb);
+    if (pk >= 0) snprintf(c_pk, sizeof c_pk, "%.1f", pk);
+    if (bw >= 0) snprintf(c_bw, sizeof c_bw, "%.0f", bw);
+    if (xpeer > 0) snprintf(c_peer, sizeof c_peer, "%.2f", xpeer);
+    printf("%-10s %-34s %-8s %10.4f %5d %9s %8s %7s %6s %6s %7s\n", op, shape, r->impl, r->ms,
+           r->runs, c_gf, c_gb, c_ref, c_pk, c_bw, c_peer);
+    if (B->json) {
+      fprintf(B->json, "%s\n  {\"op\": ", B->json_first ? "" : ",");
+      B->json_first = 0;
+      json_str(B->json, op);
+      fprintf(B->json, ", \"shape\": ");
+      json_str(B->json, shape);
+      fprintf(B->json, ", \"impl\": ");
+      json_str(B->json, r->impl);
+      fprintf(B->json,
+              ", \"peer\": %s, \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, "
+              "\"runs\": %d, "
+              "\"gflops\": %.6g, \"gbps\": %.6g, \"vs_ref\": %.6g, \"pct_fma_peak\": %.6g, "
+              "\"pct_mem_bw\": %.6g, \"vs_peer\": %.6g}",
+              r->is_peer ? "true" : "false", B->threads, r->ms, r->min_ms, r->runs, gf, gb, xref, pk, bw,
+              xpeer);
+    }
+  }
+  fflush(stdout);
+}
+
+/* Measure `fn` for ref and every selected backend; ctx's first member is the
+ * backend pointer the callback reads. Ops a backend lacks are "missing". */
+typedef struct be_ctx { const hmx_backend *be; int threads; } be_ctx;
+
+static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, row *rows) {
+  const hmx_opspec *op = hmx_op_find(opname);
+  int n = 0;
+  const hmx_backend *ref = hmx_backend_find("ref");
+  /* ref always (the x ref column), then the selection */
+  const hmx_backend *list[MAX_BACKENDS + 1];
+  int nl = 0;
+  list[nl++] = ref;
+  for (int i = 0; i < B->nbe; i++)
+    if (B->be[i] != ref) list[nl++] = B->be[i];
+  for (int i = 0; i < nl; i++) {
+    row *r = &rows[n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->impl, sizeof r->impl, "%s", hmx_backend_name(list[i]));
+    r->ms = -1;
+    if (op && !hmx_op_implemented(op, list[i])) {
+      r->note = "missing (no kernel in this backend)";
+      continue;
+    }
+    ctx->be = list[i];
+    ctx->threads = B->threads_opt;
+    r->ms = measure(B, fn, ctx, &r->runs, &r->min_ms);
+    if (r->ms < 0) r->note = hmx_last_error();
+  }
+  return n;
+}
+
+static row *add_peer(row *rows, int *n, const char *name) {
+  row *r = &rows[(*n)++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->impl, sizeof r->impl, "%s", name);
+  r->ms = -1;
+  r->is_peer = 1;
+  return r;
+}
+
+/* ---------------------------------------------------------------- fwht */
+
+typedef struct fwht_ctx {
+  be_ctx b;
+  float *x;
+  int64_t batch, n;
+  int (*ffht)(float *, int);
+  int log_n;
+} fwht_ctx;
+
+static int run_fwht(void *p) {
+  fwht_ctx *c = p;
+  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_tensor t = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
+  return hmx_fwht(&ctx, &t, &t, hmx_inv_sqrt_n(c->n)) != HMX_OK; /* in place */
+}
+
+static int run_ffht(void *p) {
+  fwht_ctx *c = p;
+  int bad = 0;
+  int nt = c->b.threads > 0 ? c->b.threads : 1;
+  (void)nt;
+#if defined(_OPENMP)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad)
+#endif
+  for (int64_t r = 0; r < c->batch; r++) bad |= c->ffht(c->x + r * c->n, c->log_n) != 0;
+  return bad;
+}
+
+static void fwht_flops(int64_t n, double *flop) {
+  int64_t m = 1, p = n;
+  const int ms[4] = {12, 20, 28, 40};
+  if (n & (n - 1))
+    for (int i = 0; i < 4; i++)
+      if (n % ms[i] == 0 && ((n / ms[i]) & (n / ms[i] - 1)) == 0) {
+        m = ms[i];
+        p = n / ms[i];
+        break;
+      }
+  int lg = 0;
+  while (((int64_t)1 << lg) < p) lg++;
+  *flop = (double)n * lg + (double)n * (double)(m - 1) + (double)n; /* butterflies, m-point, scale */
+}
+
+static void bench_fwht(bench *B) {
+  static const int64_t sizes[] = {256, 1024, 4096, 16384, 65536, 768, 1536};
+  int ns = B->small ? 2 : (int)(sizeof sizes / sizeof sizes[0]);
+  /* two batches: resident in L2 (~256 KiB) and far larger than the caches */
+  const double bytes_l2 = B->small ? 16384 : 256 * 1024.0;
+  const double bytes_mem = B->small ? 65536 : 64 * 1048576.0;
+  for (int s = 0; s < ns; s++)
+    for (int k = 0; k < 2; k++) {
+      int64_t n = sizes[s];
+      int64_t batch = (int64_t)((k ? bytes_mem : bytes_l2) / (4.0 * (double)n));
+      if (batch < 1) batch = 1;
+      fwht_ctx c = {{0, 0}, alloc_f(batch * n, 1), batch, n, NULL, 0};
+      if (!c.x) continue;
+      double flop;
+      fwht_flops(n, &flop);
+      flop *= (double)batch;
+      double bytes = 8.0 * (double)batch * (double)n;
+      char shape[64];
+      snprintf(shape, sizeof shape, "n=%lld batch=%lld (%s)", (long long)n, (long long)batch,
+               k ? "memory" : "L2");
+      row rows[MAX_ROWS];
+      int nr = run_backends(B, "fwht", run_fwht, &c.b, rows);
+      if ((n & (n - 1)) == 0) {
+        row *r = add_peer(rows, &nr, "ffht");
+        if (!B->ffht) r->note = B->ffht_note;
+        else {
+          c.ffht = B->ffht;
+          while (((int64_t)1 << c.log_n) < n) c.log_n++;
+          c.b.threads = B->threads;
+          r->ms = measure(B, run_ffht, &c, &r->runs, &r->min_ms);
+          if (r->ms < 0) r->note = "fht_float returned an error";
+        }
+      }
+      report(B, "fwht", shape, flop, bytes, rows, nr);
+      free(c.x);
+    }
+}
+
+/* ---------------------------------------------------------------- hadamard_mix */
+
+typedef struct mix_ctx { be_ctx b; float *x, *al, *be, *y; int64_t batch, n; } mix_ctx;
+
+static int run_mix(void *p) {
+  mix_ctx *c = p;
+  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
+  hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->batch, c->n);
+  hmx_tensor al = hmx_tensor_1d(c->al, HMX_F32, c->n), be = hmx_tensor_1d(c->be, HMX_F32, c->n);
+  return hmx_hadamard_mix(&ctx, &x, &al, &be, &y) != HMX_OK;
+}
+
+static void bench_mix(bench *B) {
+  static const int64_t sizes[] = {768, 4096};
+  static const int64_t tokens[] = {1, 64};
+  for (int s = 0; s < (B->small ? 1 : 2); s++)
+    for (int k = 0; k < 2; k++) {
+      int64_t n = sizes[s], batch = tokens[k];
+      mix_ctx c = {{0, 0}, alloc_f(batch * n, 2), alloc_f(n, 3), alloc_f(n, 4),
+                   alloc_f(batch * n, 5), batch, n};
+      if (c.x && c.al && c.be && c.y) {
+        double flop;
+        fwht_flops(n, &flop);
+        flop = (flop + 2.0 * (double)n) * (double)batch;
+        char shape[64];
+        snprintf(shape, sizeof shape, "T=%lld n=%lld", (long long)batch, (long long)n);
+        row rows[MAX_ROWS];
+        int nr = run_backends(B, "hadamard_mix", run_mix, &c.b, rows);
+        report(B, "hadamard_mix", shape, flop, 8.0 * (double)(batch * n) + 8.0 * (double)n, rows,
+               nr);
+      }
+      free(c.x); free(c.al); free(c.be); free(c.y);
+    }
+}
+
+/* ---------------------------------------------------------------- gemm */
+
+typedef struct gemm_ctx { be_ctx b; float *a, *w, *c; int64_t m, n, k; } gemm_ctx;
+
+static int run_gemm(void *p) {
+  gemm_ctx *g = p;
+  hmx_context ctx = {g->b.be, g->b.threads, 0};
+  hmx_tensor a = hmx_tensor_2d(g->a, HMX_F32, g->m, g->k);
+  hmx_tensor w = hmx_tensor_2d(g->w, HMX_F32, g->n, g->k);
+  hmx_tensor c = hmx_tensor_2d(g->c, HMX_F32, g->m, g->n);
+  return hmx_gemm(&ctx, &a, &w, 1, NULL, &c) != HMX_OK;
+}
+
+static bench *g_bench; /* for the oneDNN callback */
+
+static int run_onednn(void *p) {
+  gemm_ctx *g = p;
+#if defined(_OPENMP)
+  omp_set_num_threads(g_bench->threads);
+#endif
+  return g_bench->sgemm('N', 'T', g->m, g->n, g->k, 1.0f, g->a, g->k, g->w, g->k, 0.0f, g->c,
+                        g->n) != 0;
+}
+
+static void bench_gemm(bench *B) {
+  static const int64_t ms[] = {1, 64, 512};
+  static const int64_t ks[] = {768, 2048};
+  for (int i = 0; i < (B->small ? 2 : 3); i++)
+    for (int j = 0; j < (B->small ? 1 : 2); j++) {
+      int64_t m = ms[i], k = B->small ? 64 : ks[j], n = k;
+      gemm_ctx g = {{0, 0}, alloc_f(m * k, 6), alloc_f(n * k, 7), alloc_f(m * n, 0), m, n, k};
+      if (g.a && g.w && g.c) {
+        char shape[64];
+        snprintf(shape, sizeof shape, "M=%lld K=N=%lld trans_b", (long long)m, (long long)k);
+        row rows[MAX_ROWS];
+        int nr = run_backends(B, "gemm", run_gemm, &g.b, rows);
+        row *r = add_peer(rows, &nr, "onednn");
+        if (!B->sgemm) r->note = B->onednn_note;
+        else {
+          r->ms = measure(B, run_onednn, &g, &r->runs, &r->min_ms);
+          if (r->ms < 0) r->note = "dnnl_sgemm returned an error";
+        }
+        report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
+               4.0 * (double)(m * k + n * k + m * n), rows, nr);
+      }
+      free(g.a); free(g.w); free(g.c);
+    }
+}
+
+/* ---------------------------------------------------------------- rmsnorm, layernorm */
+
+typedef struct norm_ctx { be_ctx b; float *x, *w, *bias, *y; int64_t rows, n; int layer; } norm_ctx;
+
+static int run_norm(void *p) {
+  norm_ctx *c = p;
+  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->rows, c->n);
+  hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->rows, c->n);
+  hmx_tensor w = hmx_tensor_1d(c->w, HMX_F32, c->n), b = hmx_tensor_1d(c->bias, HMX_F32, c->n);
+  if (c->layer) return hmx_layernorm(&ctx, &x, &w, &b, 1e-5f, &y) != HMX_OK;
+  return hmx_rmsnorm(&ctx, &x, &w, 1e-6f, &y) != HMX_OK;
+}
+
+static void bench_norm(bench *B, int layer) {
+  static const int64_t sizes[] = {768, 2048, 4096};
+  const char *name = layer ? "layernorm" : "rmsnorm";
+  for (int s = 0; s < (B->small ? 1 : 3); s++)
+    for (int k = 0; k < 2; k++) {
+      int64_t n = sizes[s];
+      /* 64 rows (L2), or 64 MiB of rows (memory) */
+      int64_t rows = k == 0 ? (B->small ? 4 : 64) : (B->small ? 64 : (64 << 20) / (4 * n));
+      norm_ctx c = {{0, 0}, alloc_f(rows * n, 8), alloc_f(n, 9), alloc_f(n, 10),
+                    alloc_f(rows * n, 0), rows, n, layer};
+      if (c.x && c.w && c.bias && c.y) {
+        char shape[64];
+        snprintf(shape, sizeof shape, "rows=%lld n=%lld (%s)", (long long)rows, (long long)n,
+                 k ? "memory" : "L2");
+        row rows_[MAX_ROWS];
+        int nr = run_backends(B, name, run_norm, &c.b, rows_);
+        double e = (double)(rows * n);
+        report(B, name, shape, (layer ? 7.0 : 4.0) * e, 8.0 * e + 4.0 * (layer ? 2 : 1) * n, rows_,
+               nr);
+      }
+      free(c.x); free(c.w); free(c.bias); free(c.y);
+    }
+}
+
+/* ---------------------------------------------------------------- rope */
+
+/* The kernel is called directly with a precomputed table (hmx_rope builds
+ * the double-precision angle table on every call, which would dominate). */
+typedef struct rope_ctx { be_ctx b; hmx_rope_args a; } rope_ctx;
+
+static int run_rope(void *p) {
+  rope_ctx *c = p;
+  c->a.threads = c->b.threads;
+  return c->b.be->rope(&c->a) != HMX_OK;
+}
+
+static void bench_rope(bench *B) {
+  static const int64_t toks[] = {1, 512, 4096};
+  for (int k = 0; k < (B->small ? 2 : 3); k++)
+    for (int style = 0; style < 2; style++) {
+      int64_t t = B->small ? (k ? 16 : 1) : toks[k], h = 32, d = 128;
+      int rot = 128;
+      float *x = alloc_f(t * h * d, 11), *ct = alloc_f(t * rot / 2, 0), *st = alloc_f(t * rot / 2, 0);
+      int32_t *pos = malloc((size_t)t * sizeof(int32_t));
+      if (x && ct && st && pos) {
+        for (int64_t i = 0; i < t; i++) pos[i] = (int32_t)(1000 + i);
+        hmx_rope_table(pos, t, rot, 10000.0f, ct, st);
+        rope_ctx c;
+        memset(&c, 0, sizeof c);
+        c.a.x = x; c.a.y = x; c.a.cos_tab = ct; c.a.sin_tab = st;
+        c.a.t = t; c.a.h = h; c.a.d = d; c.a.rot_dim = rot;
+        c.a.style = style ? HMX_ROPE_INTERLEAVED : HMX_ROPE_HALF;
+        char shape[64];
+        snprintf(shape, sizeof shape, "T=%lld H=%lld D=%lld %s", (long long)t, (long long)h,
+                 (long long)d, style ? "interleaved" : "half");
+        row rows[MAX_ROWS];
+        int nr = run_backends(B, "rope", run_rope, &c.b, rows);
+        double e = (double)(t * h * d);
+        report(B, "rope", shape, 3.0 * e, 8.0 * e + 4.0 * (double)(t * rot), rows, nr);
+      }
+      free(x); free(ct); free(st); free(pos);
+    }
+}
+
+/* ---------------------------------------------------------------- attention */
+
+typedef struct att_ctx {
+  be_ctx b;
+  float *q, *k, *v, *o;
+  int64_t sq, skv, hq, hkv, d;
+} att_ctx;
+
+static int run_att(void *p) {
+  att_ctx *c = p;
+  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_tensor q = hmx_tensor_4d(c->q, HMX_F32, 1, c->sq, c->hq, c->d);
+  hmx_tensor k = hmx_tensor_4d(c->k, HMX_F32, 1, c->skv, c->hkv, c->d);
+  hmx_tensor v = hmx_tensor_4d(c->v, HMX_F32, 1, c->skv, c->hkv, c->d);
+  hmx_tensor o = hmx_tensor_4d(c->o, HMX_F32, 1, c->sq, c->hq, c->d);
+  hmx_attention_params ap = {1, -1, 0.0f};
+  return hmx_attention(&ctx, &q, &k, &v, &ap, &o) != HMX_OK;
+}
+
+static void bench_attention(bench *B) {
+  /* (Sq, Skv): prefill 256 and 1024, decode over 1024 and 4096 cached keys */
+  static const int64_t cfg[4][2] = {{256, 256}, {1024, 1024}, {1, 1024}, {1, 4096}};
+  for (int i = 0; i < 4; i++) {
+    int64_t sq = cfg[i][0], skv = cfg[i][1], hq = 12, hkv = 4, d = 64;
+    if (B->small) { sq = sq > 1 ? 32 : 1; skv = 32; }
+    att_ctx c = {{0, 0}, alloc_f(sq * hq * d, 12), alloc_f(skv * hkv * d, 13),
+                 alloc_f(skv * hkv * d, 14), alloc_f(sq * hq * d, 0), sq, skv, hq, hkv, d};
+    if (c.q && c.k && c.v && c.o) {
+      double keys = 0; /* causal: query i sees skv - sq + i + 1 keys */
+      for (int64_t j = 0; j < sq; j++) keys += (double)(skv - sq + j + 1);
+      char shape[64];
+      snprintf(shape, sizeof shape, "%s Sq=%lld Skv=%lld H=%lld/%lld D=%lld",
+               sq > 1 ? "prefill" : "decode", (long long)sq, (long long)skv, (long long)hq,
+               (long long)hkv, (long long)d);
+      row rows[MAX_ROWS];
+      int nr = run_backends(B, "attention", run_att, &c.b, rows);
+      report(B, "attention", shape, 4.0 * (double)hq * (double)d * keys,
+             4.0 * (double)(2 * sq * hq * d + 2 * skv * hkv * d), rows, nr);
+    }
+    free(c.q); free(c.k); free(c.v); free(c.o);
+  }
+}
+
+/* ---------------------------------------------------------------- swiglu */
+
+typedef struct swi_ctx { be_ctx b; float *x, *w1, *w3, *w2, *y; int64_t t, d, h; } swi_ctx;
+
+static int run_swiglu(void *p) {
+  swi_ctx *c = p;
+  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->t, c->d);
+  hmx_tensor w1 = hmx_tensor_2d(c->w1, HMX_F32, c->d, c->h);
+  hmx_tensor w3 = hmx_tensor_2d(c->w3, HMX_F32, c->d, c->h);
+  hmx_tensor w2 = hmx_tensor_2d(c->w2, HMX_F32, c->h, c->d);
+  hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->t, c->d);
+  return hmx_swiglu(&ctx, &x, &w1, &w3, &w2, 0, &y) != HMX_OK;
+}
+
+static void bench_swiglu(bench *B) {
+  static const int64_t toks[] = {1, 64};
+  for (int i = 0; i < 2; i++) {
+    int64_t t = toks[i], d = B->small ? 64 : 768, h = B->small ? 128 : 2048;
+    swi_ctx c = {{0, 0}, alloc_f(t * d, 15), alloc_f(d * h, 16), alloc_f(d * h, 17),
+                 alloc_f(h * d, 18), alloc_f(t * d, 0), t, d, h};
+    if (c.x && c.w1 && c.w3 && c.w2 && c.y) {
+      char shape[64];
+      snprintf(shape, sizeof shape, "T=%lld d=%lld h=%lld", (long long)t, (long long)d,
+               (long long)h);
+      row rows[MAX_ROWS];
+      int nr = run_backends(B, "swiglu", run_swiglu, &c.b, rows);
+      report(B, "swiglu", shape, 2.0 * (double)t * (3.0 * (double)d * (double)h),
+             4.0 * (double)(3 * d * h + 2 * t * d), rows, nr);
+    }
+    free(c.x); free(c.w1); free(c.w3); free(c.w2); free(c.y);
+  }
+}
+
+/* ---------------------------------------------------------------- exp (SLEEF peer) */
+
+typedef struct exp_ctx { float *x, *y; int64_t n; } exp_ctx;
+
+static int run_hmx_exp(void *p) {
+  exp_ctx *c = p;
+  for (int64_t i = 0; i < c->n; i++) c->y[i] = hmx_expf(c->x[i]);
+  return 0;
+}
+
+#if defined(HMX_BENCH_SLEEF)
+static int run_sleef_exp(void *p) {
+  exp_ctx *c = p;
+  for (int64_t i = 0; i < c->n; i++) c->y[i] = Sleef_expf_u10(c->x[i]);
+  return 0;
+}
+#endif
+
+static void bench_exp(bench *B) {
+  int64_t n = B->small ? 4096 : 1 << 20;
+  exp_ctx c = {alloc_f(n, 19), alloc_f(n, 0), n};
+  if (c.x && c.y) {
+    for (int64_t i = 0; i < n; i++) c.x[i] *= 80.0f;
+    row rows[2];
+    int nr = 0;
+    row *r = &rows[nr++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->impl, sizeof r->impl, "hmx_expf");
+    r->ms = measure(B, run_hmx_exp, &c, &r->runs, &r->min_ms);
+    r = add_peer(rows, &nr, "sleef");
+#if defined(HMX_BENCH_SLEEF)
+    r->ms = measure(B, run_sleef_exp, &c, &r->runs, &r->min_ms);
+#else
+    r->note = "skipped: SLEEF not found at build time (libsleef-dev; HMX_HAVE_SLEEF)";
+#endif
+    char shape[64];
+    snprintf(shape, sizeof shape, "n=%lld scalar, 1 thread", (long long)n);
+    report(B, "exp", shape, 0, 8.0 * (double)n, rows, nr);
+  }
+  free(c.x); free(c.y);
+}
+
+/* ---------------------------------------------------------------- ceilings */
+
+static double fma_peak_one(const char **isa, double seconds) {
+#if defined(HMX_BENCH_PROBES)
+  const hmx_backend *a512 = hmx_backend_find("avx512"), *a2 = hmx_backend_find("avx2");
+  if (hmx_avx512_fma_peak_gflops && a512 && hmx_backend_available(a512)) {
+    *isa = "avx512";
+    return hmx_avx512_fma_peak_gflops(seconds);
+  }
+  if (hmx_avx2_fma_peak_gflops && a2 && hmx_backend_available(a2)) {
+    *isa = "avx2";
+    return hmx_avx2_fma_peak_gflops(seconds);
+  }
+#endif
+  (void)seconds;
+  *isa = NULL;
+  return 0.0;
+}
+
+static void probe_ceilings(bench *B) {
+  double secs = B->small ? 0.05 : 0.3;
+  double total = 0.0;
+  const char *isa = NULL;
+#if defined(_OPENMP)
+  int nt = B->threads;
+#pragma omp parallel num_threads(nt) reduction(+ : total)
+  {
+    const char *i2 = NULL;
+    total += fma_peak_one(&i2, secs);
+#pragma omp critical
+    isa = i2;
+  }
+#else
+  total = fma_peak_one(&isa, secs);
+#endif
+  B->peak_gflops = total;
+  B->peak_isa = isa;
+
+  /* Single-thread memcpy over a buffer far larger than the caches. */
+  size_t bytes = B->small ? ((size_t)16 << 20) : ((size_t)256 << 20);
+  char *src = malloc(bytes), *dst = malloc(bytes);
+  B->bw_gbs = 0;
+  if (src && dst) {
+    memset(src, 1, bytes);
+    memset(dst, 2, bytes);
+    double best = 1e30;
+    for (int r = 0; r < (B->small ? 2 : 5); r++) {
+      double t0 = now_s();
+      memcpy(dst, src, bytes);
+      double dt = now_s() - t0;
+      src[r] = dst[bytes - 1 - (size_t)r]; /* keep the copies observable */
+      if (dt < best) best = dt;
+    }
+    B->bw_gbs = 2.0 * (double)bytes / best * 1e-9;
+  }
+  free(src);
+  free(dst);
+}
+
+/* ---------------------------------------------------------------- peers */
+
+static void load_peers(bench *B, const char *ffht_path, const char *onednn_path) {
+  B->ffht_note = "skipped: no --ffht PATH (a libffht.so built from FALCONN-LIB/FFHT, docs/BENCH.md)";
+  B->onednn_note = "skipped: no --onednn PATH (libdnnl.so, docs/BENCH.md)";
+#if defined(HMX_BENCH_DLOPEN)
+  static char msg1[512], msg2[512];
+  if (ffht_path) {
+    void *h = dlopen(ffht_path, RTLD_NOW | RTLD_LOCAL);
+    void *f = h ? dlsym(h, "fht_float") : NULL;
+    if (f) memcpy(&B->ffht, &f, sizeof f);
+    else {
+      snprintf(msg1, sizeof msg1, "skipped: %s: %s", ffht_path, h ? "no fht_float" : dlerror());
+      B->ffht_note = msg1;
+    }
+  }
+  if (onednn_path) {
+    void *h = dlopen(onednn_path, RTLD_NOW | RTLD_LOCAL);
+    void *f = h ? dlsym(h, "dnnl_sgemm") : NULL;
+    if (f) memcpy(&B->sgemm, &f, sizeof f);
+    else {
+      snprintf(msg2, sizeof msg2, "skipped: %s: %s", onednn_path, h ? "no dnnl_sgemm" : dlerror());
+      B->onednn_note = msg2;
+    }
+  }
+#else
+  if (ffht_path || onednn_path) B->ffht_note = B->onednn_note = "skipped: no dlopen on this platform";
+#endif
+}
+
+/* ---------------------------------------------------------------- command */
+
+static const char *const bench_ops[] = {"fwht", "hadamard_mix", "gemm", "rmsnorm", "layernorm",
+                                        "rope", "attention", "swiglu", "exp"};
+#define NBENCH_OPS ((int)(sizeof bench_ops / sizeof bench_ops[0]))
+
+static void bench_usage(FILE *out) {
+  fprintf(out,
+          "usage: hmx bench [OP...] [--backend B|all] [--threads N] [--size small|model]\n"
+          "                 [--reps N] [--json FILE] [--ffht PATH] [--onednn PATH]\n\n"
+          "Times each op (default: all of fwht hadamard_mix gemm rmsnorm layernorm rope\n"
+          "attention swiglu exp) on ref and the selected backends (default all available):\n"
+          "median of the timed runs after one warm-up, GFLOP/s and GB/s (minimal traffic),\n"
+          "and ratios measured in the same run: x ref (speed-up over ref), %%peak (of the\n"
+          "FMA-peak probe with N threads), %%bw (of the single-thread memcpy probe),\n"
+          "x peer (peer time / this time). docs/BENCH.md describes the method.\n\n"
+          "  --backend B    one backend (ref is always measured too), or all\n"
+          "  --threads N    threads for the backends (0 = default); ref is single-threaded\n"
+          "  --size S       model (default: model-like shapes, ~2 min) or small (seconds)\n"
+          "  --reps N       timed runs per measurement (default: automatic, ~0.25 s)\n"
+          "  --json FILE    also write every measurement as JSON\n"
+          "  --ffht PATH    FFHT shared library (fht_float) to compare fwht with\n"
+          "  --onednn PATH  libdnnl.so (dnnl_sgemm) to compare gemm with\n");
+}
+
+int hmx_cmd_bench(int argc, char **argv) {
+  hmx_args args;
+  hmx_args_init(&args, argc, argv);
+  bench B;
+  memset(&B, 0, sizeof B);
+  B.json_first = 1;
+  int sel[NBENCH_OPS] = {0}, any = 0, err = 0;
+  const char *backend = "all", *json = NULL, *size = "model", *ffht = NULL, *onednn = NULL;
+  const char *v;
+  while (args.i < argc) {
+    const char *a = argv[args.i];
+    if (hmx_is_help(a)) {
+      bench_usage(stdout);
+      return HMX_EXIT_OK;
+    } else if (hmx_args_value(&args, "--backend", &backend, &err)) {
+    } else if (hmx_args_value(&args, "--threads", &v, &err)) {
+      if (!err && hmx_parse_threads(args.cmd, v, &B.threads_opt)) return HMX_EXIT_USAGE;
+    } else if (hmx_args_value(&args, "--size", &size, &err)) {
+    } else if (hmx_args_value(&args, "--reps", &v, &err)) {
+      if (!err) {
+        char *end;
+        long r = strtol(v, &end, 10);
+        if (end == v || *end || r < 1 || r > 64)
+          return hmx_cli_error(HMX_EXIT_USAGE, "bench: --reps '%s' is not an integer in 1..64", v);
+        B.reps = (int)r;
+      }
+    } else if (hmx_args_value(&args, "--json", &json, &err)) {
+    } else if (hmx_args_value(&args, "--ffht", &ffht, &err)) {
+    } else if (hmx_args_value(&args, "--onednn", &onednn, &err)) {
+    } else if (a[0] == '-' && a[1] == '-') {
+      return hmx_cli_error(HMX_EXIT_USAGE, "bench: unknown option '%s' (see `hmx bench --help`)", a);
+    } else {
+      int found = 0;
+      for (int i = 0; i < NBENCH_OPS; i++)
+        if (strcmp(bench_ops[i], a) == 0) sel[i] = found = any = 1;
+      if (!found)
+        return hmx_cli_error(HMX_EXIT_USAGE, "bench: unknown op '%s' (see `hmx bench --help`)", a);
+      args.i++;
+    }
+    if (err) return HMX_EXIT_USAGE;
+  }
+  if (strcmp(size, "small") == 0) B.small = 1;
+  else if (strcmp(size, "model") != 0)
+    return hmx_cli_error(HMX_EXIT_USAGE, "bench: --size '%s' is not small or model", size);
+
+  if (strcmp(backend, "all") == 0) {
+    for (int i = 0; i < hmx_backend_count() && B.nbe < MAX_BACKENDS; i++)
+      if (hmx_backend_available(hmx_backend_at(i))) B.be[B.nbe++] = hmx_backend_at(i);
+  } else {
+    const hmx_backend *b;
+    if (hmx_parse_backend(args.cmd, backend, &b)) return HMX_EXIT_USAGE;
+    if (!hmx_backend_available(b))
+      return hmx_cli_error(HMX_EXIT_FAIL, "bench: backend '%s' cannot run on this machine",
+                           hmx_backend_name(b));
+    B.be[B.nbe++] = b;
+  }
+#if defined(_OPENMP)
+  B.threads = B.threads_opt > 0 ? B.threads_opt : omp_get_max_threads();
+#else
+  B.threads = 1;
+#endif
+  if (B.threads < 1) B.threads = 1;
+  if (json) {
+    B.json = fopen(json, "w");
+    if (!B.json) return hmx_cli_error(HMX_EXIT_FAIL, "bench: cannot write '%s'", json);
+    fprintf(B.json, "[");
+  }
+  load_peers(&B, ffht, onednn);
+  g_bench = &B;
+
+  probe_ceilings(&B);
+  printf("hmx bench: size %s, %d thread%s for the backends (ref: 1), reps %s\n", size, B.threads,
+         B.threads > 1 ? "s" : "", B.reps ? "fixed" : "auto");
+  if (B.peak_isa)
+    printf("ceiling: FMA peak (%s probe, %d thread%s) %.1f GFLOP/s\n", B.peak_isa, B.threads,
+           B.threads > 1 ? "s" : "", B.peak_gflops);
+  else
+    printf("ceiling: FMA peak: no probe for this machine (%%peak not shown)\n");
+  printf("ceiling: memory bandwidth (memcpy, 1 thread, read + write) %.1f GB/s\n", B.bw_gbs);
+  printf("peers: ffht %s; onednn %s; sleef %s\n\n", B.ffht ? "loaded" : "not given",
+         B.sgemm ? "loaded" : "not given",
+#if defined(HMX_BENCH_SLEEF)
+         "linked"
+#else
+         "not built in"
+#endif
+  );
+  print_header();
+  for (int i = 0; i < NBENCH_OPS; i++) {
+    if (any && !sel[i]) continue;
+    const char *op = bench_ops[i];
+    if (strcmp(op, "fwht") == 0) bench_fwht(&B);
+    else if (strcmp(op, "hadamard_mix") == 0) bench_mix(&B);
+    else if (strcmp(op, "gemm") == 0) bench_gemm(&B);
+    else if (strcmp(op, "rmsnorm") == 0) bench_norm(&B, 0);
+    else if (strcmp(op, "layernorm") == 0) bench_norm(&B, 1);
+    else if (strcmp(op, "rope") == 0) bench_rope(&B);
+    else if (strcmp(op, "attention") == 0) bench_attention(&B);
+    else if (strcmp(op, "swiglu") == 0) bench_swiglu(&B);
+    else bench_exp(&B);
+  }
+  if (B.json) {
+    fprintf(B.json, "\n]\n");
+    if (fclose(B.json) != 0) return hmx_cli_error(HMX_EXIT_FAIL, "bench: cannot write '%s'", json);
+  }
+  return HMX_EXIT_OK;
+}
