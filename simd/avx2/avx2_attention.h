@@ -1,7 +1,11 @@
-/* avx2 kernels: attention (not implemented yet: NULL). */
+/* avx2 kernels: attention (simd/avx2/attention_avx2.c). */
 #ifndef HMX_AVX2_ATTENTION_H
 #define HMX_AVX2_ATTENTION_H
 
-#define HMX_AVX2_ATTENTION NULL
+#include "backend.h"
+
+hmx_status hmx_avx2_attention(const hmx_attention_args *a);
+
+#define HMX_AVX2_ATTENTION hmx_avx2_attention
 
 #endif
