@@ -12,7 +12,7 @@ if(HMX_HAVE_LIBM)
 endif()
 
 function(hmx_report name found what)
-  if(found)
+  if(${found})
     message(STATUS "hadamix: ${name} found: ${what}")
   else()
     message(STATUS "hadamix: ${name} NOT found: ${what} disabled")

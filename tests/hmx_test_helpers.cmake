@@ -12,3 +12,22 @@ function(hmx_add_test)
     set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT})
   endif()
 endfunction()
+
+# hmx_target_command(<target> <out-var>): how a CMake -P test script runs
+# <target>. Natively, the executable itself; when cross-compiling, a
+# generated shell wrapper that runs it through CMAKE_CROSSCOMPILING_EMULATOR
+# (ctest adds the emulator only to a test's own command, not to programs
+# that a script starts).
+function(hmx_target_command target out)
+  if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
+    list(JOIN CMAKE_CROSSCOMPILING_EMULATOR " " emu)
+    set(wrapper ${CMAKE_BINARY_DIR}/emulated/${target})
+    file(GENERATE OUTPUT ${wrapper}
+         CONTENT "#!/bin/sh\nexec ${emu} \"$<TARGET_FILE:${target}>\" \"$@\"\n"
+         FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                          WORLD_READ WORLD_EXECUTE)
+    set(${out} ${wrapper} PARENT_SCOPE)
+  else()
+    set(${out} $<TARGET_FILE:${target}> PARENT_SCOPE)
+  endif()
+endfunction()

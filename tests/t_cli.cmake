@@ -18,11 +18,13 @@ if(HMX_HAVE_CJSON AND TARGET hmx)
   target_include_directories(test_conform_detects PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(test_conform_detects PRIVATE hadamix)
 
+  hmx_target_command(hmx hmx_cmd)
+  hmx_target_command(test_conform_detects helper_cmd)
   foreach(script usage files params backend conform_detects)
     add_test(NAME cli_${script}
              COMMAND ${CMAKE_COMMAND}
-                     -DHMX=$<TARGET_FILE:hmx>
-                     -DHELPER=$<TARGET_FILE:test_conform_detects>
+                     -DHMX=${hmx_cmd}
+                     -DHELPER=${helper_cmd}
                      -DVECTORS=${PROJECT_SOURCE_DIR}/vectors
                      -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_work/${script}
                      -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/${script}.cmake)

@@ -2,11 +2,47 @@
 # Installs what hadamix builds and tests with on Debian/Ubuntu (apt-get).
 # Every package is optional for the core library; see README "Dependencies".
 set -euo pipefail
+
+# Installed? dpkg-query -W, not dpkg -s: with a package installed for two
+# architectures (libcjson-dev and libcjson-dev:arm64 after --arm64), `dpkg -s
+# libcjson-dev` fails as ambiguous and the package would look missing.
+installed() {
+  dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+# tools/install-deps.sh --arm64: only the AArch64 cross toolchain, qemu and the
+# arm64 cJSON (Debian multiarch), for tools/test-arm64.sh. Separate from the
+# x86 list below, which it never touches.
+install_arm64() {
+  local sudo="" need=()
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  for p in gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libcjson-dev:arm64; do
+    installed "$p" || need+=("$p")
+  done
+  if [ ${#need[@]} -eq 0 ]; then
+    echo "install-deps --arm64: all packages present"
+    return 0
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps --arm64: no apt-get; please install: ${need[*]}" >&2
+    return 1
+  fi
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+  fi
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+}
+if [ "${1:-}" = "--arm64" ]; then
+  install_arm64
+  exit $?
+fi
+
 pkgs=(cmake gcc make clang libcjson-dev libsleef-dev libmpfr-dev libgmp-dev libomp-dev
       libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present"

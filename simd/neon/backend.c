@@ -1,0 +1,24 @@
+/* The neon backend table (AArch64 Advanced SIMD). Each kernel comes from the
+ * header of its op family (neon_kernels.h), which names the function, or NULL
+ * while the op is not implemented here (then conformance lists it as missing).
+ * docs/NEON.md describes the design. */
+#include "backend.h"
+#include "cpu.h"
+#include "neon_kernels.h"
+
+static int probe(void) { return hmx_cpu_detect().neon; }
+
+const hmx_backend hmx_backend_neon = {
+    .name = "neon",
+    .description = "AArch64 Advanced SIMD (4 lanes x 4 registers), OpenMP threads",
+    .probe = probe,
+    .priority = 10,
+    .fwht = HMX_NEON_FWHT,
+    .hadamard_mix = HMX_NEON_HADAMARD_MIX,
+    .gemm = HMX_NEON_GEMM,
+    .rmsnorm = HMX_NEON_RMSNORM,
+    .layernorm = HMX_NEON_LAYERNORM,
+    .rope = HMX_NEON_ROPE,
+    .attention = HMX_NEON_ATTENTION,
+    .swiglu = HMX_NEON_SWIGLU,
+};
