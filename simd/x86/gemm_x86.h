@@ -1,0 +1,455 @@
+/* GEMM driver shared by the avx512 and avx2 backends (docs/NUMERICS.md §gemm).
+ *
+ * This header is a template: the including .c file (simd/avx512/gemm.c,
+ * simd/avx2/gemm.c) first defines the vector width and the few vector
+ * primitives below, then includes it once and gets the static function
+ * gx_gemm(). Nothing here is a separate translation unit.
+ *
+ * Contract (§gemm): c[i][j] = acc, acc = bias[j] (or +0), then for
+ * p = 0 .. K-1: acc = fma(a[i][p], b[p][j], acc). Every loop below either
+ * runs over independent outputs (i, j: any order, any thread) or over p in
+ * increasing order while carrying acc. K is tiled (GX_KC) but never split:
+ * acc leaves the registers after one K block only to be stored to C and
+ * reloaded, unchanged, for the next block (a float store/load is exact).
+ *
+ * Design (GotoBLAS/BLIS loop nest, row-major C):
+ *   - microkernel: GX_MR rows x GX_NR = GX_NV*GX_VL columns of C in registers;
+ *     per p one broadcast of a[i+r][p] per row and GX_NV vector loads of the
+ *     packed B row, GX_MR*GX_NV independent fma chains;
+ *   - B packed per (KC x NC) block into NR-wide panels, p-major
+ *     (bp[p*NR + jj]); trans_b ([N, K], PyTorch Linear) is transposed while
+ *     packing (VL x VL register transposes), zero padded past N;
+ *   - A packed per (MC x KC) block into MR-row panels, p-major (ap[p*MR + r]);
+ *   - M = 1 (decode, GEMV): no packing, B read once in place: [K, N] in
+ *     column chunks of 8 vectors (8 fma chains) and K blocks of 256 rows;
+ *     [N, K] in groups of 16 outputs (16 rows of B streamed at once), each
+ *     VL x VL block transposed through a small L1 buffer so that one vector
+ *     holds VL outputs' b[j][p], then one fma per p in order;
+ *   - edge tiles: fewer rows use a kernel specialized for that row count,
+ *     fewer columns use partial (masked) loads/stores of C;
+ *   - threads: the output is cut into one rectangle per thread (whole MR rows
+ *     or whole NR columns), each thread runs the loop nest on its own
+ *     rectangle with its own pack buffers: one owner per output, K never
+ *     split, so no bit depends on the thread count.
+ *
+ * The includer defines:
+ *   GX_VL            lanes per vector (16 or 8)
+ *   GX_NV            vectors per microkernel row (NR = NV * VL)
+ *   GX_MR            microkernel rows
+ *   gx_v             the vector type
+ *   gx_loadu(p), gx_storeu(p, v), gx_bcast(p), gx_zero(), gx_fma(a, b, c)
+ *   gx_loadu_n(p, n), gx_storeu_n(p, v, n)   first n lanes only (0 <= n <= VL)
+ *   gx_transpose_block(src, lds, dst, ldd)   dst[t*ldd + i] = src[i*lds + t],
+ *                                            0 <= i, t < VL
+ */
+#ifndef HMX_GEMM_X86_H
+#define HMX_GEMM_X86_H
+
+#include "backend.h"
+#include "parallel.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GX_NR (GX_NV * GX_VL)
+
+#ifndef GX_KC
+#define GX_KC 256 /* K block: A micro-panel MR x KC stays in L1 */
+#endif
+#ifndef GX_MC
+#define GX_MC (GX_MR * 24) /* M block */
+#endif
+#ifndef GX_NC
+#define GX_NC (GX_NR * 16) /* N block: packed B block KC x NC stays in L2 */
+#endif
+
+#ifndef GX_PF_B
+#define GX_PF_B 8 /* software prefetch distance for packed B, in p steps (0: off) */
+#endif
+#ifndef GX_PF_C
+#define GX_PF_C 1 /* prefetch the next C tile */
+#endif
+#ifndef GX_IR_INNER
+#define GX_IR_INNER 0 /* 1: B micro-panel in L1, A micro-panels stream */
+#endif
+
+#define GX_INLINE static inline __attribute__((always_inline))
+/* The row and vector loops of the microkernel are written out (r, v are
+ * constants in each copy, rows r >= mr fold away), so that every accumulator
+ * is a register on gcc and clang alike. Rows and vectors are independent
+ * outputs: their order does not matter. */
+#if GX_NV != 2
+#error "the microkernel is written for GX_NV == 2"
+#endif
+#define GX_ROWS_MAX 12
+#if GX_MR > GX_ROWS_MAX
+#error "GX_MR > 12"
+#endif
+#define GX_ROW(R, S) if ((R) < mr) { const int r = (R); S }
+#define GX_EACH_ROW(S) GX_ROW(0, S) GX_ROW(1, S) GX_ROW(2, S) GX_ROW(3, S) GX_ROW(4, S) GX_ROW(5, S) \
+  GX_ROW(6, S) GX_ROW(7, S) GX_ROW(8, S) GX_ROW(9, S) GX_ROW(10, S) GX_ROW(11, S)
+#define GX_EACH_V(S) { const int v = 0; S } { const int v = 1; S }
+
+/* How the accumulators start: from +0, from bias[j], or from C (the value a
+ * previous K block stored there, continuing the same fma chain). */
+enum { GX_INIT_ZERO = 0, GX_INIT_BIAS = 1, GX_INIT_C = 2 };
+
+/* Lanes of vector v that hold real columns, for gx_loadu_n/gx_storeu_n. */
+GX_INLINE int gx_clamp_lanes(int n) { return n < 0 ? 0 : (n > GX_VL ? GX_VL : n); }
+
+/* The microkernel, mr rows (a compile-time constant after inlining) x NR
+ * columns, of which nc (1..NR) are real: acc starts per `init`, then for
+ * p = 0 .. kc-1 in order (§gemm: sequential over K, one fma per term):
+ *   acc[r][v] = fma(a[r][p], b[p][v*VL ..], acc[r][v]),
+ * then acc is stored to C. ap: packed A panel, ap[p*MR + r]; bp: packed B
+ * panel, bp[p*NR + jj]. */
+GX_INLINE void gx_kernel(const int mr, int64_t kc, const float *restrict ap,
+                         const float *restrict bp, float *restrict c, int64_t ldc,
+                         int init, const float *restrict bias, int nc) {
+  gx_v acc[GX_ROWS_MAX][GX_NV];
+  /* Initial value per output (§gemm: bias[j] or +0, or the acc carried from
+   * the previous K block through C). Rows and columns are independent. */
+  if (init == GX_INIT_ZERO) {
+    GX_EACH_ROW(GX_EACH_V(acc[r][v] = gx_zero();))
+  } else if (init == GX_INIT_BIAS) { /* bias is padded to whole panels */
+    GX_EACH_ROW(GX_EACH_V(acc[r][v] = gx_loadu(bias + v * GX_VL);))
+  } else if (nc == GX_NR) {
+    GX_EACH_ROW(GX_EACH_V(acc[r][v] = gx_loadu(c + r * ldc + v * GX_VL);))
+  } else {
+    GX_EACH_ROW(GX_EACH_V(acc[r][v] = gx_loadu_n(c + r * ldc + v * GX_VL, gx_clamp_lanes(nc - v * GX_VL));))
+  }
+  /* §gemm: p = 0 .. kc-1 in increasing order, one fma per term per output;
+   * the rows r and vectors v are independent outputs. */
+  for (int64_t p = 0; p < kc; p++) {
+#if GX_PF_B
+    /* Prefetch the packed B rows GX_PF_B steps ahead (no arithmetic). */
+    __builtin_prefetch(bp + (p + GX_PF_B) * GX_NR, 0, 3);
+    __builtin_prefetch(bp + (p + GX_PF_B) * GX_NR + GX_NR - 1, 0, 3);
+#endif
+    const gx_v b0 = gx_loadu(bp + p * GX_NR), b1 = gx_loadu(bp + p * GX_NR + GX_VL);
+    GX_EACH_ROW({
+      const gx_v a = gx_bcast(ap + p * GX_MR + r);
+      acc[r][0] = gx_fma(a, b0, acc[r][0]);
+      acc[r][1] = gx_fma(a, b1, acc[r][1]);
+    })
+  }
+  /* Store (independent outputs); partial column tiles store nc lanes only. */
+  if (nc == GX_NR) {
+    GX_EACH_ROW(GX_EACH_V(gx_storeu(c + r * ldc + v * GX_VL, acc[r][v]);))
+  } else {
+    GX_EACH_ROW(GX_EACH_V(gx_storeu_n(c + r * ldc + v * GX_VL, acc[r][v], gx_clamp_lanes(nc - v * GX_VL));))
+  }
+}
+
+/* One specialization per row count, so that every accumulator lives in a
+ * register (the row loops above unroll completely). */
+#define GX_KERNEL_ROWS(R)                                                                   \
+  static void gx_kernel_##R(int64_t kc, const float *ap, const float *bp, float *c,          \
+                            int64_t ldc, int init, const float *bias, int nc) {              \
+    gx_kernel(R, kc, ap, bp, c, ldc, init, bias, nc);                                        \
+  }
+typedef void (*gx_kernel_fn)(int64_t, const float *, const float *, float *, int64_t, int,
+                             const float *, int);
+
+
+/* Pack B[p0 .. p0+kc, j0 .. j0+nb) (B is [K, N], row stride n) into NR-wide
+ * panels: dst[panel][p][jj], zero past nb. Copies only: no arithmetic. */
+static void gx_pack_b_nn(const float *b, int64_t n, int64_t p0, int64_t kc, int64_t j0,
+                         int64_t nb, float *dst) {
+  const int64_t whole = nb - nb % GX_NR; /* columns in whole panels */
+  /* Row by row, so that B is read contiguously (rows of B are far apart). */
+  for (int64_t p = 0; p < kc; p++) {
+    const float *s = b + (p0 + p) * n + j0;
+    for (int64_t jp = 0; jp < whole; jp += GX_NR) {
+      float *d = dst + jp * kc + p * GX_NR;
+      for (int v = 0; v < GX_NV; v++) gx_storeu(d + v * GX_VL, gx_loadu(s + jp + v * GX_VL));
+    }
+    if (whole < nb) {
+      float *d = dst + whole * kc + p * GX_NR;
+      for (int64_t jj = 0; jj < nb - whole; jj++) d[jj] = s[whole + jj];
+      for (int64_t jj = nb - whole; jj < GX_NR; jj++) d[jj] = 0.0f;
+    }
+  }
+}
+
+/* Pack the same block when B is stored [N, K] (trans_b): dst[panel][p][jj] =
+ * b[(j0+jp+jj)*k + p0+p], VL x VL register transposes where a whole block
+ * fits, element copies at the edges, zero past nb. Copies only. */
+static void gx_pack_b_nt(const float *b, int64_t k, int64_t p0, int64_t kc, int64_t j0,
+                         int64_t nb, float *dst) {
+  for (int64_t jp = 0; jp < nb; jp += GX_NR) {
+    int64_t w = nb - jp < GX_NR ? nb - jp : GX_NR;
+    float *d = dst + jp * kc;
+    int64_t pv = kc - kc % GX_VL; /* p range covered by whole transposes */
+    for (int64_t g = 0; g < GX_NV; g++) {
+      int64_t jg = g * GX_VL;
+      const float *s = b + (j0 + jp + jg) * k + p0;
+      if (jg + GX_VL <= w) {
+        for (int64_t p = 0; p < pv; p += GX_VL)
+          gx_transpose_block(s + p, k, d + p * GX_NR + jg, GX_NR);
+        for (int64_t p = pv; p < kc; p++)
+          for (int64_t i = 0; i < GX_VL; i++) d[p * GX_NR + jg + i] = s[i * k + p];
+      } else {
+        int64_t wi = w - jg < 0 ? 0 : w - jg;
+        for (int64_t p = 0; p < kc; p++) {
+          for (int64_t i = 0; i < wi; i++) d[p * GX_NR + jg + i] = s[i * k + p];
+          for (int64_t i = wi; i < GX_VL; i++) d[p * GX_NR + jg + i] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Pack A[i0 .. i0+mb, p0 .. p0+kc) into MR-row panels dst[panel][p][r]
+ * (rows past mb are left unset: the kernel for the last panel reads only its
+ * real rows). Copies only. */
+static void gx_pack_a(const float *a, int64_t k, int64_t i0, int64_t mb, int64_t p0, int64_t kc,
+                      float *dst) {
+  for (int64_t ip = 0; ip < mb; ip += GX_MR) {
+    int64_t h = mb - ip < GX_MR ? mb - ip : GX_MR;
+    float *d = dst + ip * kc;
+    for (int64_t r = 0; r < h; r++) {
+      const float *s = a + (i0 + ip + r) * k + p0;
+      for (int64_t p = 0; p < kc; p++) d[p * GX_MR + r] = s[p];
+    }
+  }
+}
+
+static void *gx_alloc(size_t floats) {
+  size_t bytes = (floats * sizeof(float) + 63) & ~(size_t)63;
+  return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+/* ---- M = 1 (decode: a GEMV), vectorized over N, K sequential per output. */
+
+#define GX_GEMV_NV 8   /* B [K, N]: vectors of outputs per chunk (8 independent chains) */
+#define GX_GEMV_KC 256 /* B [K, N]: rows of B per pass over the columns */
+#ifndef GX_GEMV_G
+#define GX_GEMV_G (16 / GX_VL) /* B [N, K]: groups of VL outputs in flight: 16 rows of B
+                                  * (32 or 64 rows measured 2-4x slower: rows K apart
+                                  * share cache sets and the prefetchers lose them) */
+#endif
+
+/* y[j0 .. j0+nt) for B [K, N]: columns in chunks of GX_GEMV_NV vectors; K in
+ * blocks of GX_GEMV_KC rows (so that a pass touches few pages of B), the acc
+ * of each output carried from block to block through C, in order (§gemm). */
+static void gx_gemv_nn(const hmx_gemm_args *g, const float *bias_pad, int64_t j0, int64_t nt) {
+  const int64_t n = g->n, k = g->k;
+  const float *a = g->a;
+  float *y = g->c;
+  /* pc: K blocks in increasing order (§gemm: sequential over K). */
+  for (int64_t pc = 0; pc < k; pc += GX_GEMV_KC) {
+    const int64_t kc = k - pc < GX_GEMV_KC ? k - pc : GX_GEMV_KC;
+    /* jc: chunks of outputs (independent). */
+    for (int64_t jc = j0; jc < j0 + nt; jc += GX_GEMV_NV * GX_VL) {
+      const int w = (int)(j0 + nt - jc < GX_GEMV_NV * GX_VL ? j0 + nt - jc : GX_GEMV_NV * GX_VL);
+      gx_v acc[GX_GEMV_NV];
+      /* Initial value (§gemm: bias[j] or +0; or the acc stored by the
+       * previous K block). */
+      for (int v = 0; v < GX_GEMV_NV; v++)
+        acc[v] = gx_loadu_n((pc > 0 ? y : bias_pad) + jc + v * GX_VL, gx_clamp_lanes(w - v * GX_VL));
+      if (w == GX_GEMV_NV * GX_VL) {
+        /* §gemm: p in increasing order, one fma per term per output. */
+        for (int64_t p = pc; p < pc + kc; p++) {
+          const gx_v av = gx_bcast(a + p);
+          const float *bp = g->b + p * n + jc;
+          for (int v = 0; v < GX_GEMV_NV; v++) acc[v] = gx_fma(av, gx_loadu(bp + v * GX_VL), acc[v]);
+        }
+      } else {
+        /* Same, edge chunk: only the w real columns are read. */
+        for (int64_t p = pc; p < pc + kc; p++) {
+          const gx_v av = gx_bcast(a + p);
+          const float *bp = g->b + p * n + jc;
+          for (int v = 0; v < GX_GEMV_NV; v++)
+            acc[v] = gx_fma(av, gx_loadu_n(bp + v * GX_VL, gx_clamp_lanes(w - v * GX_VL)), acc[v]);
+        }
+      }
+      for (int v = 0; v < GX_GEMV_NV; v++) gx_storeu_n(y + jc + v * GX_VL, acc[v], gx_clamp_lanes(w - v * GX_VL));
+    }
+  }
+}
+
+/* ng (1 or GX_GEMV_G, a constant after inlining) groups of VL outputs from
+ * column j of a trans_b GEMV: see gx_gemv_nt. */
+GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const float *bias_pad, int64_t j,
+                                 const int ng, const int rows) {
+  const int64_t k = g->k;
+  const int64_t kv = k - k % GX_VL;
+  const float *a = g->a;
+  float tmp[GX_GEMV_G][GX_VL * GX_VL] __attribute__((aligned(64)));
+  gx_v acc[GX_GEMV_G];
+  for (int q = 0; q < ng; q++) acc[q] = gx_loadu(bias_pad + j + q * GX_VL); /* bias or +0 */
+  /* §gemm: p = 0 .. K-1 in increasing order for every output. */
+  float pad[GX_VL * GX_VL] __attribute__((aligned(64)));
+  if (rows < GX_VL) memset(pad, 0, sizeof pad);
+  for (int64_t p = 0; p < kv; p += GX_VL) {
+    if (rows < GX_VL) { /* last group: copy its real rows, the rest stay 0 */
+      for (int i = 0; i < rows; i++) memcpy(pad + i * GX_VL, g->b + (j + i) * k + p, GX_VL * sizeof(float));
+      gx_transpose_block(pad, GX_VL, tmp[0], GX_VL);
+    } else {
+      for (int q = 0; q < ng; q++) gx_transpose_block(g->b + (j + q * GX_VL) * k + p, k, tmp[q], GX_VL);
+    }
+    for (int t = 0; t < GX_VL; t++) {
+      const gx_v av = gx_bcast(a + p + t);
+      for (int q = 0; q < ng; q++) acc[q] = gx_fma(av, gx_loadu(tmp[q] + t * GX_VL), acc[q]);
+    }
+  }
+  for (int64_t p = kv; p < k; p++) { /* K tail, still in order */
+    const gx_v av = gx_bcast(a + p);
+    for (int q = 0; q < ng; q++) {
+      for (int i = 0; i < GX_VL; i++) tmp[q][i] = i < rows ? g->b[(j + q * GX_VL + i) * k + p] : 0.0f;
+      acc[q] = gx_fma(av, gx_loadu(tmp[q]), acc[q]);
+    }
+  }
+  if (rows < GX_VL)
+    gx_storeu_n(g->c + j, acc[0], rows);
+  else
+    for (int q = 0; q < ng; q++) gx_storeu(g->c + j + q * GX_VL, acc[q]);
+}
+
+/* y[j0 .. j0+nt) for B [N, K] (trans_b): GX_GEMV_G groups of VL outputs at a
+ * time (then single groups); every VL x VL block of B (VL outputs x VL
+ * values of p) is transposed through a small buffer, so that one vector
+ * holds b[j .. j+VL][p] and each output gets its fmas for p, p+1, ... in
+ * order (§gemm: never split K). The last partial group reads only its real
+ * rows of B (padded with zero rows) and stores only its real outputs. */
+static void gx_gemv_nt(const hmx_gemm_args *g, const float *bias_pad, int64_t j0, int64_t nt) {
+  int64_t j = j0;
+  /* Groups of outputs (independent). */
+  for (; j + GX_GEMV_G * GX_VL <= j0 + nt; j += GX_GEMV_G * GX_VL)
+    gx_gemv_nt_groups(g, bias_pad, j, GX_GEMV_G, GX_VL);
+  for (; j + GX_VL <= j0 + nt; j += GX_VL) gx_gemv_nt_groups(g, bias_pad, j, 1, GX_VL);
+  /* Last outputs (fewer than VL): rows past N read as 0, never stored. */
+  if (j < j0 + nt) gx_gemv_nt_groups(g, bias_pad, j, 1, (int)(j0 + nt - j));
+}
+
+/* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
+ * Returns 0, or -1 when a buffer could not be allocated. */
+static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
+                   int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
+  const int64_t m = g->m, n = g->n, k = g->k;
+  if (mt <= 0 || nt <= 0) return 0;
+  if (m == 1) { /* decode: no packing, B is read once in place */
+    if (g->trans_b)
+      gx_gemv_nt(g, bias_pad, j0, nt);
+    else
+      gx_gemv_nn(g, bias_pad, j0, nt);
+    return 0;
+  }
+  const int64_t kc_max = k < GX_KC ? k : GX_KC;
+  const int64_t nc_max = nt < GX_NC ? nt : GX_NC;
+  const int64_t mc_max = mt < GX_MC ? mt : GX_MC;
+  float *bpack = gx_alloc((size_t)(kc_max * ((nc_max + GX_NR - 1) / GX_NR) * GX_NR));
+  float *apack = gx_alloc((size_t)(kc_max * ((mc_max + GX_MR - 1) / GX_MR) * GX_MR));
+  if (!bpack || !apack) {
+    free(bpack);
+    free(apack);
+    return -1;
+  }
+  /* jc: N blocks (independent outputs). */
+  for (int64_t jc = 0; jc < nt; jc += nc_max) {
+    const int64_t nb = nt - jc < nc_max ? nt - jc : nc_max;
+    /* pc: K blocks in increasing order (§gemm: the acc of each output is
+     * carried from block to block through C, in order; never split). */
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+      const int init = pc > 0 ? GX_INIT_C : (g->bias ? GX_INIT_BIAS : GX_INIT_ZERO);
+      if (g->trans_b)
+        gx_pack_b_nt(g->b, k, pc, kc, j0 + jc, nb, bpack);
+      else
+        gx_pack_b_nn(g->b, n, pc, kc, j0 + jc, nb, bpack);
+      /* ic: M blocks (independent outputs). */
+      for (int64_t ic = 0; ic < mt; ic += mc_max) {
+        const int64_t mb = mt - ic < mc_max ? mt - ic : mc_max;
+        gx_pack_a(g->a, k, i0 + ic, mb, pc, kc, apack);
+        /* jr, ir: NR x MR tiles (independent outputs, any order); each tile
+         * runs the kernel's in-order p loop over this K block. The A
+         * micro-panel (MR x KC) stays in L1 while B's panels stream from L2. */
+#if GX_IR_INNER
+        for (int64_t jr = 0; jr < nb; jr += GX_NR) {
+          const int nc = (int)(nb - jr < GX_NR ? nb - jr : GX_NR);
+          for (int64_t ir = 0; ir < mb; ir += GX_MR) {
+            const int mr = (int)(mb - ir < GX_MR ? mb - ir : GX_MR);
+#else
+        for (int64_t ir = 0; ir < mb; ir += GX_MR) {
+          const int mr = (int)(mb - ir < GX_MR ? mb - ir : GX_MR);
+          for (int64_t jr = 0; jr < nb; jr += GX_NR) {
+            const int nc = (int)(nb - jr < GX_NR ? nb - jr : GX_NR);
+#endif
+            float *c = g->c + (i0 + ic + ir) * n + j0 + jc + jr;
+#if GX_PF_C
+            /* Prefetch the C tile of the next call (the acc it continues
+             * from, or where it stores): the kernel's first fma waits on C. */
+            {
+              const int64_t ni = GX_IR_INNER ? (ir + GX_MR < mb ? ir + GX_MR : ir) : ir;
+              const int64_t nj = GX_IR_INNER ? jr : (jr + GX_NR < nb ? jr + GX_NR : jr);
+              const int nm = (int)(mb - ni < GX_MR ? mb - ni : GX_MR);
+              const float *cn = g->c + (i0 + ic + ni) * n + j0 + jc + nj;
+              for (int r = 0; r < nm; r++) {
+                __builtin_prefetch(cn + r * n, 1, 3);
+                __builtin_prefetch(cn + r * n + (nb - nj < GX_NR ? nb - nj : GX_NR) - 1, 1, 3);
+              }
+            }
+#endif
+            kernels[mr - 1](kc, apack + ir * kc, bpack + jr * kc, c, n, init,
+                            bias_pad + j0 + jc + jr, nc);
+          }
+        }
+      }
+    }
+  }
+  free(bpack);
+  free(apack);
+  return 0;
+}
+
+/* The backend entry point: bias padded to whole panels, then one rectangle of
+ * C per thread (whole MR-row or NR-column tiles; each output has one owner). */
+static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
+  const int64_t m = g->m, n = g->n, k = g->k;
+  if (m <= 0 || n <= 0) return HMX_OK;
+  const int64_t npad = (n + GX_NR - 1) / GX_NR * GX_NR;
+  float *bias_pad = gx_alloc((size_t)npad);
+  if (!bias_pad) return HMX_ERR_NO_MEMORY;
+  for (int64_t j = 0; j < npad; j++) bias_pad[j] = g->bias && j < n ? g->bias[j] : 0.0f;
+  if (k <= 0) {
+    /* §gemm with K = 0: every output is its initial value. */
+    for (int64_t i = 0; i < m; i++) memcpy(g->c + i * n, bias_pad, (size_t)n * sizeof(float));
+    free(bias_pad);
+    return HMX_OK;
+  }
+  const int64_t mtiles = (m + GX_MR - 1) / GX_MR, ntiles = npad / GX_NR;
+  /* Split the longer side (in tiles) among threads; about 2^18 flops per
+   * thread at least, so small products stay on one thread. */
+  const int split_n = ntiles >= mtiles || mtiles < 2;
+  int64_t work = split_n ? ntiles : mtiles;
+  int64_t flops_units = (2 * m * n * k) >> 18;
+  if (work > flops_units + 1) work = flops_units + 1;
+  const int threads = hmx_thread_count(g->threads, work);
+  int failed = 0;
+  HMX_OMP_FOR(threads)
+  for (int t = 0; t < threads; t++) {
+    /* Thread t owns tiles [t*T/threads, (t+1)*T/threads) of the split side. */
+    int64_t tiles = split_n ? ntiles : mtiles;
+    int64_t lo = tiles * t / threads, hi = tiles * (t + 1) / threads;
+    int rc;
+    if (split_n) {
+      int64_t j0 = lo * GX_NR, j1 = hi * GX_NR < n ? hi * GX_NR : n;
+      rc = gx_rect(g, bias_pad, kernels, 0, m, j0, j1 - j0);
+    } else {
+      int64_t i0 = lo * GX_MR, i1 = hi * GX_MR < m ? hi * GX_MR : m;
+      rc = gx_rect(g, bias_pad, kernels, i0, i1 - i0, 0, n);
+    }
+    if (rc) {
+#if defined(_OPENMP)
+#pragma omp atomic write
+#endif
+      failed = 1;
+    }
+  }
+  free(bias_pad);
+  return failed ? HMX_ERR_NO_MEMORY : HMX_OK;
+}
+
+#endif
