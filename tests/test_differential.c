@@ -6,7 +6,8 @@
  *   test_differential BACKEND [cases-per-op]
  *
  * Exit 77 (ctest: skipped) when BACKEND cannot run here or has no kernel.
- * HMX_TEST_SEED=n varies the shapes (the default seed is fixed). */
+ * HMX_TEST_SEED=n varies the shapes (the default seed is fixed);
+ * HMX_TEST_THREADS=n compares 1 thread with n threads instead of 2. */
 #include "check.h"
 #include "compare.h"
 #include "opspec.h"
@@ -38,6 +39,7 @@ static buf make_buf(int64_t n, int fill) {
 
 static const hmx_backend *be_under_test;
 static int cases_run;
+static int many_threads = 2;
 
 /* Run op on `be` (threads t) into out; returns status. */
 static hmx_status run(const hmx_opspec *op, const hmx_backend *be, int threads,
@@ -56,7 +58,7 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
   hmx_status s = run(op, hmx_backend_find("ref"), 1, t, p);
   CHECK(s == HMX_OK, "%s: ref failed: %s", desc, hmx_last_error());
   memcpy(ref_out, out->data, bytes);
-  for (int threads = 1; threads <= 2; threads++) {
+  for (int threads = 1; threads <= many_threads; threads += many_threads - 1) {
     memset(out->data, 0xAB, bytes);
     s = run(op, be_under_test, threads, t, p);
     CHECK(s == HMX_OK, "%s: %s failed: %s", desc, be_under_test->name, hmx_last_error());
@@ -69,7 +71,7 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
           "(first %lld, max ulp %.0f)", desc, be_under_test->name, threads, threads > 1 ? "s" : "",
           (long long)st.differing, (long long)st.count, (long long)st.first_index, st.max_ulp);
     if (threads == 1) memcpy(one, out->data, bytes);
-    else CHECK(memcmp(one, out->data, bytes) == 0, "%s: 1 and 2 threads differ", desc);
+    else CHECK(memcmp(one, out->data, bytes) == 0, "%s: 1 and %d threads differ", desc, threads);
   }
   cases_run++;
   free(ref_out);
@@ -215,6 +217,8 @@ int main(int argc, char **argv) {
   int cases = argc > 2 ? atoi(argv[2]) : 20;
   const char *seed = getenv("HMX_TEST_SEED");
   if (seed) rng_state ^= strtoull(seed, NULL, 10) * 0x9E3779B97F4A7C15ull;
+  const char *th = getenv("HMX_TEST_THREADS");
+  if (th && atoi(th) >= 2) many_threads = atoi(th);
   int implemented = 0;
   for (int i = 0; i < hmx_op_count(); i++) {
     const hmx_opspec *op = hmx_op_at(i);
