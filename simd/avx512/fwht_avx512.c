@@ -1,0 +1,69 @@
+/* avx512 fwht and hadamard_mix (docs/NUMERICS.md §fwht, §hadamard_mix): the
+ * primitives for 16 lanes; the algorithm is simd/x86/fwht_x86.h. */
+#include <immintrin.h>
+
+#include "avx512_fwht.h"
+
+#define HX_W 16
+#define HX_LOG2W 4
+/* Tuning, measured on the AMD EPYC (Zen 4) dev machine; each may be
+ * overridden with -D for experiments (none changes a bit of the results). */
+#ifndef HX_CHUNK_LOG2
+#define HX_CHUNK_LOG2 4 /* 16 zmm = 256 floats: strides 1 .. 128 in registers */
+#endif
+#ifndef HX_RADIX_LOG2
+#define HX_RADIX_LOG2 4 /* 4 stages per pass over memory */
+#endif
+#ifndef HX_L1_LOG2
+#define HX_L1_LOG2 12 /* 16 KiB blocks: L1 resident */
+#endif
+#ifndef HX_BLOCK_LOG2
+#define HX_BLOCK_LOG2 15 /* 128 KiB blocks: L2 resident */
+#endif
+#ifndef HX_STREAM_BYTES
+#define HX_STREAM_BYTES ((int64_t)32 << 20) /* output >= 32 MiB: streamed */
+#endif
+#ifndef HX_STREAM_MAX_N
+#define HX_STREAM_MAX_N 4096
+#endif
+#ifndef HX_STREAM_MPOINT
+#define HX_STREAM_MPOINT 1
+#endif
+#ifndef HX_FWHT_FN
+#define HX_FWHT_FN hmx_avx512_fwht
+#endif
+#ifndef HX_MIX_FN
+#define HX_MIX_FN hmx_avx512_hadamard_mix
+#endif
+
+typedef __m512 hx_v;
+static inline hx_v hx_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void hx_store(float *p, hx_v v) { _mm512_storeu_ps(p, v); }
+static inline hx_v hx_add(hx_v a, hx_v b) { return _mm512_add_ps(a, b); }
+static inline hx_v hx_sub(hx_v a, hx_v b) { return _mm512_sub_ps(a, b); }
+static inline hx_v hx_mul(hx_v a, hx_v b) { return _mm512_mul_ps(a, b); }
+static inline hx_v hx_fma(hx_v a, hx_v b, hx_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline hx_v hx_set1(float f) { return _mm512_set1_ps(f); }
+static inline hx_v hx_fnma(hx_v a, hx_v b, hx_v c) { return _mm512_fnmadd_ps(a, b, c); }
+static inline void hx_stream(float *p, hx_v v) { _mm512_stream_ps(p, v); }
+static inline void hx_fence(void) { _mm_sfence(); }
+static inline hx_v hx_neg(hx_v a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f)); }
+
+/* §fwht step 1, strides 1, 2, 4, 8 inside one register, in that order. For
+ * stride h, s = v with lanes i and i^h swapped; lane i with bit h clear holds
+ * a (partner b = s[i]) and gets fma(v, +1, s) = a + b; lane i with bit h set
+ * holds b (partner a = s[i]) and gets fma(v, -1, s) = a - b (the product is
+ * exact, so the fma rounds once exactly like the add or subtract). */
+static inline __attribute__((always_inline)) hx_v hx_intra(hx_v v) {
+  const __m512 p1 = _mm512_set_ps(-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1);
+  const __m512 p2 = _mm512_set_ps(-1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1);
+  const __m512 p4 = _mm512_set_ps(-1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1);
+  const __m512 p8 = _mm512_set_ps(-1, -1, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 1);
+  v = _mm512_fmadd_ps(v, p1, _mm512_permute_ps(v, 0xB1));            /* stride 1 */
+  v = _mm512_fmadd_ps(v, p2, _mm512_permute_ps(v, 0x4E));            /* stride 2 */
+  v = _mm512_fmadd_ps(v, p4, _mm512_shuffle_f32x4(v, v, 0xB1));      /* stride 4 */
+  v = _mm512_fmadd_ps(v, p8, _mm512_shuffle_f32x4(v, v, 0x4E));      /* stride 8 */
+  return v;
+}
+
+#include "../x86/fwht_x86.h"

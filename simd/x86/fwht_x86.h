@@ -1,0 +1,567 @@
+/* fwht and hadamard_mix for the x86 SIMD backends (docs/NUMERICS.md §fwht,
+ * §hadamard_mix), shared by simd/avx512/fwht_avx512.c (16 lanes) and
+ * simd/avx2/fwht_avx2.c (8 lanes). Header only: the including file defines
+ * the vector type and primitives first:
+ *
+ *   HX_W, HX_LOG2W      lanes per register and log2
+ *   hx_v                the register type
+ *   hx_load/hx_store    unaligned 32-bit-aligned loads and stores
+ *   hx_add/hx_sub/hx_mul/hx_set1, hx_fma(a, b, c) = fma(a, b, c),
+ *   hx_fnma(a, b, c) = fma(-a, b, c), hx_neg (flip the sign bit)
+ *   hx_intra(v)         the butterfly stages of strides 1 .. HX_W/2 inside
+ *                       one register, in increasing stride order
+ *   HX_CHUNK_LOG2       log2 of the registers one in-register chunk holds
+ *   HX_RADIX_LOG2       butterfly stages per pass over memory (at most)
+ *   HX_L1_LOG2          log2 of the elements of one L1-resident block
+ *   HX_BLOCK_LOG2       log2 of the elements of one L2-resident block
+ *   hx_stream(p, v)     non-temporal store to a vector-aligned p; hx_fence()
+ *   HX_STREAM_BYTES     outputs at least this large are streamed, when
+ *   HX_STREAM_MAX_N     n is at most this (longer rows measured slower) and
+ *   HX_STREAM_MPOINT    m = 1 or this is 1 (the m-point pass's m output
+ *                       streams of half lines measured slower with AVX2)
+ *   HX_FWHT_FN, HX_MIX_FN  the names of the two kernels
+ *
+ * Plan of one row (n = m * p, p = 2^k), which only regroups §fwht's work and
+ * never reorders any value's own sequence of operations:
+ *   1. butterflies of each of the m blocks (§fwht step 1), stage by stage in
+ *      increasing stride for every element: strides 1 .. HX_W/2 inside a
+ *      register, then strides up to the chunk (HX_W << HX_CHUNK_LOG2) across
+ *      registers, both without touching memory; then the larger strides, up to
+ *      HX_RADIX_LOG2 stages per pass, first inside blocks of 2^HX_BLOCK_LOG2
+ *      elements (cache resident), then over the whole block;
+ *   2. the m-point transform (§fwht step 2), 16 (8) consecutive j per vector;
+ *   3. the multiply by scale (§fwht step 3) and, for hadamard_mix, the fma with
+ *      alpha and beta (§hadamard_mix), fused into the last pass over the row.
+ * Butterfly pairs of one stage are independent, so a stage may be split over
+ * chunks, blocks and passes in any order once every element has had all
+ * smaller strides.
+ *
+ * Threads: rows over threads (contiguous ranges); a batch smaller than the
+ * threads with rows of 2^16 or more splits each row's independent blocks,
+ * pass columns and m-point columns instead (hx_row_par). Outputs of 32 MiB or
+ * more (x != y, aligned) are written with non-temporal stores in the last
+ * pass, earlier passes going to a per-thread scratch row. None of this
+ * changes any value's operations. */
+#ifndef HMX_FWHT_X86_H
+#define HMX_FWHT_X86_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "canon.h"
+#include "parallel.h"
+
+#define HX_INL static inline __attribute__((always_inline))
+_Static_assert(HX_L1_LOG2 > HX_LOG2W + HX_CHUNK_LOG2, "an L1 block holds several chunks");
+_Static_assert(HX_BLOCK_LOG2 > HX_L1_LOG2, "an L2 block holds several L1 blocks");
+_Static_assert(HX_BLOCK_LOG2 <= 16, "hx_row_par: rows of 2^16 or more span blocks");
+#define HX_MAX_M 40
+
+enum { HX_FIN_NONE, HX_FIN_SCALE, HX_FIN_MIX };
+
+/* What the last pass over a row applies after the transform. */
+typedef struct hx_fin {
+  int mode;               /* HX_FIN_* */
+  float scale;
+  const float *alpha, *beta; /* [n], hadamard_mix only */
+  int stream;             /* final stores non-temporal (aligned output, large) */
+} hx_fin;
+
+static const hx_fin hx_fin_none = {HX_FIN_NONE, 1.0f, NULL, NULL, 0};
+
+/* §fwht step 3: one multiply by scale; §hadamard_mix: then one fma with
+ * alpha[idx], beta[idx] (idx = index of the vector's first element in the row). */
+HX_INL hx_v hx_finish(hx_v v, const hx_fin *f, int64_t idx) {
+  if (f->mode == HX_FIN_NONE) return v;
+  v = hx_mul(v, hx_set1(f->scale));
+  if (f->mode == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
+  return v;
+}
+
+/* The store of a pass: streaming for the last pass of a large output. */
+HX_INL void hx_put(float *p, hx_v v, const hx_fin *f) {
+  if (f->stream) hx_stream(p, v);
+  else hx_store(p, v);
+}
+
+/* One chunk pass: for each chunk of R = 2^lr registers (len a multiple of
+ * R*HX_W), load, all strides 1 .. R*HX_W/2, finish, store. */
+HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t base,
+                          const hx_fin *f, const int lr) {
+  const int R = 1 << lr;
+  /* chunks of one stage range are independent (§fwht step 1: pairs of a stage) */
+  for (int64_t o = 0; o < len; o += (int64_t)R * HX_W) {
+    hx_v v[1 << HX_CHUNK_LOG2];
+    /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
+#pragma GCC unroll 16
+    for (int k = 0; k < R; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
+    /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
+     * pairs with k + h; (a, b) -> (a + b, a - b) */
+#pragma GCC unroll 4
+    for (int s = 0; s < lr; s++) {
+#pragma GCC unroll 16
+      for (int k = 0; k < R; k++) {
+        const int h = 1 << s;
+        if (k & h) continue;
+        hx_v a = v[k], b = v[k + h];
+        v[k] = hx_add(a, b);
+        v[k + h] = hx_sub(a, b);
+      }
+    }
+    /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
+#pragma GCC unroll 16
+    for (int k = 0; k < R; k++)
+      hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W), f);
+  }
+}
+
+static void hx_chunk(const float *src, float *dst, int64_t len, int64_t base, const hx_fin *f,
+                     int lr) {
+  switch (lr) {
+  case 0: hx_chunk_impl(src, dst, len, base, f, 0); break;
+  case 1: hx_chunk_impl(src, dst, len, base, f, 1); break;
+  case 2: hx_chunk_impl(src, dst, len, base, f, 2); break;
+  case 3: hx_chunk_impl(src, dst, len, base, f, 3); break;
+#if HX_CHUNK_LOG2 >= 4
+  case 4: hx_chunk_impl(src, dst, len, base, f, 4); break;
+#endif
+  default: break;
+  }
+}
+
+/* One radix pass, src -> d (the same positions; src may equal d): strides
+ * h, 2h, .., h*2^(r-1) (h a multiple of HX_W), 2^r registers at distance h,
+ * for every group and column. */
+HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, int64_t base,
+                          const hx_fin *f, const int r) {
+  const int T = 1 << r;
+  /* groups and columns are independent (§fwht step 1: pairs of a stage) */
+  for (int64_t g = 0; g < len; g += h << r) {
+    for (int64_t j = g; j < g + h; j += HX_W) {
+      hx_v v[1 << HX_RADIX_LOG2];
+#pragma GCC unroll 16
+      for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
+      /* §fwht step 1, strides h .. h*2^(r-1) in increasing order: (a, b) -> (a + b, a - b) */
+#pragma GCC unroll 4
+      for (int s = 0; s < r; s++) {
+#pragma GCC unroll 16
+        for (int t = 0; t < T; t++) {
+          const int hh = 1 << s;
+          if (t & hh) continue;
+          hx_v a = v[t], b = v[t + hh];
+          v[t] = hx_add(a, b);
+          v[t + hh] = hx_sub(a, b);
+        }
+      }
+      /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
+#pragma GCC unroll 16
+      for (int t = 0; t < T; t++) hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h), f);
+    }
+  }
+}
+
+static void hx_radix(const float *src, float *d, int64_t len, int64_t h, int64_t base,
+                     const hx_fin *f, int r) {
+  switch (r) {
+  case 1: hx_radix_impl(src, d, len, h, base, f, 1); break;
+  case 2: hx_radix_impl(src, d, len, h, base, f, 2); break;
+  case 3: hx_radix_impl(src, d, len, h, base, f, 3); break;
+#if HX_RADIX_LOG2 >= 4
+  case 4: hx_radix_impl(src, d, len, h, base, f, 4); break;
+#endif
+  default: break;
+  }
+}
+
+/* Stages of strides 2^s0 .. 2^(s1-1) on t[0..len), in passes of at most
+ * HX_RADIX_LOG2 stages, increasing, in place on t except the last pass, which
+ * writes d (may equal t) and applies `f`. Passes with
+ * strides of 1024 floats (4 KiB) or more take at most 3 stages: 16 streams
+ * 4 KiB apart would share one set of a 12-way L1 (set conflicts). */
+static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t base,
+                      const hx_fin *f) {
+  /* §fwht step 1: the stages in increasing stride, one pass after the other */
+  while (s0 < s1) {
+    int left = s1 - s0;
+    int most = s0 >= 10 && HX_RADIX_LOG2 > 3 ? 3 : HX_RADIX_LOG2;
+    int passes = (left + most - 1) / most;
+    int r = (left + passes - 1) / passes;
+    hx_radix(t, r == left ? d : t, len, (int64_t)1 << s0, base, r == left ? f : &hx_fin_none, r);
+    s0 += r;
+  }
+}
+
+static int hx_log2(int64_t p) {
+  int l = 0;
+  while (((int64_t)1 << l) < p) l++;
+  return l;
+}
+
+/* §fwht step 1, all strides < 2^lb (lb > the chunk's), on a block of 2^lb
+ * elements: src -> dst, earlier passes in tmp (may equal dst), `f` in the
+ * last pass. Sub-blocks of 2^HX_L1_LOG2 first get all their strides while
+ * they sit in L1, then the block gets the larger ones. */
+static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t base,
+                     const hx_fin *f) {
+  const int lc = HX_LOG2W + HX_CHUNK_LOG2;
+  const int l1 = lb < HX_L1_LOG2 ? lb : HX_L1_LOG2;
+  const int64_t b1 = (int64_t)1 << l1;
+  /* §fwht step 1, strides < 2^l1: sub-block by sub-block (L1 resident) */
+  for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
+    hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, HX_CHUNK_LOG2);
+    hx_stages(tmp + s, l1 == lb ? dst + s : tmp + s, b1, lc, l1, base + s,
+              l1 == lb ? f : &hx_fin_none);
+  }
+  /* §fwht step 1, strides 2^l1 .. 2^(lb-1) (none when l1 == lb) */
+  hx_stages(tmp, dst, (int64_t)1 << lb, l1, lb, base, f);
+}
+
+/* §fwht step 1 on one block of p = 2^lp >= HX_W elements, src -> dst (may be
+ * equal), the passes before the last one in tmp (dst, or scratch that keeps
+ * the output's cache lines out of the intermediate passes); `f` applied in
+ * the last pass. `base` is the block's row offset. */
+static void hx_butterflies(const float *src, float *tmp, float *dst, int lp, int64_t base,
+                           const hx_fin *f) {
+  const int lc = HX_LOG2W + HX_CHUNK_LOG2;
+  const int64_t p = (int64_t)1 << lp;
+  if (lp <= lc) {
+    hx_chunk(src, dst, p, base, f, lp - HX_LOG2W);
+    return;
+  }
+  /* HX_BLOCK_LOG2 > HX_L1_LOG2 > lc, so each stage range below that gets `f`
+   * is non-empty. */
+  const int lb = lp < HX_BLOCK_LOG2 ? lp : HX_BLOCK_LOG2;
+  const int64_t blk = (int64_t)1 << lb;
+  /* §fwht step 1, strides < 2^lb: block by block (L2 resident) */
+  for (int64_t s = 0; s < p; s += blk)
+    hx_block(src + s, tmp + s, lb == lp ? dst + s : tmp + s, lb, base + s,
+             lb == lp ? f : &hx_fin_none);
+  /* §fwht step 1, strides >= 2^lb (none when lb == lp) */
+  hx_stages(tmp, dst, p, lb, lp, base, f);
+}
+
+/* The factors H_m of src/hadamard_factors.c as sign masks, bit c of row r set
+ * when H_m[r][c] = -1 (generated from that file's strings; every m is
+ * exercised bit for bit by the conformance vectors and tests/test_differential.c).
+ * Compile-time signs let §fwht step 2 use plain adds and subtracts. */
+static const uint64_t hx_neg12[12] = {
+    0x2ull, 0xaabull, 0x3c8ull, 0x96eull, 0xf20ull, 0x5baull, 0xc8cull, 0x6e6ull, 0x23cull,
+    0xb96ull, 0x8f0ull, 0xe5aull,};
+static const uint64_t hx_neg20[20] = {
+    0x933deull, 0x2e3bdull, 0x5477bull, 0xa0ef7ull, 0x499efull, 0x637c1ull, 0xc6ba2ull,
+    0x8d764ull, 0x1aee8ull, 0x359f0ull, 0xfa53ull, 0x174a7ull, 0x26d4eull, 0x45e9cull, 0x83d39ull,
+    0xf7a6dull, 0xef4faull, 0xdedd5ull, 0xbdf8bull, 0x7bf36ull,};
+static const uint64_t hx_neg28[28] = {
+    0xcd69e7eull, 0x9ad7c7dull, 0x37ab8fbull, 0x6d571f7ull, 0xd8ae3efull, 0xb3587dfull,
+    0x66b4f3full, 0xb467f43ull, 0x6acbe87ull, 0xd593d8eull, 0xab27b9cull, 0x564f7b8ull,
+    0xac9aff0ull, 0x5b31fe1ull, 0x87fb325ull, 0xff66caull, 0x1decd95ull, 0x39ddb2aull,
+    0x71bf654ull, 0xe17eca9ull, 0xc2fd9d2ull, 0xfcf1299ull, 0xfbe2532ull, 0xf7c4ae4ull,
+    0xef8d549ull, 0xdf1ea13ull, 0xbe3d4a6ull, 0x7e7a94cull,};
+static const uint64_t hx_neg40[40] = {
+    0xffffeffffeull, 0x615e4615e4ull, 0xc2bc8c2bc8ull, 0x8579285792ull, 0xaf260af26ull,
+    0x15e4c15e4cull, 0x2bc982bc98ull, 0x5793057930ull, 0xaf260af260ull, 0x5e4c25e4c2ull,
+    0xbc984bc984ull, 0x7930a7930aull, 0xf2614f2614ull, 0xe4c2ae4c2aull, 0xc9856c9856ull,
+    0x930ae930aeull, 0x2615e2615eull, 0x4c2bc4c2bcull, 0x9857898578ull, 0x30af230af2ull,
+    0x1ffffeull, 0x9ea1b615e4ull, 0x3d437c2bc8ull, 0x7a86d85792ull, 0xf50d90af26ull,
+    0xea1b315e4cull, 0xd43672bc98ull, 0xa86cf57930ull, 0x50d9faf260ull, 0xa1b3d5e4c2ull,
+    0x4367bbc984ull, 0x86cf57930aull, 0xd9ebf2614ull, 0x1b3d5e4c2aull, 0x367a9c9856ull,
+    0x6cf51930aeull, 0xd9ea12615eull, 0xb3d434c2bcull, 0x67a8798578ull, 0xcf50d30af2ull,};
+
+static const uint64_t *hx_neg_table(int m) {
+  switch (m) {
+  case 12: return hx_neg12;
+  case 20: return hx_neg20;
+  case 28: return hx_neg28;
+  case 40: return hx_neg40;
+  default: return NULL;
+  }
+}
+
+/* §fwht step 2 for p >= HX_W, in place on the row, then `f` (§fwht step 3,
+ * §hadamard_mix; f->mode is never HX_FIN_NONE here). HX_W consecutive j per
+ * vector; m and the signs are compile-time constants, so each output row r is
+ * a straight chain: acc = +-u[0] (exact negation), then for c = 1 .. m-1 in
+ * order acc = acc +- u[c]. Every other term is written as
+ * fma(u[c], 1, acc) / fnma(u[c], 1, acc) = acc + u[c] / acc - u[c] (exact
+ * product, one rounding: the same bits) so that the adder and the FMA pipes
+ * share the work. */
+HX_INL void hx_mpoint_impl(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
+                           const hx_fin *f, const int m, const uint64_t *neg) {
+  const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
+  /* §fwht step 2: each j independently, HX_W of them per vector */
+  for (int64_t j = j0; j < j1; j += HX_W) {
+    hx_v u[HX_MAX_M];
+    /* u[c] = v[c*p + j], all read before any output is written */
+#pragma GCC unroll 40
+    for (int c = 0; c < m; c++) u[c] = hx_load(src + c * p + j);
+    /* §fwht step 2: the outputs r are independent sums */
+#pragma GCC unroll 40
+    for (int r = 0; r < m; r++) {
+      const uint64_t s = neg[r];
+      hx_v acc;
+      int c0;
+      if ((s & 3) == 1) { /* -u[0] + u[1] is u[1] - u[0], the same rounding */
+        acc = hx_sub(u[1], u[0]);
+        c0 = 2;
+      } else {
+        acc = (s & 1) ? hx_neg(u[0]) : u[0];
+        c0 = 1;
+      }
+      /* §fwht step 2: acc = acc +- u[c], c in increasing order */
+#pragma GCC unroll 40
+      for (int c = c0; c < m; c++) {
+        const int minus = (int)((s >> c) & 1);
+        if ((r + c) & 1) acc = minus ? hx_sub(acc, u[c]) : hx_add(acc, u[c]);
+        else acc = minus ? hx_fnma(u[c], one, acc) : hx_fma(u[c], one, acc);
+      }
+      /* §fwht step 3: one multiply; §hadamard_mix: one fma */
+      hx_v v = hx_mul(acc, sc);
+      const int64_t idx = r * p + j;
+      if (f->mode == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
+      hx_put(y + idx, v, f);
+    }
+  }
+}
+
+/* hx_mpoint_impl for the columns j0 <= j < j1 (multiples of HX_W), reading
+ * src (may equal y). */
+static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
+                      const hx_fin *f) {
+  switch (m) {
+  case 12: hx_mpoint_impl(src, y, p, j0, j1, f, 12, hx_neg12); break;
+  case 20: hx_mpoint_impl(src, y, p, j0, j1, f, 20, hx_neg20); break;
+  case 28: hx_mpoint_impl(src, y, p, j0, j1, f, 28, hx_neg28); break;
+  case 40: hx_mpoint_impl(src, y, p, j0, j1, f, 40, hx_neg40); break;
+  default: break;
+  }
+}
+
+/* Rows with p < HX_W: the reference's loops, element by element. */
+static void hx_row_scalar(const float *x, float *y, int64_t n, int m, int64_t p,
+                          const hx_fin *f) {
+  if (y != x) memcpy(y, x, (size_t)n * sizeof *y);
+  /* §fwht step 1: strides 1, 2, .. p/2 in order, (a, b) -> (a + b, a - b) */
+  for (int c = 0; c < m; c++) {
+    float *v = y + c * p;
+    for (int64_t h = 1; h < p; h *= 2)
+      for (int64_t i = 0; i < p; i += 2 * h)
+        for (int64_t j = i; j < i + h; j++) {
+          float a = v[j], b = v[j + h];
+          v[j] = a + b;
+          v[j + h] = a - b;
+        }
+  }
+  /* §fwht step 2: acc = +-u[0], then acc = acc +- u[c] for c = 1 .. m-1 */
+  if (m > 1) {
+    for (int64_t j = 0; j < p; j++) {
+      float u[HX_MAX_M];
+      for (int c = 0; c < m; c++) u[c] = y[c * p + j]; /* read all before writing */
+      for (int r = 0; r < m; r++) { /* outputs independent; the sum over c in order */
+        const uint64_t s = hx_neg_table(m)[r];
+        float acc = (s & 1) ? -u[0] : u[0];
+        for (int c = 1; c < m; c++) acc = ((s >> c) & 1) ? acc - u[c] : acc + u[c];
+        y[r * p + j] = acc;
+      }
+    }
+  }
+  /* §fwht step 3: one multiply; §hadamard_mix: one fma */
+  if (f->mode == HX_FIN_NONE) return;
+  for (int64_t i = 0; i < n; i++) y[i] = y[i] * f->scale;
+  if (f->mode == HX_FIN_MIX)
+    for (int64_t i = 0; i < n; i++) y[i] = fmaf(y[i], f->alpha[i], f->beta[i]);
+}
+
+/* One row; tmp: y, or n floats of scratch for the passes before the last. */
+static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64_t p,
+                   const hx_fin *f) {
+  if (p < HX_W) {
+    hx_row_scalar(x, y, n, m, p, f);
+    return;
+  }
+  const int lp = hx_log2(p);
+  /* §fwht step 1 for each of the m blocks; with m = 1 the last pass also does step 3 */
+  for (int c = 0; c < m; c++)
+    hx_butterflies(x + c * p, tmp + c * p, m == 1 ? y + c * p : tmp + c * p, lp, c * p,
+                   m == 1 ? f : &hx_fin_none);
+  /* §fwht step 2 (+ step 3, §hadamard_mix), tmp -> y */
+  if (m > 1) hx_mpoint(tmp, y, m, p, 0, p, f);
+}
+
+/* ---- One long row over several threads (batch smaller than the threads).
+ * Every unit of work below (a block, a column of a radix pass, a column j of
+ * the m-point transform) is independent of the others within its stage, and
+ * the stages are separated by the parallel loops' barriers, so the bits do
+ * not depend on the thread count. */
+
+/* Columns q0 <= q < q1 of one radix pass (hx_radix_impl's (g, j) pairs, in
+ * that order). */
+HX_INL void hx_radix_cols_impl(float *d, int64_t h, int64_t base, const hx_fin *f, int64_t q0,
+                               int64_t q1, const int r) {
+  const int T = 1 << r;
+  const int64_t cols = h / HX_W;
+  /* columns are independent (§fwht step 1: pairs of a stage) */
+  for (int64_t q = q0; q < q1; q++) {
+    const int64_t g = q / cols;
+    const int64_t j = g * (h << r) + (q - g * cols) * HX_W;
+    hx_v v[1 << HX_RADIX_LOG2];
+#pragma GCC unroll 16
+    for (int t = 0; t < T; t++) v[t] = hx_load(d + j + t * h);
+    /* §fwht step 1, strides h .. h*2^(r-1) in increasing order: (a, b) -> (a + b, a - b) */
+#pragma GCC unroll 4
+    for (int s = 0; s < r; s++) {
+#pragma GCC unroll 16
+      for (int t = 0; t < T; t++) {
+        const int hh = 1 << s;
+        if (t & hh) continue;
+        hx_v a = v[t], b = v[t + hh];
+        v[t] = hx_add(a, b);
+        v[t + hh] = hx_sub(a, b);
+      }
+    }
+    /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
+#pragma GCC unroll 16
+    for (int t = 0; t < T; t++) hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h), f);
+  }
+}
+
+static void hx_radix_cols(float *d, int64_t h, int64_t base, const hx_fin *f, int64_t q0,
+                          int64_t q1, int r) {
+  switch (r) {
+  case 1: hx_radix_cols_impl(d, h, base, f, q0, q1, 1); break;
+  case 2: hx_radix_cols_impl(d, h, base, f, q0, q1, 2); break;
+  case 3: hx_radix_cols_impl(d, h, base, f, q0, q1, 3); break;
+#if HX_RADIX_LOG2 >= 4
+  case 4: hx_radix_cols_impl(d, h, base, f, q0, q1, 4); break;
+#endif
+  default: break;
+  }
+}
+
+/* hx_stages with each pass's columns split over nt threads. */
+static void hx_stages_par(float *d, int64_t len, int s0, int s1, const hx_fin *f, int nt) {
+  while (s0 < s1) {
+    int left = s1 - s0;
+    int most = s0 >= 10 && HX_RADIX_LOG2 > 3 ? 3 : HX_RADIX_LOG2;
+    int passes = (left + most - 1) / most;
+    int r = (left + passes - 1) / passes;
+    const hx_fin *pf = r == left ? f : &hx_fin_none;
+    const int64_t h = (int64_t)1 << s0, q = len >> (r + HX_LOG2W);
+    /* §fwht step 1: one pass of stages, columns independent */
+    HMX_OMP_FOR(nt)
+    for (int t = 0; t < nt; t++) hx_radix_cols(d, h, 0, pf, q * t / nt, q * (t + 1) / nt, r);
+    s0 += r;
+  }
+}
+
+/* One row, p >= 2^16 > one chunk (so lp > HX_BLOCK_LOG2 or the blocks of m > 1). */
+static void hx_row_par(const float *x, float *y, int m, int64_t p, const hx_fin *f, int nt) {
+  const int lp = hx_log2(p);
+  if (m == 1) {
+    const int lb = lp < HX_BLOCK_LOG2 ? lp : HX_BLOCK_LOG2;
+    const int64_t nb = p >> lb;
+    /* §fwht step 1, strides < 2^lb: blocks independent */
+    HMX_OMP_FOR(nt)
+    for (int64_t b = 0; b < nb; b++) {
+      const int64_t s = b << lb;
+      hx_block(x + s, y + s, y + s, lb, s, lb == lp ? f : &hx_fin_none);
+    }
+    /* §fwht step 1, strides >= 2^lb, then step 3 in the last pass */
+    hx_stages_par(y, p, lb, lp, f, nt);
+    return;
+  }
+  /* §fwht step 1: the m blocks independent */
+  HMX_OMP_FOR(nt)
+  for (int c = 0; c < m; c++)
+    hx_butterflies(x + c * p, y + c * p, y + c * p, lp, c * p, &hx_fin_none);
+  /* §fwht step 2 (+ step 3, §hadamard_mix): columns j independent */
+  const int64_t cols = p / HX_W;
+  HMX_OMP_FOR(nt)
+  for (int t = 0; t < nt; t++)
+    hx_mpoint(y, y, m, p, cols * t / nt * HX_W, cols * (t + 1) / nt * HX_W, f);
+}
+
+/* Rows of m = 1 and n <= one chunk, rows [b0, b1): one chunk pass per row. */
+HX_INL void hx_small_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                               const hx_fin *f, const int lr) {
+  /* rows independent (§fwht, per row) */
+  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr);
+}
+
+static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                          const hx_fin *f, int lr) {
+  switch (lr) {
+  case 0: hx_small_rows_impl(x, y, b0, b1, n, f, 0); break;
+  case 1: hx_small_rows_impl(x, y, b0, b1, n, f, 1); break;
+  case 2: hx_small_rows_impl(x, y, b0, b1, n, f, 2); break;
+  case 3: hx_small_rows_impl(x, y, b0, b1, n, f, 3); break;
+#if HX_CHUNK_LOG2 >= 4
+  case 4: hx_small_rows_impl(x, y, b0, b1, n, f, 4); break;
+#endif
+  default: break;
+  }
+}
+
+static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int m, hx_fin fin,
+                         int threads) {
+  if (m < 1 || n < 1 || batch < 0 || n % m != 0) return HMX_ERR_UNSUPPORTED;
+  if (m > 1 && !hx_neg_table(m)) return HMX_ERR_UNSUPPORTED;
+  const int64_t p = n / m;
+  if (p & (p - 1)) return HMX_ERR_UNSUPPORTED;
+  const int nt = hmx_thread_count(threads, batch);
+  const int lp = hx_log2(p);
+  const int ntl = n >= ((int64_t)1 << 16) ? hmx_thread_count(threads, n >> 15) : 1;
+  if (batch < ntl) {
+    /* Few long rows: one row at a time, its independent parts over threads. */
+    for (int64_t b = 0; b < batch; b++) hx_row_par(x + b * n, y + b * n, m, p, &fin, ntl);
+    return HMX_OK;
+  }
+  /* An output much larger than the caches is written with non-temporal
+   * stores in the last pass (it will not be read back from cache anyway), the
+   * earlier passes of a row going to a per-thread scratch row, so that memory
+   * sees one read of x and one write of y, as a copy does. Needs every row
+   * aligned to the vector size. Which store instruction writes a value does
+   * not change it. */
+  fin.stream = lp >= HX_LOG2W && x != y && (uintptr_t)y % (HX_W * sizeof(float)) == 0 &&
+               batch * n * (int64_t)sizeof(float) >= HX_STREAM_BYTES &&
+               n <= HX_STREAM_MAX_N && (m == 1 || HX_STREAM_MPOINT);
+  if (m == 1 && lp >= HX_LOG2W && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
+    /* Short rows: contiguous ranges of rows per thread, one chunk pass per
+     * row. Rows are independent (§fwht, per row): any thread count gives
+     * the same bits. */
+    HMX_OMP_FOR(nt)
+    for (int t = 0; t < nt; t++) {
+      hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W);
+      if (fin.stream) hx_fence();
+    }
+    return HMX_OK;
+  }
+  /* Rows are independent (§fwht, per row): any thread count gives the same
+   * bits. Contiguous ranges of rows per thread, each thread with its scratch
+   * row when streaming (without one, or if it cannot be had, y itself). */
+  HMX_OMP_FOR(nt)
+  for (int t = 0; t < nt; t++) {
+    float *scratch = fin.stream && (x != y || m > 1) ? malloc((size_t)n * sizeof(float)) : NULL;
+    /* rows independent (§fwht, per row) */
+    for (int64_t b = batch * t / nt; b < batch * (t + 1) / nt; b++)
+      hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
+    free(scratch);
+    if (fin.stream) hx_fence();
+  }
+  return HMX_OK;
+}
+
+hmx_status HX_FWHT_FN(const hmx_fwht_args *a) {
+  hx_fin fin = {HX_FIN_SCALE, a->scale, NULL, NULL, 0};
+  return hx_run(a->x, a->y, a->batch, a->n, a->m, fin, a->threads);
+}
+
+hmx_status HX_MIX_FN(const hmx_hadamard_mix_args *a) {
+  /* §hadamard_mix: scale = hmx_inv_sqrt_n(n), as the reference */
+  hx_fin fin = {HX_FIN_MIX, hmx_inv_sqrt_n(a->n), a->alpha, a->beta, 0};
+  return hx_run(a->x, a->y, a->batch, a->n, a->m, fin, a->threads);
+}
+
+#endif
