@@ -34,7 +34,7 @@ static unsigned long long xgetbv0(void) {
 #endif
 #endif
 
-hmx_cpu_features hmx_cpu_detect(void) {
+static hmx_cpu_features detect_uncached(void) {
   hmx_cpu_features f;
   memset(&f, 0, sizeof f);
 #if defined(HMX_X86)
@@ -53,5 +53,34 @@ hmx_cpu_features hmx_cpu_detect(void) {
 #elif defined(__aarch64__) || defined(_M_ARM64)
   f.neon = 1;
 #endif
+  return f;
+}
+
+/* CPUID traps to the hypervisor in a virtual machine (tens of microseconds),
+ * and every op call asks whether its backend can run: detect once. The cache
+ * holds the three flags plus a "known" bit; concurrent first calls compute
+ * the same value, and the atomic makes that race well defined. */
+#if !defined(__STDC_NO_ATOMICS__)
+#include <stdatomic.h>
+static atomic_int cache;
+#define CACHE_LOAD() atomic_load_explicit(&cache, memory_order_relaxed)
+#define CACHE_STORE(v) atomic_store_explicit(&cache, (v), memory_order_relaxed)
+#else
+static volatile int cache;
+#define CACHE_LOAD() (cache)
+#define CACHE_STORE(v) (cache = (v))
+#endif
+
+hmx_cpu_features hmx_cpu_detect(void) {
+  int c = CACHE_LOAD();
+  if (!c) {
+    hmx_cpu_features f = detect_uncached();
+    c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0);
+    CACHE_STORE(c);
+  }
+  hmx_cpu_features f;
+  f.avx2_fma = (c & 1) != 0;
+  f.avx512 = (c & 2) != 0;
+  f.neon = (c & 4) != 0;
   return f;
 }

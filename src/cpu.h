@@ -8,7 +8,7 @@ typedef struct hmx_cpu_features {
   int neon;        /* AArch64 Advanced SIMD (always present on AArch64) */
 } hmx_cpu_features;
 
-/* Detected once per call (cheap: a few CPUID instructions). */
+/* Detected on the first call, then cached (CPUID is slow under a hypervisor). */
 hmx_cpu_features hmx_cpu_detect(void);
 
 #endif
