@@ -12,6 +12,9 @@ extern const hmx_backend hmx_backend_avx512;
 #if defined(HMX_WITH_NEON)
 extern const hmx_backend hmx_backend_neon;
 #endif
+#if defined(HMX_WITH_CUDA)
+extern const hmx_backend hmx_backend_cuda;
+#endif
 
 const hmx_backend *const hmx_backends[] = {
     &hmx_backend_ref,
@@ -23,6 +26,9 @@ const hmx_backend *const hmx_backends[] = {
 #endif
 #if defined(HMX_WITH_NEON)
     &hmx_backend_neon,
+#endif
+#if defined(HMX_WITH_CUDA)
+    &hmx_backend_cuda,
 #endif
 };
 const int hmx_backends_count = (int)(sizeof hmx_backends / sizeof hmx_backends[0]);
