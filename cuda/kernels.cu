@@ -1,0 +1,576 @@
+/* The cuda backend's kernels (issue 5), bit-exact with ref/ under the exact
+ * tier of docs/NUMERICS.md. Compiled with -fmad=false -ftz=false
+ * -prec-div=true -prec-sqrt=true (cuda/backend.cmake), and every operation
+ * whose rounding matters is written as its _rn intrinsic (__fadd_rn,
+ * __fsub_rn, __fmul_rn, __fmaf_rn, __fdiv_rn, __fsqrt_rn), which nvcc never
+ * contracts or reassociates whatever the flags.
+ *
+ * Host side: kernels receive validated contiguous f32 HOST buffers
+ * (src/backend.h). Each call makes one stream, copies the inputs to the
+ * device, runs, copies the output back, synchronizes and frees everything on
+ * every path. Every CUDA call is checked: cudaErrorMemoryAllocation maps to
+ * HMX_ERR_NO_MEMORY, anything else to HMX_ERR_INTERNAL, with the CUDA error
+ * string in hmx_last_error(). The `threads` argument is ignored.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+extern "C" {
+#include "backend.h"
+#include "canon.h"
+#include "internal.h"
+#include "ref.h"
+}
+#include "cuda_kernels.h"
+
+/* ------------------------------------------------------------------ host plumbing */
+
+/* cudaGetDeviceCount once; no GPU (or no driver) is 0, never an error. The
+ * race of two first calls is benign: both store the same value. */
+static volatile int probe_cache = -1;
+
+extern "C" int hmx_cuda_probe(void) {
+  int v = probe_cache;
+  if (v < 0) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError(); /* clear it: no device is not an error */
+      count = 0;
+    }
+    v = count > 0;
+    probe_cache = v;
+  }
+  return v;
+}
+
+namespace {
+
+struct Job {
+  const char *op;
+  cudaStream_t stream;
+  void *ptr[8];
+  int count;
+  hmx_status st;
+};
+
+int check(Job *j, cudaError_t e, const char *what) {
+  if (e == cudaSuccess) return 1;
+  if (j->st == HMX_OK)
+    j->st = hmx_fail(e == cudaErrorMemoryAllocation ? HMX_ERR_NO_MEMORY : HMX_ERR_INTERNAL,
+                     "cuda %s: %s failed: %s (%s)", j->op, what, cudaGetErrorString(e),
+                     cudaGetErrorName(e));
+  return 0;
+}
+
+void job_begin(Job *j, const char *op) {
+  j->op = op;
+  j->stream = 0;
+  j->count = 0;
+  j->st = HMX_OK;
+  if (!hmx_cuda_probe()) {
+    j->st = hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "cuda %s: no CUDA device", op);
+    return;
+  }
+  cudaStream_t s;
+  if (check(j, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
+    j->stream = s;
+}
+
+/* Device array of `n` floats (NULL for n == 0 or after an error). */
+float *job_alloc(Job *j, int64_t n) {
+  if (j->st != HMX_OK || n <= 0) return NULL;
+  size_t bytes;
+  if (!hmx_mul_size((size_t)n, sizeof(float), &bytes)) {
+    j->st = hmx_fail(HMX_ERR_NO_MEMORY, "cuda %s: size overflows", j->op);
+    return NULL;
+  }
+  if (j->count == (int)(sizeof j->ptr / sizeof j->ptr[0])) {
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: too many device buffers", j->op);
+    return NULL;
+  }
+  void *d = NULL;
+  if (!check(j, cudaMalloc(&d, bytes), "cudaMalloc")) return NULL;
+  j->ptr[j->count++] = d;
+  return (float *)d;
+}
+
+void job_h2d(Job *j, float *d, const float *h, int64_t n) {
+  if (j->st != HMX_OK || n <= 0) return;
+  check(j, cudaMemcpyAsync(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, j->stream),
+        "cudaMemcpyAsync (to device)");
+}
+
+void job_d2h(Job *j, float *h, const float *d, int64_t n) {
+  if (j->st != HMX_OK || n <= 0) return;
+  check(j, cudaMemcpyAsync(h, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, j->stream),
+        "cudaMemcpyAsync (to host)");
+}
+
+/* Call right after a launch: a bad configuration shows up here. */
+void job_launched(Job *j, const char *kernel) {
+  if (j->st != HMX_OK) return;
+  check(j, cudaGetLastError(), kernel);
+}
+
+/* Synchronize, free everything, destroy the stream; the first error wins. */
+hmx_status job_end(Job *j) {
+  if (j->stream) {
+    cudaError_t e = cudaStreamSynchronize(j->stream);
+    check(j, e, "cudaStreamSynchronize");
+  }
+  for (int i = 0; i < j->count; i++) check(j, cudaFree(j->ptr[i]), "cudaFree");
+  j->count = 0;
+  if (j->stream) check(j, cudaStreamDestroy(j->stream), "cudaStreamDestroy");
+  j->stream = 0;
+  return j->st;
+}
+
+unsigned grid_for(int64_t work, int per_block) {
+  int64_t b = (work + per_block - 1) / per_block;
+  if (b < 1) b = 1;
+  if (b > (int64_t)1 << 20) b = (int64_t)1 << 20; /* kernels loop grid-stride */
+  return (unsigned)b;
+}
+
+/* ------------------------------------------------------------------ fwht, hadamard_mix */
+
+/* docs/NUMERICS.md §fwht. Stage 1 (butterflies, h = 1, 2, 4, ... in order) is
+ * split by stride: fwht_chunk does every stage h < L = min(p, 4096) inside
+ * shared memory (a tile of whole L-chunks per block), fwht_stage does one
+ * larger stride per launch over global memory, in increasing h. Every element
+ * goes through exactly the additions of ref's loop, in the same stage order.
+ * Stage 2 (m-point) and 3 (scale; mix) run in fwht_factor, or fused into
+ * fwht_chunk when m == 1 and p <= 4096. */
+constexpr int kChunk = 4096; /* floats of shared memory per block: 16 KiB */
+constexpr int kFwhtThreads = 256;
+
+enum { EPI_NONE = 0, EPI_SCALE = 1, EPI_MIX = 2 };
+
+__global__ void fwht_chunk(float *y, int64_t total, int L, int tile, int64_t n, float scale,
+                           int epi, const float *__restrict__ alpha,
+                           const float *__restrict__ beta) {
+  __shared__ float s[kChunk];
+  int64_t base = (int64_t)blockIdx.x * tile;
+  int count = (int)(total - base < tile ? total - base : tile); /* a multiple of L */
+  for (int e = threadIdx.x; e < count; e += blockDim.x) s[e] = y[base + e];
+  __syncthreads();
+  for (int h = 1; h < L; h *= 2) {
+    /* pair q: i = (q / h) * 2h + q mod h, j = i + h (j mod 2h < h holds for i) */
+    for (int q = threadIdx.x; q < count / 2; q += blockDim.x) {
+      int i = (q / h) * 2 * h + q % h;
+      float a = s[i], b = s[i + h];
+      s[i] = __fadd_rn(a, b);
+      s[i + h] = __fsub_rn(a, b);
+    }
+    __syncthreads();
+  }
+  for (int e = threadIdx.x; e < count; e += blockDim.x) {
+    float v = s[e];
+    if (epi != EPI_NONE) v = __fmul_rn(v, scale);
+    if (epi == EPI_MIX) {
+      int64_t col = (base + e) % n;
+      v = __fmaf_rn(v, alpha[col], beta[col]);
+    }
+    y[base + e] = v;
+  }
+}
+
+/* One butterfly stage of stride h (h >= 4096) over the whole [batch, n] array:
+ * blocks of p (a multiple of 2h) are aligned, so the flat pair index works. */
+__global__ void fwht_stage(float *y, int64_t pairs, int64_t h) {
+  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < pairs;
+       q += (int64_t)gridDim.x * blockDim.x) {
+    int64_t i = (q / h) * 2 * h + q % h;
+    float a = y[i], b = y[i + h];
+    y[i] = __fadd_rn(a, b);
+    y[i + h] = __fsub_rn(a, b);
+  }
+}
+
+/* H_m as bits, passed by value: kernel parameters live in the constant bank,
+ * and every thread of a warp reads the same sign (broadcast). Bit c of row r
+ * is 1 where H_m[r][c] = +1 (hmx_hadamard_factor_entry). */
+struct FactorSigns {
+  unsigned long long row[40];
+};
+
+/* Stage 2 + 3 for one column j of one row: u[c] = v[c*p + j]; output r is
+ * acc = +-u[0], then acc = acc +- u[c] for c = 1 .. m-1 in order; then
+ * y = acc * scale (and fma(y, alpha, beta) for hadamard_mix). */
+template <int M>
+__global__ void fwht_factor(float *y, int64_t cols, int64_t p, int64_t n, float scale, int epi,
+                            const float *__restrict__ alpha, const float *__restrict__ beta,
+                            FactorSigns signs) {
+  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < cols;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    int64_t b = idx / p, j = idx % p;
+    float *v = y + b * n + j;
+    float u[M];
+#pragma unroll
+    for (int c = 0; c < M; c++) u[c] = v[c * p];
+#pragma unroll
+    for (int r = 0; r < M; r++) {
+      float acc;
+      if (M == 1) {
+        acc = u[0];
+      } else {
+        unsigned long long bits = signs.row[r];
+        acc = (bits & 1ull) ? u[0] : -u[0];
+#pragma unroll
+        for (int c = 1; c < M; c++)
+          acc = ((bits >> c) & 1ull) ? __fadd_rn(acc, u[c]) : __fsub_rn(acc, u[c]);
+      }
+      float o = __fmul_rn(acc, scale);
+      if (epi == EPI_MIX) o = __fmaf_rn(o, alpha[r * p + j], beta[r * p + j]);
+      v[r * p] = o;
+    }
+  }
+}
+
+/* The whole transform on device buffer d_y ([batch, n]), in place. */
+void fwht_device(Job *j, float *d_y, int64_t batch, int64_t n, int m, int64_t p, float scale,
+                 int mix, const float *d_alpha, const float *d_beta) {
+  if (j->st != HMX_OK) return;
+  int64_t total = batch * n;
+  int L = (int)(p < kChunk ? p : kChunk);
+  int tile = L * (kChunk / L);
+  int fused = (m == 1 && p == L);
+  int epi = fused ? (mix ? EPI_MIX : EPI_SCALE) : EPI_NONE;
+  int64_t blocks = (total + tile - 1) / tile;
+  if (blocks > INT32_MAX) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
+    return;
+  }
+  fwht_chunk<<<(unsigned)blocks, kFwhtThreads, 0, j->stream>>>(d_y, total, L, tile, n, scale, epi,
+                                                              d_alpha, d_beta);
+  job_launched(j, "fwht_chunk");
+  for (int64_t h = L; h < p && j->st == HMX_OK; h *= 2) {
+    fwht_stage<<<grid_for(total / 2, kFwhtThreads), kFwhtThreads, 0, j->stream>>>(d_y, total / 2,
+                                                                                   h);
+    job_launched(j, "fwht_stage");
+  }
+  if (fused || j->st != HMX_OK) return;
+  FactorSigns signs;
+  memset(&signs, 0, sizeof signs);
+  for (int r = 0; r < m; r++)
+    for (int c = 0; c < m; c++)
+      if (m == 1 || hmx_hadamard_factor_entry(m, r, c) > 0) signs.row[r] |= 1ull << c;
+  int64_t cols = batch * p;
+  unsigned g = grid_for(cols, kFwhtThreads);
+  int e = mix ? EPI_MIX : EPI_SCALE;
+  switch (m) {
+#define HMX_FACTOR_CASE(M)                                                                       \
+  case M:                                                                                        \
+    fwht_factor<M><<<g, kFwhtThreads, 0, j->stream>>>(d_y, cols, p, n, scale, e, d_alpha,       \
+                                                       d_beta, signs);                          \
+    break;
+    HMX_FACTOR_CASE(1)
+    HMX_FACTOR_CASE(12)
+    HMX_FACTOR_CASE(20)
+    HMX_FACTOR_CASE(28)
+    HMX_FACTOR_CASE(40)
+#undef HMX_FACTOR_CASE
+  default:
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
+    return;
+  }
+  job_launched(j, "fwht_factor");
+}
+
+int split(Job *j, int64_t n, int m_in, int *m, int64_t *p) {
+  if (j->st != HMX_OK) return 0;
+  if (!hmx_fwht_split(n, m_in, m, p)) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: n = %lld is no supported size", j->op,
+                     (long long)n);
+    return 0;
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------------ rmsnorm, layernorm */
+
+/* docs/NUMERICS.md §R, §rmsnorm, §layernorm: one block per row. Threads
+ * 0..15 are the 16 lanes: lane l accumulates x[l], x[l+16], ... in index
+ * order; thread 0 then runs the fixed tree (+8, +4, +2, +1) on them. The
+ * elementwise part uses the whole block. */
+constexpr int kNormThreads = 256;
+
+__device__ float lane_tree(float *l) { /* l[16] in shared memory, thread 0 only */
+  for (int half = 8; half >= 1; half /= 2)
+    for (int k = 0; k < half; k++) l[k] = __fadd_rn(l[k], l[k + half]);
+  return l[0];
+}
+
+__global__ void rmsnorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                               float *__restrict__ y, int64_t n, float fn, float eps) {
+  __shared__ float lanes[16];
+  __shared__ float inv_s;
+  const float *xr = x + (int64_t)blockIdx.x * n;
+  float *yr = y + (int64_t)blockIdx.x * n;
+  int t = threadIdx.x;
+  if (t < 16) {
+    float l = 0.0f;
+    for (int64_t i = t; i < n; i += 16) l = __fmaf_rn(xr[i], xr[i], l);
+    lanes[t] = l;
+  }
+  __syncthreads();
+  if (t == 0) {
+    float ms = __fdiv_rn(lane_tree(lanes), fn);
+    inv_s = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(ms, eps)));
+  }
+  __syncthreads();
+  float inv = inv_s;
+  for (int64_t i = t; i < n; i += blockDim.x) yr[i] = __fmul_rn(__fmul_rn(xr[i], inv), w[i]);
+}
+
+__global__ void layernorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                 const float *__restrict__ bias, float *__restrict__ y, int64_t n,
+                                 float fn, float eps) {
+  __shared__ float lanes[16];
+  __shared__ float mean_s, inv_s;
+  const float *xr = x + (int64_t)blockIdx.x * n;
+  float *yr = y + (int64_t)blockIdx.x * n;
+  int t = threadIdx.x;
+  if (t < 16) {
+    float l = 0.0f;
+    for (int64_t i = t; i < n; i += 16) l = __fadd_rn(l, xr[i]);
+    lanes[t] = l;
+  }
+  __syncthreads();
+  if (t == 0) mean_s = __fdiv_rn(lane_tree(lanes), fn);
+  __syncthreads();
+  float mean = mean_s;
+  if (t < 16) {
+    float l = 0.0f;
+    for (int64_t i = t; i < n; i += 16) {
+      float d = __fsub_rn(xr[i], mean);
+      l = __fmaf_rn(d, d, l);
+    }
+    lanes[t] = l;
+  }
+  __syncthreads();
+  if (t == 0) {
+    float var = __fdiv_rn(lane_tree(lanes), fn);
+    inv_s = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(var, eps)));
+  }
+  __syncthreads();
+  float inv = inv_s;
+  for (int64_t i = t; i < n; i += blockDim.x) {
+    float z = __fmul_rn(__fsub_rn(xr[i], mean), inv);
+    yr[i] = bias ? __fmaf_rn(z, w[i], bias[i]) : __fmul_rn(z, w[i]);
+  }
+}
+
+/* ------------------------------------------------------------------ rope */
+
+/* docs/NUMERICS.md §rope: one block per (t, head) row; the table comes from
+ * the host (hmx_rope_table). y0 = fma(x0, c, -(x1*s)), y1 = fma(x0, s, x1*c). */
+__global__ void rope_kernel(const float *__restrict__ x, float *__restrict__ y,
+                            const float *__restrict__ cos_tab, const float *__restrict__ sin_tab,
+                            int64_t heads, int64_t d, int rot_dim, int half_style) {
+  int64_t row = blockIdx.x;
+  int64_t t = row / heads;
+  int half = rot_dim / 2;
+  const float *xr = x + row * d;
+  float *yr = y + row * d;
+  const float *ct = cos_tab + t * half, *st = sin_tab + t * half;
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    int i0 = half_style ? i : 2 * i;
+    int i1 = half_style ? i + half : 2 * i + 1;
+    float c = ct[i], s = st[i];
+    float x0 = xr[i0], x1 = xr[i1];
+    yr[i0] = __fmaf_rn(x0, c, -__fmul_rn(x1, s));
+    yr[i1] = __fmaf_rn(x0, s, __fmul_rn(x1, c));
+  }
+  for (int64_t i = rot_dim + threadIdx.x; i < d; i += blockDim.x) yr[i] = xr[i];
+}
+
+/* ------------------------------------------------------------------ gemm */
+
+/* docs/NUMERICS.md §gemm: SIMT, a 64x64 tile of C per block, 4x4 outputs per
+ * thread (rows ty + 16r, columns tx + 16c), K through shared memory 16 at a
+ * time. Each accumulator starts from bias[j] (or +0) and takes one __fmaf_rn
+ * per k, k = 0 .. K-1 in order, carried from tile to tile; the last K tile
+ * stops at K (an extra fma with zeros would turn -0 into +0). No split-K, no
+ * atomics, no tensor cores. */
+constexpr int kTile = 64, kTk = 16;
+
+__global__ void __launch_bounds__(256)
+gemm_kernel(const float *__restrict__ A, const float *__restrict__ B,
+            const float *__restrict__ bias, float *__restrict__ C, int64_t M, int64_t N,
+            int64_t K, int trans_b) {
+  __shared__ float As[kTk][kTile + 1];
+  __shared__ float Bs[kTk][kTile + 1];
+  int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  int64_t row0 = (int64_t)blockIdx.x * kTile, col0 = (int64_t)blockIdx.y * kTile;
+  float acc[4][4];
+#pragma unroll
+  for (int c = 0; c < 4; c++) {
+    int64_t col = col0 + tx + 16 * c;
+    float b0 = (bias && col < N) ? bias[col] : 0.0f;
+#pragma unroll
+    for (int r = 0; r < 4; r++) acc[r][c] = b0;
+  }
+  for (int64_t k0 = 0; k0 < K; k0 += kTk) {
+    for (int e = threadIdx.x; e < kTile * kTk; e += 256) {
+      /* A tile: consecutive threads read consecutive k of one row */
+      int kk = e % kTk, rr = e / kTk;
+      int64_t gr = row0 + rr, gk = k0 + kk;
+      As[kk][rr] = (gr < M && gk < K) ? A[gr * K + gk] : 0.0f;
+      int64_t gc;
+      if (trans_b) { /* B[N][K]: consecutive threads read consecutive k */
+        gc = col0 + rr;
+        Bs[kk][rr] = (gc < N && gk < K) ? B[gc * K + gk] : 0.0f;
+      } else { /* B[K][N]: consecutive threads read consecutive columns */
+        int cc = e % kTile, k2 = e / kTile;
+        gc = col0 + cc;
+        gk = k0 + k2;
+        Bs[k2][cc] = (gc < N && gk < K) ? B[gk * N + gc] : 0.0f;
+      }
+    }
+    __syncthreads();
+    int kmax = (int)(K - k0 < kTk ? K - k0 : kTk);
+    for (int kk = 0; kk < kmax; kk++) {
+      float a[4], b[4];
+#pragma unroll
+      for (int r = 0; r < 4; r++) a[r] = As[kk][ty + 16 * r];
+#pragma unroll
+      for (int c = 0; c < 4; c++) b[c] = Bs[kk][tx + 16 * c];
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) acc[r][c] = __fmaf_rn(a[r], b[c], acc[r][c]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int r = 0; r < 4; r++) {
+    int64_t gr = row0 + ty + 16 * r;
+    if (gr >= M) continue;
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      int64_t gc = col0 + tx + 16 * c;
+      if (gc < N) C[gr * N + gc] = acc[r][c];
+    }
+  }
+}
+
+} // namespace
+
+/* ------------------------------------------------------------------ entry points */
+
+extern "C" hmx_status hmx_cuda_fwht(const hmx_fwht_args *a) {
+  Job j;
+  job_begin(&j, "fwht");
+  int m = 1;
+  int64_t p = 1;
+  int64_t total = a->batch * a->n;
+  if (split(&j, a->n, a->m, &m, &p) && total > 0) {
+    float *d_y = job_alloc(&j, total);
+    job_h2d(&j, d_y, a->x, total);
+    fwht_device(&j, d_y, a->batch, a->n, m, p, a->scale, 0, NULL, NULL);
+    job_d2h(&j, a->y, d_y, total);
+  }
+  return job_end(&j);
+}
+
+extern "C" hmx_status hmx_cuda_hadamard_mix(const hmx_hadamard_mix_args *a) {
+  Job j;
+  job_begin(&j, "hadamard_mix");
+  int m = 1;
+  int64_t p = 1;
+  int64_t total = a->batch * a->n;
+  if (split(&j, a->n, a->m, &m, &p) && total > 0) {
+    float *d_y = job_alloc(&j, total);
+    float *d_alpha = job_alloc(&j, a->n);
+    float *d_beta = job_alloc(&j, a->n);
+    job_h2d(&j, d_y, a->x, total);
+    job_h2d(&j, d_alpha, a->alpha, a->n);
+    job_h2d(&j, d_beta, a->beta, a->n);
+    fwht_device(&j, d_y, a->batch, a->n, m, p, hmx_inv_sqrt_n(a->n), 1, d_alpha, d_beta);
+    job_d2h(&j, a->y, d_y, total);
+  }
+  return job_end(&j);
+}
+
+static hmx_status norm(const hmx_norm_args *a, int layer) {
+  Job j;
+  job_begin(&j, layer ? "layernorm" : "rmsnorm");
+  int64_t total = a->rows * a->n;
+  if (j.st == HMX_OK && total > 0) {
+    if (a->rows > INT32_MAX)
+      j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j.op);
+    float *d_x = job_alloc(&j, total);
+    float *d_y = job_alloc(&j, total);
+    float *d_w = job_alloc(&j, a->n);
+    float *d_b = layer && a->bias ? job_alloc(&j, a->n) : NULL;
+    job_h2d(&j, d_x, a->x, total);
+    job_h2d(&j, d_w, a->weight, a->n);
+    if (d_b) job_h2d(&j, d_b, a->bias, a->n);
+    if (j.st == HMX_OK) {
+      float fn = (float)a->n; /* exact: n <= 2^24 */
+      if (layer)
+        layernorm_kernel<<<(unsigned)a->rows, kNormThreads, 0, j.stream>>>(d_x, d_w, d_b, d_y,
+                                                                          a->n, fn, a->eps);
+      else
+        rmsnorm_kernel<<<(unsigned)a->rows, kNormThreads, 0, j.stream>>>(d_x, d_w, d_y, a->n, fn,
+                                                                        a->eps);
+      job_launched(&j, layer ? "layernorm_kernel" : "rmsnorm_kernel");
+    }
+    job_d2h(&j, a->y, d_y, total);
+  }
+  return job_end(&j);
+}
+
+extern "C" hmx_status hmx_cuda_rmsnorm(const hmx_norm_args *a) { return norm(a, 0); }
+extern "C" hmx_status hmx_cuda_layernorm(const hmx_norm_args *a) { return norm(a, 1); }
+
+extern "C" hmx_status hmx_cuda_rope(const hmx_rope_args *a) {
+  Job j;
+  job_begin(&j, "rope");
+  int64_t rows = a->t * a->h, total = rows * a->d, tab = a->t * (a->rot_dim / 2);
+  if (j.st == HMX_OK && total > 0) {
+    if (rows > INT32_MAX) j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda rope: too many rows");
+    float *d_x = job_alloc(&j, total);
+    float *d_y = job_alloc(&j, total);
+    float *d_c = job_alloc(&j, tab);
+    float *d_s = job_alloc(&j, tab);
+    job_h2d(&j, d_x, a->x, total);
+    job_h2d(&j, d_c, a->cos_tab, tab);
+    job_h2d(&j, d_s, a->sin_tab, tab);
+    if (j.st == HMX_OK) {
+      rope_kernel<<<(unsigned)rows, 64, 0, j.stream>>>(d_x, d_y, d_c, d_s, a->h, a->d, a->rot_dim,
+                                                      a->style == HMX_ROPE_HALF);
+      job_launched(&j, "rope_kernel");
+    }
+    job_d2h(&j, a->y, d_y, total);
+  }
+  return job_end(&j);
+}
+
+extern "C" hmx_status hmx_cuda_gemm(const hmx_gemm_args *g) {
+  Job j;
+  job_begin(&j, "gemm");
+  int64_t mt = (g->m + kTile - 1) / kTile, nt = (g->n + kTile - 1) / kTile;
+  if (j.st == HMX_OK && g->m > 0 && g->n > 0) {
+    if (mt > INT32_MAX || nt > 65535)
+      j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda gemm: %lld x %lld is too large",
+                      (long long)g->m, (long long)g->n);
+    float *d_a = job_alloc(&j, g->m * g->k);
+    float *d_b = job_alloc(&j, g->k * g->n);
+    float *d_bias = g->bias ? job_alloc(&j, g->n) : NULL;
+    float *d_c = job_alloc(&j, g->m * g->n);
+    job_h2d(&j, d_a, g->a, g->m * g->k);
+    job_h2d(&j, d_b, g->b, g->k * g->n);
+    if (d_bias) job_h2d(&j, d_bias, g->bias, g->n);
+    if (j.st == HMX_OK) {
+      dim3 grid((unsigned)mt, (unsigned)nt);
+      gemm_kernel<<<grid, 256, 0, j.stream>>>(d_a, d_b, d_bias, d_c, g->m, g->n, g->k, g->trans_b);
+      job_launched(&j, "gemm_kernel");
+    }
+    job_d2h(&j, g->c, d_c, g->m * g->n);
+  }
+  return job_end(&j);
+}
