@@ -38,6 +38,8 @@ const hmx_vcase hmx_vcases[] = {
      {T("x", HMX_F32, 2, 3, 8192, 0, 0, FILL_UNIFORM, 1.0f)}},
     {"fwht", "fwht_n65536_b1", 3863882845551925512ull, "scale=0.00390625", "uniform", 1,
      {T("x", HMX_F32, 2, 1, 65536, 0, 0, FILL_UNIFORM, 1.0f)}},
+    {"fwht", "fwht_n98304_m12_b1", 2828284031131993432ull, "scale=0.0031894755,m=12", "uniform", 1,
+     {T("x", HMX_F32, 2, 1, 98304, 0, 0, FILL_UNIFORM, 1.0f)}},
     {"fwht", "fwht_n12_m12_b2", 1731866932950813720ull, "m=12", "uniform", 1,
      {T("x", HMX_F32, 2, 2, 12, 0, 0, FILL_UNIFORM, 1.0f)}},
     {"fwht", "fwht_n24_m12_b2", 10785837434751307047ull, "m=12", "uniform", 1,
