@@ -6,19 +6,22 @@
 
 #define HX_W 16
 #define HX_LOG2W 4
-/* Tuning, measured on the AMD EPYC (Zen 4) dev machine; each may be
+/* Tuning, measured on the AMD EPYC (Zen 5) dev machine; each may be
  * overridden with -D for experiments (none changes a bit of the results). */
 #ifndef HX_CHUNK_LOG2
-#define HX_CHUNK_LOG2 4 /* 16 zmm = 256 floats: strides 1 .. 128 in registers */
+#define HX_CHUNK_LOG2 5 /* 32 zmm = 512 floats: strides 1 .. 256 in registers */
 #endif
 #ifndef HX_RADIX_LOG2
 #define HX_RADIX_LOG2 4 /* 4 stages per pass over memory */
 #endif
 #ifndef HX_L1_LOG2
-#define HX_L1_LOG2 12 /* 16 KiB blocks: L1 resident */
+#define HX_L1_LOG2 13 /* 16 or 32 KiB blocks: L1 resident */
+#endif
+#ifndef HX_L1_MIN_LOG2
+#define HX_L1_MIN_LOG2 12
 #endif
 #ifndef HX_BLOCK_LOG2
-#define HX_BLOCK_LOG2 15 /* 128 KiB blocks: L2 resident */
+#define HX_BLOCK_LOG2 16 /* 256 KiB blocks: L2 resident */
 #endif
 #ifndef HX_STREAM_BYTES
 #define HX_STREAM_BYTES ((int64_t)32 << 20) /* output >= 32 MiB: streamed */

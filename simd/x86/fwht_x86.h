@@ -72,6 +72,10 @@ typedef struct hx_fin {
 
 static const hx_fin hx_fin_none = {HX_FIN_NONE, 1.0f, NULL, NULL, 0};
 
+#ifndef HX_FAR_LOG2
+#define HX_FAR_LOG2 10 /* passes with strides of 2^this floats or more: at most 3 stages */
+#endif
+
 /* §fwht step 3: one multiply by scale; §hadamard_mix: then one fma with
  * alpha[idx], beta[idx] (idx = index of the vector's first element in the row). */
 HX_INL hx_v hx_finish(hx_v v, const hx_fin *f, int64_t idx) {
@@ -96,13 +100,13 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
   for (int64_t o = 0; o < len; o += (int64_t)R * HX_W) {
     hx_v v[1 << HX_CHUNK_LOG2];
     /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int k = 0; k < R; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
     /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
      * pairs with k + h; (a, b) -> (a + b, a - b) */
-#pragma GCC unroll 4
+#pragma GCC unroll 5
     for (int s = 0; s < lr; s++) {
-#pragma GCC unroll 16
+#pragma GCC unroll 32
       for (int k = 0; k < R; k++) {
         const int h = 1 << s;
         if (k & h) continue;
@@ -112,7 +116,7 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
       }
     }
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int k = 0; k < R; k++)
       hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W), f);
   }
@@ -127,6 +131,9 @@ static void hx_chunk(const float *src, float *dst, int64_t len, int64_t base, co
   case 3: hx_chunk_impl(src, dst, len, base, f, 3); break;
 #if HX_CHUNK_LOG2 >= 4
   case 4: hx_chunk_impl(src, dst, len, base, f, 4); break;
+#endif
+#if HX_CHUNK_LOG2 >= 5
+  case 5: hx_chunk_impl(src, dst, len, base, f, 5); break;
 #endif
   default: break;
   }
@@ -186,7 +193,7 @@ static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t b
   /* §fwht step 1: the stages in increasing stride, one pass after the other */
   while (s0 < s1) {
     int left = s1 - s0;
-    int most = s0 >= 10 && HX_RADIX_LOG2 > 3 ? 3 : HX_RADIX_LOG2;
+    int most = s0 >= HX_FAR_LOG2 && HX_RADIX_LOG2 > 3 ? 3 : HX_RADIX_LOG2;
     int passes = (left + most - 1) / most;
     int r = (left + passes - 1) / passes;
     hx_radix(t, r == left ? d : t, len, (int64_t)1 << s0, base, r == left ? f : &hx_fin_none, r);
@@ -206,12 +213,27 @@ static int hx_log2(int64_t p) {
  * they sit in L1, then the block gets the larger ones. */
 static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t base,
                      const hx_fin *f) {
-  const int lc = HX_LOG2W + HX_CHUNK_LOG2;
-  const int l1 = lb < HX_L1_LOG2 ? lb : HX_L1_LOG2;
+  int l1 = lb < HX_L1_LOG2 ? lb : HX_L1_LOG2;
+#ifdef HX_L1_MIN_LOG2
+  /* sub-blocks of 2^HX_L1_MIN_LOG2 .. 2^HX_L1_LOG2 elements: the size that
+   * leaves the block's larger strides no pass of a single stage */
+  if (lb > HX_L1_LOG2 && (lb - HX_L1_LOG2) % 3 != 0 && (lb - HX_L1_MIN_LOG2) % 3 != 1)
+    l1 = HX_L1_MIN_LOG2;
+#endif
+  /* the chunk: half as many registers when the rest would be one pass of
+   * only one or two stages (a 3- or 4-stage pass measured faster) */
+  int lr = HX_CHUNK_LOG2;
+  if (HX_CHUNK_LOG2 > 4 && l1 - HX_LOG2W - lr > 0 && l1 - HX_LOG2W - lr < 3) lr--;
+  const int lc = HX_LOG2W + lr;
   const int64_t b1 = (int64_t)1 << l1;
   /* §fwht step 1, strides < 2^l1: sub-block by sub-block (L1 resident) */
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
-    hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, HX_CHUNK_LOG2);
+#if HX_CHUNK_LOG2 > 4
+    if (lr == 4) /* n = 1024, 2048: inline (measured faster) */
+      hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4);
+    else
+#endif
+      hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
     hx_stages(tmp + s, l1 == lb ? dst + s : tmp + s, b1, lc, l1, base + s,
               l1 == lb ? f : &hx_fin_none);
   }
@@ -233,7 +255,11 @@ static void hx_butterflies(const float *src, float *tmp, float *dst, int lp, int
   }
   /* HX_BLOCK_LOG2 > HX_L1_LOG2 > lc, so each stage range below that gets `f`
    * is non-empty. */
-  const int lb = lp < HX_BLOCK_LOG2 ? lp : HX_BLOCK_LOG2;
+  int lb = lp < HX_BLOCK_LOG2 ? lp : HX_BLOCK_LOG2;
+#ifdef HX_L1_MIN_LOG2
+  /* one block size smaller when that leaves the row passes of 3 stages */
+  if (lp > lb && (lp - lb) % 3 != 0 && (lp - lb + 1) % 3 == 0) lb--;
+#endif
   const int64_t blk = (int64_t)1 << lb;
   /* §fwht step 1, strides < 2^lb: block by block (L2 resident) */
   for (int64_t s = 0; s < p; s += blk)
@@ -444,7 +470,7 @@ static void hx_radix_cols(float *d, int64_t h, int64_t base, const hx_fin *f, in
 static void hx_stages_par(float *d, int64_t len, int s0, int s1, const hx_fin *f, int nt) {
   while (s0 < s1) {
     int left = s1 - s0;
-    int most = s0 >= 10 && HX_RADIX_LOG2 > 3 ? 3 : HX_RADIX_LOG2;
+    int most = s0 >= HX_FAR_LOG2 && HX_RADIX_LOG2 > 3 ? 3 : HX_RADIX_LOG2;
     int passes = (left + most - 1) / most;
     int r = (left + passes - 1) / passes;
     const hx_fin *pf = r == left ? f : &hx_fin_none;
@@ -499,6 +525,9 @@ static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int6
   case 3: hx_small_rows_impl(x, y, b0, b1, n, f, 3); break;
 #if HX_CHUNK_LOG2 >= 4
   case 4: hx_small_rows_impl(x, y, b0, b1, n, f, 4); break;
+#endif
+#if HX_CHUNK_LOG2 >= 5
+  case 5: hx_small_rows_impl(x, y, b0, b1, n, f, 5); break;
 #endif
   default: break;
   }
