@@ -1,6 +1,5 @@
 /* The cuda backend table (issue 5). Kernels take host buffers and pay the
- * PCIe copies, so the priority stays below the CPU SIMD backends for now.
- * attention and swiglu are not implemented yet: NULL (conformance: missing). */
+ * PCIe copies, so the priority stays below the CPU SIMD backends for now. */
 #include "backend.h"
 #include "cuda_kernels.h"
 
@@ -15,6 +14,6 @@ const hmx_backend hmx_backend_cuda = {
     .rmsnorm = hmx_cuda_rmsnorm,
     .layernorm = hmx_cuda_layernorm,
     .rope = hmx_cuda_rope,
-    .attention = NULL,
-    .swiglu = NULL,
+    .attention = hmx_cuda_attention,
+    .swiglu = hmx_cuda_swiglu,
 };

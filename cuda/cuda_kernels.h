@@ -17,6 +17,8 @@ hmx_status hmx_cuda_gemm(const hmx_gemm_args *a);
 hmx_status hmx_cuda_rmsnorm(const hmx_norm_args *a);
 hmx_status hmx_cuda_layernorm(const hmx_norm_args *a);
 hmx_status hmx_cuda_rope(const hmx_rope_args *a);
+hmx_status hmx_cuda_attention(const hmx_attention_args *a);
+hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *a);
 
 #ifdef __cplusplus
 }

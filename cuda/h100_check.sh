@@ -23,10 +23,10 @@ timeout 200 ctest --test-dir $B -R 'conform_cuda|differential_cuda|conform_ref' 
   > "$OUT/conform.txt" 2>&1; tail -6 "$OUT/conform.txt"
 { echo "== compute-sanitizer --tool memcheck hmx conform --backend cuda"
   timeout 150 compute-sanitizer --tool memcheck --leak-check full $B/tools/hmx conform --backend cuda; echo "rc=$?"
-  for op in fwht hadamard_mix gemm rmsnorm layernorm rope; do
+  for op in fwht hadamard_mix gemm rmsnorm layernorm rope attention swiglu; do
     echo "== compute-sanitizer --tool racecheck hmx conform --backend cuda --op $op"
     timeout 60 compute-sanitizer --tool racecheck --racecheck-report all $B/tools/hmx conform --backend cuda --op $op | tail -4; echo "rc=$?"
   done
 } > "$OUT/sanitizer.txt" 2>&1; grep -E "^==|ERROR SUMMARY|RACECHECK SUMMARY|rc=|result" "$OUT/sanitizer.txt"
-timeout 90 $B/tools/hmx bench fwht hadamard_mix gemm rmsnorm layernorm rope --backend cuda --size small \
+timeout 90 $B/tools/hmx bench fwht hadamard_mix gemm rmsnorm layernorm rope attention swiglu --backend cuda --size small \
   > "$OUT/bench.txt" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.txt" | head -40

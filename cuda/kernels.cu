@@ -387,6 +387,154 @@ __global__ void rope_kernel(const float *__restrict__ x, float *__restrict__ y,
   for (int64_t i = rot_dim + threadIdx.x; i < d; i += blockDim.x) yr[i] = xr[i];
 }
 
+/* ------------------------------------------------------------------ exp, silu */
+
+/* docs/NUMERICS.md §E: hmx_expf (src/canon_exp.c) op for op. Every rounding is
+ * its _rn intrinsic, the 2^n bits are built on the bits of z, and the selects
+ * of lines 27-31 come last, in order, with ordered compares (NaN test last).
+ * -ftz=false keeps the subnormal path (lines 25-26) exact. */
+__device__ __forceinline__ float dev_expf(float x) {
+  const float z = __fmaf_rn(x, 0x1.715476p+0f, 0x1.8p+23f); /*  1 */
+  const float n = __fsub_rn(z, 0x1.8p+23f);                  /*  2 */
+  const float r1 = __fmaf_rn(n, -0x1.62e43p-1f, x);          /*  3 */
+  const float rl = __fmul_rn(n, 0x1.05c61p-29f);             /*  4 */
+  const float r = __fadd_rn(r1, rl);                         /*  5 */
+  float q = __fmaf_rn(0x1.6ac74ep-10f, r, 0x1.123dep-7f);    /*  6 */
+  q = __fmaf_rn(q, r, 0x1.555858p-5f);                       /*  7 */
+  q = __fmaf_rn(q, r, 0x1.55548cp-3f);                       /*  8 */
+  q = __fmaf_rn(q, r, 0x1.fffffcp-2f);                       /*  9 */
+  const float m = __fmul_rn(__fadd_rn(r1, r1), rl);          /* 10 */
+  const float r2 = __fmaf_rn(r1, r1, m);                     /* 11 */
+  const float c = __fmaf_rn(r2, q, rl);                      /* 12 */
+  const float w = __fadd_rn(1.0f, r1);                       /* 13 */
+  const float wm1 = __fsub_rn(w, 1.0f);                      /* 14 */
+  const float e1 = __fsub_rn(r1, wm1);                       /* 15 */
+  const float cc = __fadd_rn(e1, c);                         /* 16 */
+  const float p = __fadd_rn(w, cc);                          /* 17 */
+  const float t = __fadd_rn(wm1, cc);                        /* 18 */
+  const unsigned kb = __float_as_uint(z) - 0x4B3FFF00u;      /* 19 */
+  const unsigned k1 = kb >> 1;                               /* 20 */
+  const unsigned k2 = kb - k1;                               /* 21 */
+  const float a = __uint_as_float((k1 - 1u) << 23);          /* 22 */
+  const float b = __uint_as_float((k2 - 1u) << 23);          /* 23 */
+  const float yn = __fmul_rn(__fmul_rn(p, a), b);            /* 24 */
+  const float s = __fmul_rn(a, b);                           /* 25 */
+  const float ys = __fmaf_rn(s, t, s);                       /* 26 */
+  float y = (yn < 0x1p-126f) ? ys : yn;                      /* 27 */
+  y = (n < -149.0f) ? 0x1p-149f : y;                         /* 28 */
+  y = (x > 0x1.62e42ep+6f) ? __uint_as_float(0x7F800000u) : y; /* 29: +inf */
+  y = (x < -0x1.9fe368p+6f) ? 0.0f : y;                      /* 30 */
+  y = (x != x) ? __fadd_rn(x, x) : y;                        /* 31 */
+  return y;
+}
+
+/* silu(x) = x / (1 + exp(-x)): negate (exact), exp, one add, one division. */
+__device__ __forceinline__ float dev_siluf(float x) {
+  return __fdiv_rn(x, __fadd_rn(1.0f, dev_expf(-x)));
+}
+
+/* ------------------------------------------------------------------ attention */
+
+/* docs/NUMERICS.md §attention: one block per (b, i, h) row (the row index is
+ * the output row ((b*Sq + i)*Hq + h)). Threads over keys compute the scores
+ * (dot sequential over d with __fmaf_rn from +0, then * scale) and the exact
+ * maximum (`if (s > m) m = s`, per thread, then thread 0 over the threads:
+ * the maximum is exact, so its order does not matter). Keys are then walked in
+ * chunks of kAttChunk (a multiple of 16): threads over keys write e_j =
+ * exp(s_j - m) into shared memory (the scores of a single-chunk row were kept
+ * there by the first pass; longer rows recompute them, same bits); threads
+ * 0..15 are the §R lanes (lane l adds e_j, j = l mod 16, in index order,
+ * carried across chunks); threads over d carry acc_d = fma(e_j, v_jd, acc_d)
+ * over j in increasing order (kept in o between chunks, each element by one
+ * thread). At the end thread 0 runs the +8,+4,+2,+1 tree and every o_d is
+ * divided once by the sum. Only visible keys j < n are visited. */
+constexpr int kAttThreads = 128;
+/* Keys per chunk (a multiple of 16). Rows with n <= kAttChunk keep their
+ * scores in shared memory; longer rows recompute them chunk by chunk (1.5x
+ * the dot products). 256 is small enough that the vectors with Skv = 257
+ * exercise the recompute path (two chunks, the last of one key). */
+constexpr int kAttChunk = 256;
+
+__device__ __forceinline__ float att_score(const float *__restrict__ q,
+                                           const float *__restrict__ k, int64_t d, float scale) {
+  float dot = 0.0f;
+  for (int64_t c = 0; c < d; c++) dot = __fmaf_rn(q[c], k[c], dot);
+  return __fmul_rn(dot, scale);
+}
+
+__global__ void __launch_bounds__(kAttThreads)
+attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
+                 const float *__restrict__ v, float *__restrict__ o, int64_t sq, int64_t skv,
+                 int64_t hq, int64_t hkv, int64_t d, int causal, int64_t q_offset, float scale) {
+  __shared__ float e[kAttChunk];
+  __shared__ float red[kAttThreads];
+  __shared__ float lanes[16];
+  __shared__ float m_s, sum_s;
+  const int64_t row = blockIdx.x;
+  const int64_t h = row % hq, bi = row / hq;
+  const int64_t i = bi % sq, b = bi / sq;
+  const int64_t kvh = h / (hq / hkv);
+  const int64_t ld = hkv * d; /* key j of this (b, kv head) at base + j * ld */
+  const float *qr = q + row * d;
+  float *orow = o + row * d;
+  const float *kb = k + (b * skv * hkv + kvh) * d;
+  const float *vb = v + (b * skv * hkv + kvh) * d;
+  const int64_t n = causal ? q_offset + i + 1 : skv;
+  const int t = threadIdx.x;
+  const int one = n <= kAttChunk;
+
+  float m = -__uint_as_float(0x7F800000u);
+  for (int64_t j = t; j < n; j += kAttThreads) {
+    float s = att_score(qr, kb + j * ld, d, scale);
+    if (one) e[j] = s;
+    if (s > m) m = s; /* NaN never wins */
+  }
+  red[t] = m;
+  __syncthreads();
+  if (t == 0) {
+    float mm = red[0];
+    for (int r = 1; r < kAttThreads; r++)
+      if (red[r] > mm) mm = red[r];
+    m_s = mm;
+  }
+  __syncthreads();
+  m = m_s;
+
+  float lane = 0.0f; /* threads 0..15 */
+  for (int64_t c0 = 0; c0 < n; c0 += kAttChunk) {
+    const int len = (int)(n - c0 < kAttChunk ? n - c0 : kAttChunk);
+    for (int jj = t; jj < len; jj += kAttThreads) {
+      float s = one ? e[jj] : att_score(qr, kb + (c0 + jj) * ld, d, scale);
+      e[jj] = dev_expf(__fsub_rn(s, m));
+    }
+    __syncthreads();
+    if (t < 16)
+      for (int jj = t; jj < len; jj += 16) lane = __fadd_rn(lane, e[jj]);
+    for (int64_t dd = t; dd < d; dd += kAttThreads) {
+      float acc = c0 == 0 ? 0.0f : orow[dd];
+      const float *vp = vb + c0 * ld + dd;
+      for (int jj = 0; jj < len; jj++) acc = __fmaf_rn(e[jj], vp[(int64_t)jj * ld], acc);
+      orow[dd] = acc;
+    }
+    __syncthreads();
+  }
+  if (t < 16) lanes[t] = lane;
+  __syncthreads();
+  if (t == 0) sum_s = lane_tree(lanes);
+  __syncthreads();
+  const float sum = sum_s;
+  for (int64_t dd = t; dd < d; dd += kAttThreads) orow[dd] = __fdiv_rn(orow[dd], sum);
+}
+
+/* ------------------------------------------------------------------ swiglu */
+
+/* g = silu(a) * b elementwise, in place in a. */
+__global__ void swiglu_gate(float *__restrict__ a, const float *__restrict__ b, int64_t total) {
+  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * blockDim.x)
+    a[idx] = __fmul_rn(dev_siluf(a[idx]), b[idx]);
+}
+
 /* ------------------------------------------------------------------ gemm */
 
 /* docs/NUMERICS.md §gemm: SIMT, a 64x64 tile of C per block, 4x4 outputs per
@@ -571,6 +719,78 @@ extern "C" hmx_status hmx_cuda_gemm(const hmx_gemm_args *g) {
       job_launched(&j, "gemm_kernel");
     }
     job_d2h(&j, g->c, d_c, g->m * g->n);
+  }
+  return job_end(&j);
+}
+
+/* C[M][N] = A[M][K] * B[K][N] (no bias) on device buffers, by gemm_kernel:
+ * each output from +0, one __fmaf_rn per k in increasing k. */
+static void gemm_device(Job *j, const float *d_a, const float *d_b, float *d_c, int64_t m,
+                        int64_t n, int64_t k) {
+  if (j->st != HMX_OK || m <= 0 || n <= 0) return;
+  int64_t mt = (m + kTile - 1) / kTile, nt = (n + kTile - 1) / kTile;
+  if (mt > INT32_MAX || nt > 65535) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: %lld x %lld is too large", j->op,
+                     (long long)m, (long long)n);
+    return;
+  }
+  dim3 grid((unsigned)mt, (unsigned)nt);
+  gemm_kernel<<<grid, 256, 0, j->stream>>>(d_a, d_b, NULL, d_c, m, n, k, 0);
+  job_launched(j, "gemm_kernel");
+}
+
+/* docs/NUMERICS.md §swiglu. a = x W1 and b = x W3 ([T][h]) are two gemms
+ * (a_u, b_u sequential over p from +0), g = silu(a) * b in place, and
+ * y = g W2 a third gemm: y_j from +0, one fma per u in increasing u, which is
+ * ref's order for every block size (`block` only bounds ref's memory). */
+extern "C" hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *s) {
+  Job j;
+  job_begin(&j, "swiglu");
+  if (j.st == HMX_OK && s->t > 0 && s->d_out > 0) {
+    int64_t th = s->t * s->h;
+    float *d_x = job_alloc(&j, s->t * s->d);
+    float *d_w1 = job_alloc(&j, s->d * s->h);
+    float *d_w3 = job_alloc(&j, s->d * s->h);
+    float *d_w2 = job_alloc(&j, s->h * s->d_out);
+    float *d_a = job_alloc(&j, th);
+    float *d_b = job_alloc(&j, th);
+    float *d_y = job_alloc(&j, s->t * s->d_out);
+    job_h2d(&j, d_x, s->x, s->t * s->d);
+    job_h2d(&j, d_w1, s->w1, s->d * s->h);
+    job_h2d(&j, d_w3, s->w3, s->d * s->h);
+    job_h2d(&j, d_w2, s->w2, s->h * s->d_out);
+    gemm_device(&j, d_x, d_w1, d_a, s->t, s->h, s->d);
+    gemm_device(&j, d_x, d_w3, d_b, s->t, s->h, s->d);
+    if (j.st == HMX_OK && th > 0) {
+      swiglu_gate<<<grid_for(th, 256), 256, 0, j.stream>>>(d_a, d_b, th);
+      job_launched(&j, "swiglu_gate");
+    }
+    gemm_device(&j, d_a, d_w2, d_y, s->t, s->d_out, s->h);
+    job_d2h(&j, s->y, d_y, s->t * s->d_out);
+  }
+  return job_end(&j);
+}
+
+extern "C" hmx_status hmx_cuda_attention(const hmx_attention_args *a) {
+  Job j;
+  job_begin(&j, "attention");
+  int64_t rows = a->b * a->sq * a->hq, total = rows * a->d, kv = a->b * a->skv * a->hkv * a->d;
+  if (j.st == HMX_OK && total > 0) {
+    if (rows > INT32_MAX) j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda attention: too many rows");
+    float *d_q = job_alloc(&j, total);
+    float *d_k = job_alloc(&j, kv);
+    float *d_v = job_alloc(&j, kv);
+    float *d_o = job_alloc(&j, total);
+    job_h2d(&j, d_q, a->q, total);
+    job_h2d(&j, d_k, a->k, kv);
+    job_h2d(&j, d_v, a->v, kv);
+    if (j.st == HMX_OK) {
+      attention_kernel<<<(unsigned)rows, kAttThreads, 0, j.stream>>>(
+          d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->d, a->causal, a->q_offset,
+          a->scale);
+      job_launched(&j, "attention_kernel");
+    }
+    job_d2h(&j, a->o, d_o, total);
   }
   return job_end(&j);
 }
