@@ -29,6 +29,12 @@
 #ifndef HX_STREAM_MPOINT
 #define HX_STREAM_MPOINT 0
 #endif
+#ifndef HX_MPOINT_MAXG
+#define HX_MPOINT_MAXG 12 /* m-point accumulators in registers (16 ymm) */
+#endif
+#ifndef HX_MULTI_LOG2
+#define HX_MULTI_LOG2 3 /* hx_chunk_multi: at most 8 ymm per iteration */
+#endif
 #ifndef HX_FWHT_FN
 #define HX_FWHT_FN hmx_avx2_fwht
 #endif

@@ -32,6 +32,9 @@
 #ifndef HX_STREAM_MPOINT
 #define HX_STREAM_MPOINT 1
 #endif
+#ifndef HX_MPOINT_MAXG
+#define HX_MPOINT_MAXG 28 /* m-point accumulators in registers (32 zmm) */
+#endif
 #ifndef HX_FWHT_FN
 #define HX_FWHT_FN hmx_avx512_fwht
 #endif

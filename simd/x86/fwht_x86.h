@@ -78,23 +78,27 @@ static const hx_fin hx_fin_none = {HX_FIN_NONE, 1.0f, NULL, NULL, 0};
 
 /* §fwht step 3: one multiply by scale; §hadamard_mix: then one fma with
  * alpha[idx], beta[idx] (idx = index of the vector's first element in the row). */
-HX_INL hx_v hx_finish(hx_v v, const hx_fin *f, int64_t idx) {
-  if (f->mode == HX_FIN_NONE) return v;
+/* fm, fs: f->mode and f->stream when known at compile time (the loop bodies
+ * are specialised per mode, so non-final passes test nothing per store), or
+ * -1 to read them from f. */
+HX_INL hx_v hx_finish(hx_v v, const hx_fin *f, int64_t idx, const int fm) {
+  const int mode = fm >= 0 ? fm : f->mode;
+  if (mode == HX_FIN_NONE) return v;
   v = hx_mul(v, hx_set1(f->scale));
-  if (f->mode == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
+  if (mode == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
   return v;
 }
 
 /* The store of a pass: streaming for the last pass of a large output. */
-HX_INL void hx_put(float *p, hx_v v, const hx_fin *f) {
-  if (f->stream) hx_stream(p, v);
+HX_INL void hx_put(float *p, hx_v v, const hx_fin *f, const int fs) {
+  if (fs >= 0 ? fs : f->stream) hx_stream(p, v);
   else hx_store(p, v);
 }
 
 /* One chunk pass: for each chunk of R = 2^lr registers (len a multiple of
  * R*HX_W), load, all strides 1 .. R*HX_W/2, finish, store. */
 HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t base,
-                          const hx_fin *f, const int lr) {
+                          const hx_fin *f, const int lr, const int fm, const int fs) {
   const int R = 1 << lr;
   /* chunks of one stage range are independent (§fwht step 1: pairs of a stage) */
   for (int64_t o = 0; o < len; o += (int64_t)R * HX_W) {
@@ -118,32 +122,90 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 32
     for (int k = 0; k < R; k++)
-      hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W), f);
+      hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W, fm), f,
+             fs);
   }
 }
 
-static void hx_chunk(const float *src, float *dst, int64_t len, int64_t base, const hx_fin *f,
-                     int lr) {
+HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base,
+                         const hx_fin *f, int lr, const int fm, const int fs) {
   switch (lr) {
-  case 0: hx_chunk_impl(src, dst, len, base, f, 0); break;
-  case 1: hx_chunk_impl(src, dst, len, base, f, 1); break;
-  case 2: hx_chunk_impl(src, dst, len, base, f, 2); break;
-  case 3: hx_chunk_impl(src, dst, len, base, f, 3); break;
+  case 0: hx_chunk_impl(src, dst, len, base, f, 0, fm, fs); break;
+  case 1: hx_chunk_impl(src, dst, len, base, f, 1, fm, fs); break;
+  case 2: hx_chunk_impl(src, dst, len, base, f, 2, fm, fs); break;
+  case 3: hx_chunk_impl(src, dst, len, base, f, 3, fm, fs); break;
 #if HX_CHUNK_LOG2 >= 4
-  case 4: hx_chunk_impl(src, dst, len, base, f, 4); break;
+  case 4: hx_chunk_impl(src, dst, len, base, f, 4, fm, fs); break;
 #endif
 #if HX_CHUNK_LOG2 >= 5
-  case 5: hx_chunk_impl(src, dst, len, base, f, 5); break;
+  case 5: hx_chunk_impl(src, dst, len, base, f, 5, fm, fs); break;
 #endif
   default: break;
   }
+}
+
+#ifndef HX_MULTI_LOG2
+#define HX_MULTI_LOG2 4 /* registers per iteration of hx_chunk_multi (at most) */
+#endif
+_Static_assert(HX_MULTI_LOG2 >= 3, "hx_chunk_multi: chunks of up to 8 registers");
+
+/* A chunk pass of chunks of 2^lr registers (no `f`), 2^lu chunks at a time
+ * (more independent chains in flight for short chunks). */
+HX_INL void hx_chunk_multi_impl(const float *src, float *dst, int64_t len, const int lr,
+                                const int lu) {
+  const int K = 1 << (lr + lu);
+  /* chunks are independent (§fwht step 1: pairs of a stage) */
+  for (int64_t o = 0; o < len; o += (int64_t)K * HX_W) {
+    hx_v v[1 << HX_MULTI_LOG2];
+    /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
+#pragma GCC unroll 32
+    for (int k = 0; k < K; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
+    /* §fwht step 1, strides HX_W .. 2^lr*HX_W/2 in increasing order inside
+     * each chunk of 2^lr registers: register k pairs with k + h (h < 2^lr:
+     * the same chunk) */
+#pragma GCC unroll 5
+    for (int s = 0; s < lr; s++) {
+#pragma GCC unroll 32
+      for (int k = 0; k < K; k++) {
+        const int h = 1 << s;
+        if (k & h) continue;
+        hx_v a = v[k], b = v[k + h];
+        v[k] = hx_add(a, b);
+        v[k + h] = hx_sub(a, b);
+      }
+    }
+#pragma GCC unroll 32
+    for (int k = 0; k < K; k++) hx_store(dst + o + (int64_t)k * HX_W, v[k]);
+  }
+}
+
+#define HX_MULTI_LU(lr) (HX_MULTI_LOG2 - (lr) > 2 ? 2 : HX_MULTI_LOG2 - (lr))
+
+/* The butterflies of all m blocks of a row, p = 2^lr registers each: chunks
+ * of p, 2^HX_MULTI_LU(lr) <= 4 of them per iteration (m is a multiple of 4,
+ * so they tile the row). Blocks of more than 2^HX_MULTI_LOG2 registers: hx_chunk. */
+static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
+  switch (lr) {
+  case 0: hx_chunk_multi_impl(src, dst, len, 0, HX_MULTI_LU(0)); break;
+  case 1: hx_chunk_multi_impl(src, dst, len, 1, HX_MULTI_LU(1)); break;
+  case 2: hx_chunk_multi_impl(src, dst, len, 2, HX_MULTI_LU(2)); break;
+  case 3: hx_chunk_multi_impl(src, dst, len, 3, HX_MULTI_LU(3)); break;
+  default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0); break;
+  }
+}
+
+/* A chunk pass; the non-final ones (nothing to apply) without per-store tests. */
+static void hx_chunk(const float *src, float *dst, int64_t len, int64_t base, const hx_fin *f,
+                     int lr) {
+  if (f->mode == HX_FIN_NONE && !f->stream) hx_chunk_fin(src, dst, len, base, f, lr, HX_FIN_NONE, 0);
+  else hx_chunk_fin(src, dst, len, base, f, lr, -1, -1);
 }
 
 /* One radix pass, src -> d (the same positions; src may equal d): strides
  * h, 2h, .., h*2^(r-1) (h a multiple of HX_W), 2^r registers at distance h,
  * for every group and column. */
 HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, int64_t base,
-                          const hx_fin *f, const int r) {
+                          const hx_fin *f, const int r, const int fm, const int fs) {
   const int T = 1 << r;
   /* groups and columns are independent (§fwht step 1: pairs of a stage) */
   for (int64_t g = 0; g < len; g += h << r) {
@@ -165,22 +227,46 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
       }
       /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 16
-      for (int t = 0; t < T; t++) hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h), f);
+      for (int t = 0; t < T; t++)
+        hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm), f, fs);
     }
   }
 }
 
-static void hx_radix(const float *src, float *d, int64_t len, int64_t h, int64_t base,
-                     const hx_fin *f, int r) {
+HX_INL void hx_radix_fin(const float *src, float *d, int64_t len, int64_t h, int64_t base,
+                         const hx_fin *f, int r, const int fm, const int fs) {
   switch (r) {
-  case 1: hx_radix_impl(src, d, len, h, base, f, 1); break;
-  case 2: hx_radix_impl(src, d, len, h, base, f, 2); break;
-  case 3: hx_radix_impl(src, d, len, h, base, f, 3); break;
+  case 1: hx_radix_impl(src, d, len, h, base, f, 1, fm, fs); break;
+  case 2: hx_radix_impl(src, d, len, h, base, f, 2, fm, fs); break;
+  case 3: hx_radix_impl(src, d, len, h, base, f, 3, fm, fs); break;
 #if HX_RADIX_LOG2 >= 4
-  case 4: hx_radix_impl(src, d, len, h, base, f, 4); break;
+  case 4: hx_radix_impl(src, d, len, h, base, f, 4, fm, fs); break;
 #endif
   default: break;
   }
+}
+
+#ifndef HX_RADIX_ATTR
+#define HX_RADIX_ATTR
+#endif
+/* A radix pass; the non-final ones (nothing to apply) without per-store tests. */
+HX_RADIX_ATTR static void hx_radix(const float *src, float *d, int64_t len, int64_t h, int64_t base,
+                     const hx_fin *f, int r) {
+#ifndef HX_RADIX_GENERIC
+  if (f->mode == HX_FIN_NONE && !f->stream) hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_NONE, 0);
+  else if (f->mode == HX_FIN_SCALE && !f->stream)
+    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_SCALE, 0);
+#ifndef HX_NO_STREAM_SPEC
+  else if (f->mode == HX_FIN_SCALE)
+    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_SCALE, 1);
+#endif
+  else if (f->mode == HX_FIN_MIX && !f->stream)
+    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_MIX, 0);
+  else hx_radix_fin(src, d, len, h, base, f, r, -1, -1);
+#else
+  if (f->mode == HX_FIN_NONE && !f->stream) hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_NONE, 0);
+  else hx_radix_fin(src, d, len, h, base, f, r, -1, -1);
+#endif
 }
 
 /* Stages of strides 2^s0 .. 2^(s1-1) on t[0..len), in passes of at most
@@ -230,7 +316,7 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
 #if HX_CHUNK_LOG2 > 4
     if (lr == 4) /* n = 1024, 2048: inline (measured faster) */
-      hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4);
+      hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, HX_FIN_NONE, 0);
     else
 #endif
       hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
@@ -315,7 +401,8 @@ static const uint64_t *hx_neg_table(int m) {
  * product, one rounding: the same bits) so that the adder and the FMA pipes
  * share the work. */
 HX_INL void hx_mpoint_impl(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
-                           const hx_fin *f, const int m, const uint64_t *neg) {
+                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
+                           const int fs) {
   const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
   /* §fwht step 2: each j independently, HX_W of them per vector */
   for (int64_t j = j0; j < j1; j += HX_W) {
@@ -346,22 +433,122 @@ HX_INL void hx_mpoint_impl(const float *src, float *y, int64_t p, int64_t j0, in
       /* §fwht step 3: one multiply; §hadamard_mix: one fma */
       hx_v v = hx_mul(acc, sc);
       const int64_t idx = r * p + j;
-      if (f->mode == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
-      hx_put(y + idx, v, f);
+      if (fm == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
+      hx_put(y + idx, v, f, fs);
     }
   }
 }
 
+#ifndef HX_MPOINT_MAXG
+#define HX_MPOINT_MAXG 28 /* accumulators held in registers at once */
+#endif
+
+/* The same sums as hx_mpoint_impl, c outermost: the m outputs (in groups of
+ * at most HX_MPOINT_MAXG accumulators, all in registers) each take u[c] in
+ * turn, so each input is loaded once per group and only the accumulators
+ * and the current u[c] are live (no spills). Every output's own chain is
+ * unchanged: acc = +-u[0] (or u[1] - u[0]), then acc +- u[c] for c in
+ * increasing order, the multiply, the fma. With several groups the finished
+ * outputs wait in `out` until all inputs of the column are read (in place). */
+#ifndef HX_MP_ADD
+#define HX_MP_ADD(r, c) ((c) & 1)
+#endif
+/* One group of outputs g <= r < ge (compile-time bounds) of column j. */
+HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
+                          const int m, const uint64_t *neg, const int fm, const int fs,
+                          const int g, const int ge, const int direct, hx_v *out) {
+  const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
+  hx_v acc[HX_MPOINT_MAXG];
+  const hx_v u0 = hx_load(src + j), u1 = hx_load(src + p + j);
+  /* c = 0 (and c = 1 where -u[0] + u[1] is written u[1] - u[0], the same rounding) */
+#pragma GCC unroll 40
+  for (int r = g; r < ge; r++) {
+    const uint64_t s = neg[r];
+    if ((s & 3) == 1) acc[r - g] = hx_sub(u1, u0);
+    else acc[r - g] = (s & 1) ? hx_neg(u0) : u0;
+  }
+  /* c = 1 for the other rows */
+#pragma GCC unroll 40
+  for (int r = g; r < ge; r++) {
+    const uint64_t s = neg[r];
+    if ((s & 3) == 1) continue;
+    const int minus = (int)((s >> 1) & 1);
+    if (HX_MP_ADD(r, 1)) acc[r - g] = minus ? hx_sub(acc[r - g], u1) : hx_add(acc[r - g], u1);
+    else acc[r - g] = minus ? hx_fnma(u1, one, acc[r - g]) : hx_fma(u1, one, acc[r - g]);
+  }
+  /* §fwht step 2: acc = acc +- u[c], c = 2 .. m-1 in increasing order */
+#pragma GCC unroll 40
+  for (int c = 2; c < m; c++) {
+    const hx_v u = hx_load(src + c * p + j);
+#pragma GCC unroll 40
+    for (int r = g; r < ge; r++) {
+      const int minus = (int)((neg[r] >> c) & 1);
+      if (HX_MP_ADD(r, c)) acc[r - g] = minus ? hx_sub(acc[r - g], u) : hx_add(acc[r - g], u);
+      else acc[r - g] = minus ? hx_fnma(u, one, acc[r - g]) : hx_fma(u, one, acc[r - g]);
+    }
+  }
+  /* §fwht step 3: one multiply; §hadamard_mix: one fma */
+#pragma GCC unroll 40
+  for (int r = g; r < ge; r++) {
+    hx_v v = hx_mul(acc[r - g], sc);
+    const int64_t idx = r * p + j;
+    if (fm == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
+    if (direct) hx_put(y + idx, v, f, fs);
+    else out[r] = v;
+  }
+}
+
+#define HX_MP_GROUPS_MAX 4
+_Static_assert((HX_MAX_M + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG <= HX_MP_GROUPS_MAX,
+               "hx_mpoint_acc: at most 4 groups");
+
+HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
+                          const hx_fin *f, const int m, const uint64_t *neg, const int fm,
+                          const int fs) {
+  const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
+  /* §fwht step 2: each j independently, HX_W of them per vector */
+  for (int64_t j = j0; j < j1; j += HX_W) {
+    hx_v out[HX_MAX_M];
+    if (ng == 1) {
+      hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out);
+      continue;
+    }
+    /* the groups (written out: compile-time bounds), outputs held in `out` */
+    hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, G, 0, out);
+    hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, G, 2 * G < m ? 2 * G : m, 0, out);
+    if (ng > 2) hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 2 * G, 3 * G < m ? 3 * G : m, 0, out);
+    if (ng > 3) hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 3 * G, m, 0, out);
+#pragma GCC unroll 40
+    for (int r = 0; r < m; r++) hx_put(y + r * p + j, out[r], f, fs);
+  }
+}
+
+#ifndef HX_MPOINT_FN
+#define HX_MPOINT_FN hx_mpoint_acc
+#endif
+
 /* hx_mpoint_impl for the columns j0 <= j < j1 (multiples of HX_W), reading
  * src (may equal y). */
+HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
+                          const hx_fin *f, const int fm, const int fs) {
+  switch (m) {
+  case 12: HX_MPOINT_FN(src, y, p, j0, j1, f, 12, hx_neg12, fm, fs); break;
+  case 20: HX_MPOINT_FN(src, y, p, j0, j1, f, 20, hx_neg20, fm, fs); break;
+  case 28: HX_MPOINT_FN(src, y, p, j0, j1, f, 28, hx_neg28, fm, fs); break;
+  case 40: HX_MPOINT_FN(src, y, p, j0, j1, f, 40, hx_neg40, fm, fs); break;
+  default: break;
+  }
+}
+
+/* The mode (scale or mix) and the store kind hoisted out of the loop. */
 static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
                       const hx_fin *f) {
-  switch (m) {
-  case 12: hx_mpoint_impl(src, y, p, j0, j1, f, 12, hx_neg12); break;
-  case 20: hx_mpoint_impl(src, y, p, j0, j1, f, 20, hx_neg20); break;
-  case 28: hx_mpoint_impl(src, y, p, j0, j1, f, 28, hx_neg28); break;
-  case 40: hx_mpoint_impl(src, y, p, j0, j1, f, 40, hx_neg40); break;
-  default: break;
+  if (f->mode == HX_FIN_MIX) {
+    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1);
+    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0);
+  } else {
+    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1);
+    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0);
   }
 }
 
@@ -408,6 +595,17 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
     return;
   }
   const int lp = hx_log2(p);
+  if (m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
+    /* §fwht step 1 for all m blocks in one chunk pass (one chunk = one block,
+     * the blocks are contiguous), then step 2 (+ step 3, §hadamard_mix) */
+#ifdef HX_NO_MULTI
+    hx_chunk_fin(x, tmp, n, 0, &hx_fin_none, lp - HX_LOG2W, HX_FIN_NONE, 0);
+#else
+    hx_chunk_multi(x, tmp, n, lp - HX_LOG2W);
+#endif
+    hx_mpoint(tmp, y, m, p, 0, p, f);
+    return;
+  }
   /* §fwht step 1 for each of the m blocks; with m = 1 the last pass also does step 3 */
   for (int c = 0; c < m; c++)
     hx_butterflies(x + c * p, tmp + c * p, m == 1 ? y + c * p : tmp + c * p, lp, c * p,
@@ -425,7 +623,7 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
 /* Columns q0 <= q < q1 of one radix pass (hx_radix_impl's (g, j) pairs, in
  * that order). */
 HX_INL void hx_radix_cols_impl(float *d, int64_t h, int64_t base, const hx_fin *f, int64_t q0,
-                               int64_t q1, const int r) {
+                               int64_t q1, const int r, const int fm, const int fs) {
   const int T = 1 << r;
   const int64_t cols = h / HX_W;
   /* columns are independent (§fwht step 1: pairs of a stage) */
@@ -449,18 +647,19 @@ HX_INL void hx_radix_cols_impl(float *d, int64_t h, int64_t base, const hx_fin *
     }
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 16
-    for (int t = 0; t < T; t++) hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h), f);
+    for (int t = 0; t < T; t++)
+      hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm), f, fs);
   }
 }
 
 static void hx_radix_cols(float *d, int64_t h, int64_t base, const hx_fin *f, int64_t q0,
                           int64_t q1, int r) {
   switch (r) {
-  case 1: hx_radix_cols_impl(d, h, base, f, q0, q1, 1); break;
-  case 2: hx_radix_cols_impl(d, h, base, f, q0, q1, 2); break;
-  case 3: hx_radix_cols_impl(d, h, base, f, q0, q1, 3); break;
+  case 1: hx_radix_cols_impl(d, h, base, f, q0, q1, 1, -1, -1); break;
+  case 2: hx_radix_cols_impl(d, h, base, f, q0, q1, 2, -1, -1); break;
+  case 3: hx_radix_cols_impl(d, h, base, f, q0, q1, 3, -1, -1); break;
 #if HX_RADIX_LOG2 >= 4
-  case 4: hx_radix_cols_impl(d, h, base, f, q0, q1, 4); break;
+  case 4: hx_radix_cols_impl(d, h, base, f, q0, q1, 4, -1, -1); break;
 #endif
   default: break;
   }
@@ -511,26 +710,36 @@ static void hx_row_par(const float *x, float *y, int m, int64_t p, const hx_fin 
 
 /* Rows of m = 1 and n <= one chunk, rows [b0, b1): one chunk pass per row. */
 HX_INL void hx_small_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                               const hx_fin *f, const int lr) {
+                               const hx_fin *f, const int lr, const int fm, const int fs) {
   /* rows independent (§fwht, per row) */
-  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr);
+  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, fm, fs);
 }
 
-static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                          const hx_fin *f, int lr) {
+HX_INL void hx_small_rows_fin(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                              const hx_fin *f, int lr, const int fm, const int fs) {
   switch (lr) {
-  case 0: hx_small_rows_impl(x, y, b0, b1, n, f, 0); break;
-  case 1: hx_small_rows_impl(x, y, b0, b1, n, f, 1); break;
-  case 2: hx_small_rows_impl(x, y, b0, b1, n, f, 2); break;
-  case 3: hx_small_rows_impl(x, y, b0, b1, n, f, 3); break;
+  case 0: hx_small_rows_impl(x, y, b0, b1, n, f, 0, fm, fs); break;
+  case 1: hx_small_rows_impl(x, y, b0, b1, n, f, 1, fm, fs); break;
+  case 2: hx_small_rows_impl(x, y, b0, b1, n, f, 2, fm, fs); break;
+  case 3: hx_small_rows_impl(x, y, b0, b1, n, f, 3, fm, fs); break;
 #if HX_CHUNK_LOG2 >= 4
-  case 4: hx_small_rows_impl(x, y, b0, b1, n, f, 4); break;
+  case 4: hx_small_rows_impl(x, y, b0, b1, n, f, 4, fm, fs); break;
 #endif
 #if HX_CHUNK_LOG2 >= 5
-  case 5: hx_small_rows_impl(x, y, b0, b1, n, f, 5); break;
+  case 5: hx_small_rows_impl(x, y, b0, b1, n, f, 5, fm, fs); break;
 #endif
   default: break;
   }
+}
+
+/* The mode and the store kind hoisted out of the loops (fwht's two cases). */
+static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                          const hx_fin *f, int lr) {
+  if (f->mode == HX_FIN_SCALE && !f->stream)
+    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 0);
+  else if (f->mode == HX_FIN_SCALE)
+    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 1);
+  else hx_small_rows_fin(x, y, b0, b1, n, f, lr, -1, -1);
 }
 
 static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int m, hx_fin fin,
