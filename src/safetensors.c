@@ -21,6 +21,10 @@
  * here (no floating point, no locale) so the bytes are a pure function of the
  * inputs; the header is padded with spaces to a multiple of 8 bytes.
  */
+/* mmap (hmx_st_map) is POSIX; elsewhere the file is read into memory. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "safetensors.h"
 #include "internal.h"
 
@@ -31,6 +35,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define HMX_HAVE_MMAP 1
+#endif
 
 /* Largest shape entry / offset accepted: every integer up to 2^53 is exact in
  * the double that cJSON stores. */
@@ -44,6 +55,7 @@ typedef struct st_meta {
 struct hmx_st_file {
   unsigned char *bytes; /* the whole file */
   size_t len;
+  int mapped;           /* bytes is a read-only mmap of the file (hmx_st_map) */
   cJSON *root;          /* owns every name and metadata string */
   hmx_st_tensor *tensors; /* header order */
   int count;
@@ -599,16 +611,30 @@ static hmx_status parse_file(hmx_st_file *f, const char *src) {
   return HMX_OK;
 }
 
-/* Takes ownership of bytes (freed on failure). */
-static hmx_status parse_owned(unsigned char *bytes, size_t len, const char *src,
+static void release_bytes(unsigned char *bytes, size_t len, int mapped) {
+#ifdef HMX_HAVE_MMAP
+  if (mapped) {
+    if (len) munmap(bytes, len);
+    return;
+  }
+#else
+  (void)len;
+  (void)mapped;
+#endif
+  free(bytes);
+}
+
+/* Takes ownership of bytes (released on failure). */
+static hmx_status parse_owned(unsigned char *bytes, size_t len, const char *src, int mapped,
                               hmx_st_file **out) {
   hmx_st_file *f = calloc(1, sizeof *f);
   if (!f) {
-    free(bytes);
+    release_bytes(bytes, len, mapped);
     return hmx_fail(HMX_ERR_NO_MEMORY, "%s: out of memory", src);
   }
   f->bytes = bytes;
   f->len = len;
+  f->mapped = mapped;
   hmx_status s = parse_file(f, src);
   if (s != HMX_OK) {
     hmx_st_free(f);
@@ -627,7 +653,7 @@ hmx_status hmx_st_parse(const void *buf, size_t len, hmx_st_file **out) {
   if (!copy)
     return hmx_fail(HMX_ERR_NO_MEMORY, "safetensors buffer: out of memory (%zu bytes)", len);
   if (len) memcpy(copy, buf, len);
-  return parse_owned(copy, len, "safetensors buffer", out);
+  return parse_owned(copy, len, "safetensors buffer", 0, out);
 }
 
 hmx_status hmx_st_load(const char *path, hmx_st_file **out) {
@@ -681,7 +707,33 @@ hmx_status hmx_st_load(const char *path, hmx_st_file **out) {
     free(b);
     return hmx_fail(HMX_ERR_IO, "%s: read error: %s", path, strerror(eno));
   }
-  return parse_owned(b, len, path, out);
+  return parse_owned(b, len, path, 0, out);
+}
+
+hmx_status hmx_st_map(const char *path, hmx_st_file **out) {
+#ifdef HMX_HAVE_MMAP
+  hmx_clear_error();
+  if (!out) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_st_map: out is NULL");
+  *out = NULL;
+  if (!path) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_st_map: path is NULL");
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return hmx_fail(HMX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+      (uint64_t)sb.st_size > (uint64_t)SIZE_MAX) {
+    close(fd);
+    return hmx_st_load(path, out); /* not a plain non-empty file: read it (clear errors) */
+  }
+  size_t len = (size_t)sb.st_size;
+  void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd); /* the mapping stays valid */
+  if (p == MAP_FAILED) return hmx_st_load(path, out);
+  /* A file truncated by someone else while mapped would fault on access;
+   * weights files are not expected to change under a running model. */
+  return parse_owned((unsigned char *)p, len, path, 1, out);
+#else
+  return hmx_st_load(path, out);
+#endif
 }
 
 void hmx_st_free(hmx_st_file *f) {
@@ -691,7 +743,7 @@ void hmx_st_free(hmx_st_file *f) {
   free(f->by_name);
   free(f->meta);
   free(f->meta_by_key);
-  free(f->bytes);
+  release_bytes(f->bytes, f->len, f->mapped);
   free(f);
 }
 

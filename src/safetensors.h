@@ -30,6 +30,9 @@ typedef struct hmx_st_file hmx_st_file;
 hmx_status hmx_st_load(const char *path, hmx_st_file **out);
 /* Validate a buffer; the file keeps its own copy of the bytes. */
 hmx_status hmx_st_parse(const void *buf, size_t len, hmx_st_file **out);
+/* Like hmx_st_load, but the data are a read-only memory map of the file
+ * where the platform has mmap (the tensors' data pointers point into it). */
+hmx_status hmx_st_map(const char *path, hmx_st_file **out);
 void hmx_st_free(hmx_st_file *f);
 
 int hmx_st_count(const hmx_st_file *f);

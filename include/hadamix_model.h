@@ -1,0 +1,146 @@
+/* hadamix_model.h: a decoder-only transformer built from the hadamix ops.
+ *
+ * x = embed(tokens); for each layer: x += attn(rmsnorm(x)); x += swiglu(rmsnorm(x));
+ * logits = rmsnorm(x) W_lm^T. Attention: Q/K/V projections, RoPE, causal
+ * attention with grouped KV heads over a KV cache, and an output projection
+ * that is either a dense W_O or hadamard_mix (alpha, beta). Every step calls
+ * the public ops on the context's backend, so the logits have the same bits
+ * on every backend, for any batching, thread count, or prefill/decode split
+ * (docs/MODEL.md states why). */
+#ifndef HADAMIX_MODEL_H
+#define HADAMIX_MODEL_H
+
+#include "hadamix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hmx_outproj {
+  HMX_OUTPROJ_DENSE = 0,    /* x W_O^T, W_O [d_model, n_head * head_dim] */
+  HMX_OUTPROJ_HADAMARD = 1  /* hadamard_mix: (H x / sqrt(d)) * alpha + beta */
+} hmx_outproj;
+
+typedef struct hmx_model_config {
+  int n_layer;
+  int d_model;
+  int n_head;     /* query heads */
+  int n_kv_head;  /* key/value heads (divides n_head) */
+  int head_dim;
+  int d_ff;       /* SwiGLU hidden width */
+  int vocab;
+  int context;    /* longest sequence (KV cache capacity limit) */
+  float rope_base;
+  float norm_eps;
+  int tied;       /* 1: the LM head is the token embedding */
+  hmx_outproj outproj;
+  hmx_rope_style rope_style;
+} hmx_model_config;
+
+/* Presets: "tiny" (12 layers, d 768, 12x64), "small" (24, 1024, 16x64),
+ * "base" (24, 1536, 16x96), all with vocab 50304, context 1024, tied
+ * embeddings, d_ff = 8d/3 rounded up to a multiple of 64; and "test" (2
+ * layers, d 64, 4 heads of 16, 2 KV heads, vocab 256) for the tests. */
+hmx_status hmx_model_preset(const char *name, hmx_outproj outproj, hmx_model_config *cfg);
+/* The names of the presets, NULL-terminated. */
+const char *const *hmx_model_preset_names(void);
+/* Validate a config (ranges, divisibility, hadamard needs n_head*head_dim ==
+ * d_model and a supported fwht size). */
+hmx_status hmx_model_config_check(const hmx_model_config *cfg);
+
+typedef struct hmx_param_count {
+  int64_t embedding;  /* token embedding */
+  int64_t attn_qkv;   /* Q, K, V projections, all layers */
+  int64_t attn_out;   /* W_O, or alpha + beta */
+  int64_t ffn;        /* W1, W3, W2 */
+  int64_t norms;      /* rmsnorm weights (2 per layer + final) */
+  int64_t lm_head;    /* 0 when tied */
+  int64_t total;
+} hmx_param_count;
+hmx_status hmx_model_param_count(const hmx_model_config *cfg, hmx_param_count *out);
+
+typedef struct hmx_model hmx_model;
+
+/* Deterministic synthetic weights (docs/MODEL.md: SplitMix64 streams, one per
+ * tensor), stored as `dtype` (f32, bf16 or f16). */
+hmx_status hmx_model_synthetic(const hmx_model_config *cfg, uint64_t seed, hmx_dtype dtype,
+                               hmx_model **out);
+/* Load a weights file (safetensors, layout in docs/MODEL.md); memory-mapped
+ * where the platform allows. */
+hmx_status hmx_model_load(const char *path, hmx_model **out);
+hmx_status hmx_model_save(const hmx_model *m, const char *path);
+void hmx_model_free(hmx_model *m);
+
+const hmx_model_config *hmx_model_get_config(const hmx_model *m);
+hmx_dtype hmx_model_dtype(const hmx_model *m);
+int64_t hmx_model_weight_bytes(const hmx_model *m);
+/* Named weight tensor ("layers.3.attn.wq", ...; docs/MODEL.md), or NULL. */
+const hmx_tensor *hmx_model_weight(const hmx_model *m, const char *name);
+
+/* The KV cache of one sequence. */
+typedef struct hmx_kv_cache hmx_kv_cache;
+/* capacity 0 means the model's context. */
+hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out);
+void hmx_kv_cache_free(hmx_kv_cache *c);
+int64_t hmx_kv_cache_len(const hmx_kv_cache *c);
+/* Forget the last n positions (n = len: empty the cache). */
+hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len);
+
+/* Called after each intermediate tensor of a forward pass ([rows, cols] f32,
+ * rows = tokens of the step); layer -1 for the embedding and the final
+ * tensors. Return non-zero to stop the pass: hmx_model_forward then returns
+ * HMX_ERR_INVALID_ARGUMENT with "stopped by the trace callback". */
+typedef int (*hmx_trace_fn)(void *user, int layer, const char *tensor, const float *data,
+                            int64_t rows, int64_t cols);
+
+typedef struct hmx_forward_opts {
+  int all_logits;       /* 1: logits of every token; 0: of each sequence's last token */
+  hmx_trace_fn trace;   /* may be NULL */
+  void *trace_user;
+} hmx_forward_opts;
+
+/* One step over n_seq sequences: sequence s appends n_tokens[s] >= 1 tokens
+ * (tokens[s]) to caches[s] (distinct caches) and gets logits [rows, vocab]
+ * in `logits`, rows = sum(n_tokens) with all_logits, else n_seq (in sequence
+ * order). A prompt is one step with many tokens (prefill); decoding is one
+ * token per step. opts may be NULL (last-token logits, no trace). On failure
+ * the caches are left as they were. */
+hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_seq,
+                             hmx_kv_cache *const *caches, const int32_t *const *tokens,
+                             const int64_t *n_tokens, const hmx_forward_opts *opts,
+                             float *logits);
+
+/* Where two contexts (e.g. two backends) first differ on a forward pass of
+ * `tokens` from an empty cache: the first intermediate tensor, in execution
+ * order, whose bits differ (NaN = NaN). */
+typedef struct hmx_model_diff_report {
+  int differs;          /* 0: every intermediate tensor identical */
+  int layer;            /* -1: embedding or final tensors */
+  char tensor[32];
+  int64_t index;        /* first differing element (row-major) */
+  float a, b;           /* its values */
+  int64_t n_different;  /* elements of that tensor that differ */
+  double max_abs;       /* over that tensor */
+  int tensors_compared;
+} hmx_model_diff_report;
+hmx_status hmx_model_diff(const hmx_context *a, const hmx_context *b, const hmx_model *m,
+                          const int32_t *tokens, int64_t n_tokens,
+                          hmx_model_diff_report *report);
+
+/* Sampling over one row of logits. temperature <= 0: greedy (the first
+ * maximum). Otherwise softmax(logits / temperature) restricted to the top_k
+ * (0: all) most likely tokens and to the smallest set whose probability
+ * reaches top_p (>= 1: all), then one draw from SplitMix64 (seed, step). */
+typedef struct hmx_sampler {
+  float temperature;
+  int top_k;
+  float top_p;
+  uint64_t seed;
+} hmx_sampler;
+hmx_status hmx_sample(const hmx_sampler *s, const float *logits, int vocab, uint64_t step,
+                      int32_t *token);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HADAMIX_MODEL_H */

@@ -1,0 +1,275 @@
+/* The forward pass and the KV cache (docs/MODEL.md).
+ *
+ * Every arithmetic step is a public op on the context's backend, except the
+ * embedding lookup (an exact conversion) and the residual additions (one f32
+ * add per element), so the logits inherit the ops' guarantees: the same bits
+ * on every backend, and rows that do not depend on what else is in the step
+ * (gemm, norms and swiglu are row-wise with a fixed order per row; attention
+ * computes each query row alone). That is why prefill, decode and batching
+ * agree bit for bit. */
+#include "model_internal.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ KV cache */
+
+hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out) {
+  hmx_clear_error();
+  if (!m || !out) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_new: NULL argument");
+  *out = NULL;
+  if (capacity == 0) capacity = m->cfg.context;
+  if (capacity < 1 || capacity > m->cfg.context)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_new: capacity %lld is outside [1, "
+                    "context = %d]", (long long)capacity, m->cfg.context);
+  hmx_kv_cache *c = calloc(1, sizeof *c);
+  if (!c) return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: out of memory");
+  c->model = m;
+  c->n_layer = m->cfg.n_layer;
+  c->capacity = capacity;
+  c->row = (int64_t)m->cfg.n_kv_head * m->cfg.head_dim;
+  size_t n;
+  if (!hmx_mul_size((size_t)m->cfg.n_layer, (size_t)capacity, &n) ||
+      !hmx_mul_size(n, (size_t)c->row, &n) || !(c->k = hmx_alloc_array(n, sizeof(float))) ||
+      !(c->v = hmx_alloc_array(n, sizeof(float)))) {
+    const long long row = (long long)c->row;
+    hmx_kv_cache_free(c);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: cannot allocate 2 x %d layers x %lld "
+                    "positions x %lld floats", m->cfg.n_layer, (long long)capacity, row);
+  }
+  *out = c;
+  return HMX_OK;
+}
+
+void hmx_kv_cache_free(hmx_kv_cache *c) {
+  if (!c) return;
+  free(c->k);
+  free(c->v);
+  free(c);
+}
+
+int64_t hmx_kv_cache_len(const hmx_kv_cache *c) { return c ? c->len : 0; }
+
+hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len) {
+  hmx_clear_error();
+  if (!c) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_truncate: cache is NULL");
+  if (new_len < 0 || new_len > c->len)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_truncate: length %lld is outside "
+                    "[0, %lld]", (long long)new_len, (long long)c->len);
+  c->len = new_len;
+  return HMX_OK;
+}
+
+static float *cache_k(const hmx_kv_cache *c, int layer) {
+  return c->k + (size_t)layer * (size_t)c->capacity * (size_t)c->row;
+}
+static float *cache_v(const hmx_kv_cache *c, int layer) {
+  return c->v + (size_t)layer * (size_t)c->capacity * (size_t)c->row;
+}
+
+/* ------------------------------------------------------------------ forward */
+
+typedef struct fwd {
+  const hmx_context *ctx;
+  const hmx_model *m;
+  const hmx_forward_opts *opts;
+  int64_t t; /* tokens in the step */
+  float *x, *h, *q, *k, *v, *att, *o;
+  int32_t *pos;
+} fwd;
+
+static hmx_status trace(const fwd *f, int layer, const char *name, const float *data,
+                        int64_t rows, int64_t cols) {
+  if (!f->opts || !f->opts->trace) return HMX_OK;
+  if (f->opts->trace(f->opts->trace_user, layer, name, data, rows, cols))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "model forward: stopped by the trace callback");
+  return HMX_OK;
+}
+
+/* Row `tok` of the embedding as f32 (an exact conversion for bf16/f16). */
+static void embed_row(const hmx_tensor *e, int32_t tok, float *dst) {
+  const int64_t d = e->shape[1];
+  if (e->dtype == HMX_F32) {
+    memcpy(dst, (const float *)e->data + (int64_t)tok * d, (size_t)d * sizeof(float));
+    return;
+  }
+  const uint16_t *src = (const uint16_t *)e->data + (int64_t)tok * d;
+  for (int64_t j = 0; j < d; j++)
+    dst[j] = e->dtype == HMX_BF16 ? hmx_bf16_to_f32(src[j]) : hmx_f16_to_f32(src[j]);
+}
+
+/* x += y elementwise: one f32 addition each (the residual stream). */
+static void add_inplace(float *x, const float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) x[i] += y[i];
+}
+
+#define TRY(expr)                                                                              \
+  do {                                                                                         \
+    hmx_status st_ = (expr);                                                                   \
+    if (st_) return st_;                                                                       \
+  } while (0)
+
+static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *caches,
+                                const int64_t *n_tokens) {
+  const hmx_model_config *c = &f->m->cfg;
+  const hmx_layer_weights *L = &f->m->layers[l];
+  const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
+                kvd = (int64_t)c->n_kv_head * c->head_dim;
+  hmx_tensor X = hmx_tensor_2d(f->x, HMX_F32, T, d), H = hmx_tensor_2d(f->h, HMX_F32, T, d);
+  hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
+             V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
+  hmx_tensor O = hmx_tensor_2d(f->o, HMX_F32, T, d), A = hmx_tensor_2d(f->att, HMX_F32, T, hd);
+
+  /* attention block: h = rmsnorm(x); q, k, v = h W^T; rope; attend; project */
+  TRY(hmx_rmsnorm(f->ctx, &X, L->attn_norm, c->norm_eps, &H));
+  TRY(trace(f, l, "attn_norm", f->h, T, d));
+  TRY(hmx_gemm(f->ctx, &H, L->wq, 1, NULL, &Q));
+  TRY(hmx_gemm(f->ctx, &H, L->wk, 1, NULL, &K));
+  TRY(hmx_gemm(f->ctx, &H, L->wv, 1, NULL, &V));
+  TRY(trace(f, l, "q", f->q, T, hd));
+  TRY(trace(f, l, "k", f->k, T, kvd));
+  TRY(trace(f, l, "v", f->v, T, kvd));
+  hmx_tensor Q3 = hmx_tensor_3d(f->q, HMX_F32, T, c->n_head, c->head_dim);
+  hmx_tensor K3 = hmx_tensor_3d(f->k, HMX_F32, T, c->n_kv_head, c->head_dim);
+  hmx_tensor P = hmx_tensor_1d(f->pos, HMX_I32, T);
+  TRY(hmx_rope(f->ctx, &Q3, &P, c->rope_base, c->head_dim, c->rope_style, &Q3));
+  TRY(hmx_rope(f->ctx, &K3, &P, c->rope_base, c->head_dim, c->rope_style, &K3));
+  TRY(trace(f, l, "q_rope", f->q, T, hd));
+  TRY(trace(f, l, "k_rope", f->k, T, kvd));
+
+  /* each sequence: append its k, v to its cache, attend over the cache */
+  int64_t off = 0;
+  for (int s = 0; s < n_seq; s++) {
+    hmx_kv_cache *kc = caches[s];
+    const int64_t n = n_tokens[s], len = kc->len;
+    memcpy(cache_k(kc, l) + len * kvd, f->k + off * kvd, (size_t)(n * kvd) * sizeof(float));
+    memcpy(cache_v(kc, l) + len * kvd, f->v + off * kvd, (size_t)(n * kvd) * sizeof(float));
+    hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
+    hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
+    hmx_tensor k4 = hmx_tensor_4d(cache_k(kc, l), HMX_F32, 1, len + n, c->n_kv_head, c->head_dim);
+    hmx_tensor v4 = hmx_tensor_4d(cache_v(kc, l), HMX_F32, 1, len + n, c->n_kv_head, c->head_dim);
+    hmx_attention_params ap = {1, len, 0.0f}; /* causal, queries at len.., scale 1/sqrt(D) */
+    TRY(hmx_attention(f->ctx, &q4, &k4, &v4, &ap, &o4));
+    off += n;
+  }
+  TRY(trace(f, l, "attn", f->att, T, hd));
+  if (c->outproj == HMX_OUTPROJ_DENSE) TRY(hmx_gemm(f->ctx, &A, L->wo, 1, NULL, &O));
+  else TRY(hmx_hadamard_mix(f->ctx, &A, L->alpha, L->beta, &O));
+  TRY(trace(f, l, "attn_out", f->o, T, d));
+  add_inplace(f->x, f->o, T * d);
+  TRY(trace(f, l, "resid_attn", f->x, T, d));
+
+  /* feed-forward block: x += swiglu(rmsnorm(x)) */
+  TRY(hmx_rmsnorm(f->ctx, &X, L->ffn_norm, c->norm_eps, &H));
+  TRY(trace(f, l, "ffn_norm", f->h, T, d));
+  TRY(hmx_swiglu(f->ctx, &H, L->w1, L->w3, L->w2, 0, &O));
+  TRY(trace(f, l, "ffn", f->o, T, d));
+  add_inplace(f->x, f->o, T * d);
+  TRY(trace(f, l, "resid_ffn", f->x, T, d));
+  return HMX_OK;
+}
+
+static hmx_status check_step(const hmx_model *m, int n_seq, hmx_kv_cache *const *caches,
+                             const int32_t *const *tokens, const int64_t *n_tokens, float *logits,
+                             int64_t *total) {
+  if (!m || !caches || !tokens || !n_tokens || !logits)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: NULL argument");
+  if (n_seq < 1) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: n_seq = %d < 1", n_seq);
+  int64_t t = 0;
+  for (int s = 0; s < n_seq; s++) {
+    const hmx_kv_cache *c = caches[s];
+    if (!c || !tokens[s]) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: sequence "
+                                          "%d: NULL cache or tokens", s);
+    if (c->n_layer != m->cfg.n_layer || c->row != (int64_t)m->cfg.n_kv_head * m->cfg.head_dim)
+      return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: sequence %d: the cache was "
+                      "made for another model shape", s);
+    for (int r = 0; r < s; r++)
+      if (caches[r] == c)
+        return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: sequences %d and %d share "
+                        "a cache", r, s);
+    if (n_tokens[s] < 1 || n_tokens[s] > c->capacity - c->len)
+      return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: sequence %d: %lld tokens do "
+                      "not fit (cache holds %lld of %lld positions)", s, (long long)n_tokens[s],
+                      (long long)c->len, (long long)c->capacity);
+    for (int64_t i = 0; i < n_tokens[s]; i++)
+      if (tokens[s][i] < 0 || tokens[s][i] >= m->cfg.vocab)
+        return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: sequence %d, token %lld: "
+                        "id %d is outside the vocabulary [0, %d)", s, (long long)i,
+                        (int)tokens[s][i], m->cfg.vocab);
+    t += n_tokens[s];
+  }
+  *total = t;
+  return HMX_OK;
+}
+
+static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
+                               const int32_t *const *tokens, const int64_t *n_tokens,
+                               float *logits) {
+  const hmx_model *m = f->m;
+  const hmx_model_config *c = &m->cfg;
+  const int64_t d = c->d_model;
+  int64_t row = 0;
+  for (int s = 0; s < n_seq; s++)
+    for (int64_t i = 0; i < n_tokens[s]; i++, row++) {
+      embed_row(m->tok_emb, tokens[s][i], f->x + row * d);
+      f->pos[row] = (int32_t)(caches[s]->len + i);
+    }
+  TRY(trace(f, -1, "embed", f->x, f->t, d));
+  for (int l = 0; l < c->n_layer; l++) TRY(layer_forward(f, l, n_seq, caches, n_tokens));
+
+  /* final norm over the rows that get logits, then the LM head */
+  const int all = f->opts && f->opts->all_logits;
+  int64_t rows = f->t;
+  if (!all) {
+    /* each sequence's last row, gathered in order (row-wise ops: same bits) */
+    int64_t end = 0;
+    for (int s = 0; s < n_seq; s++) {
+      end += n_tokens[s];
+      memmove(f->x + (int64_t)s * d, f->x + (end - 1) * d, (size_t)d * sizeof(float));
+    }
+    rows = n_seq;
+  }
+  hmx_tensor X = hmx_tensor_2d(f->x, HMX_F32, rows, d), H = hmx_tensor_2d(f->h, HMX_F32, rows, d);
+  hmx_tensor Y = hmx_tensor_2d(logits, HMX_F32, rows, c->vocab);
+  TRY(hmx_rmsnorm(f->ctx, &X, m->norm, c->norm_eps, &H));
+  TRY(trace(f, -1, "final_norm", f->h, rows, d));
+  TRY(hmx_gemm(f->ctx, &H, m->lm_head, 1, NULL, &Y));
+  TRY(trace(f, -1, "logits", logits, rows, c->vocab));
+  return HMX_OK;
+}
+
+hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_seq,
+                             hmx_kv_cache *const *caches, const int32_t *const *tokens,
+                             const int64_t *n_tokens, const hmx_forward_opts *opts,
+                             float *logits) {
+  hmx_clear_error();
+  int64_t T = 0;
+  hmx_status st = check_step(m, n_seq, caches, tokens, n_tokens, logits, &T);
+  if (st) return st;
+  const hmx_model_config *c = &m->cfg;
+  const int64_t d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
+                kvd = (int64_t)c->n_kv_head * c->head_dim;
+  fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd] */
+  size_t per_tok = (size_t)(3 * d + 2 * hd + 2 * kvd), n;
+  if (!hmx_mul_size(per_tok, (size_t)T, &n) || !(f.x = hmx_alloc_array(n, sizeof(float))) ||
+      !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t)))) {
+    free(f.x);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "model forward: cannot allocate scratch for %lld tokens",
+                    (long long)T);
+  }
+  f.h = f.x + T * d;
+  f.o = f.h + T * d;
+  f.q = f.o + T * d;
+  f.att = f.q + T * hd;
+  f.k = f.att + T * hd;
+  f.v = f.k + T * kvd;
+  st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
+  free(f.x);
+  free(f.pos);
+  if (st) return st;
+  /* only now do the new positions become part of the caches */
+  for (int s = 0; s < n_seq; s++) caches[s]->len += n_tokens[s];
+  return HMX_OK;
+}

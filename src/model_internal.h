@@ -1,0 +1,54 @@
+/* The model's in-memory layout, shared by src/model_*.c. */
+#ifndef HMX_MODEL_INTERNAL_H
+#define HMX_MODEL_INTERNAL_H
+
+#include "hadamix_model.h"
+#include "safetensors.h"
+
+#define HMX_MODEL_NAME_MAX 48
+#define HMX_MODEL_FORMAT "hadamix-decoder-v1" /* metadata "format" of a weights file */
+
+typedef enum hmx_init_kind {
+  HMX_INIT_NORMAL,   /* uniform with std 0.02 */
+  HMX_INIT_RESIDUAL, /* the same / sqrt(2 n_layer): projections into the residual stream */
+  HMX_INIT_ONES,
+  HMX_INIT_ZEROS
+} hmx_init_kind;
+
+/* One weight: its name and shape in the file layout (docs/MODEL.md). */
+typedef struct hmx_weight_spec {
+  char name[HMX_MODEL_NAME_MAX];
+  int ndim;
+  int64_t shape[2];
+  hmx_init_kind init;
+} hmx_weight_spec;
+
+typedef struct hmx_layer_weights {
+  const hmx_tensor *attn_norm, *wq, *wk, *wv, *wo, *alpha, *beta;
+  const hmx_tensor *ffn_norm, *w1, *w3, *w2;
+} hmx_layer_weights;
+
+struct hmx_model {
+  hmx_model_config cfg;
+  int n_weights;
+  hmx_weight_spec *specs;   /* n_weights, the canonical order */
+  hmx_tensor *weights;      /* n_weights, same order */
+  hmx_layer_weights *layers;
+  const hmx_tensor *tok_emb, *norm, *lm_head; /* lm_head == tok_emb when tied */
+  hmx_st_file *file;        /* a loaded file (mapped), or NULL */
+  void *arena;              /* owned weight memory (synthetic, or realigned copies) */
+  int64_t weight_bytes;
+};
+
+struct hmx_kv_cache {
+  const hmx_model *model;
+  int n_layer;
+  int64_t capacity, len;
+  int64_t row;              /* n_kv_head * head_dim */
+  float *k, *v;             /* [n_layer][capacity][row] */
+};
+
+/* The weights of a config in their canonical order; *n set. Caller frees. */
+hmx_status hmx_model_layout(const hmx_model_config *cfg, hmx_weight_spec **specs, int *n);
+
+#endif
