@@ -15,7 +15,8 @@ static void help(FILE *out) {
         "per output tensor: elements, differing elements (bits differ; NaN equals NaN),\n"
         "the first differing index with both values, max abs error, max relative error\n"
         "(relative to B) and max distance in ulps of the output dtype.\n\n"
-        "exit status: 0 identical, 1 different (or a failure), 2 usage error\n",
+        "exit status: 0 identical, 1 different (or a failure), 2 usage error\n\n"
+        "hmx diff --model ... compares a whole model run (see `hmx diff --model --help`).\n",
         out);
 }
 
@@ -39,6 +40,8 @@ static void print_stats(const char *name, const hmx_tensor *a, const hmx_tensor 
 }
 
 int hmx_cmd_diff(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--model") == 0) return hmx_cmd_diff_model(argc, argv);
   hmx_args a;
   hmx_args_init(&a, argc, argv);
   const char *opname = NULL, *in = NULL, *aname = NULL, *bname = NULL, *v = NULL;

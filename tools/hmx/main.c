@@ -17,6 +17,10 @@ static const hmx_command commands[] = {
     {"conform", hmx_cmd_conform, "check backends bit-for-bit against the golden vectors"},
     {"diff", hmx_cmd_diff, "compare two backends (or a backend and a file's expected outputs)"},
     {"bench", hmx_cmd_bench, "time the ops per backend against ref, the machine's ceilings, peers"},
+    {"params", hmx_cmd_params, "parameter counts of a model config, dense vs Hadamard"},
+    {"generate", hmx_cmd_generate, "run the model: prefill a prompt, decode tokens"},
+    {"init-weights", hmx_cmd_init_weights, "write synthetic model weights to a file"},
+    {"bench-model", hmx_cmd_bench_model, "prefill/decode tokens/s and memory, dense vs Hadamard"},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -27,7 +31,7 @@ static void usage(FILE *out) {
           "commands:\n",
           HMX_VERSION_MAJOR, HMX_VERSION_MINOR, HMX_VERSION_PATCH);
   for (int i = 0; i < NCOMMANDS; i++)
-    fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
           "\nenvironment:\n"
           "  HMX_BACKEND   default backend when --backend is not given (see `hmx info`)\n\n"

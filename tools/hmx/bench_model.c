@@ -1,0 +1,254 @@
+/* hmx bench-model: prefill and decode tokens/s, peak RSS and weight bytes of
+ * the model, dense vs Hadamard output projection side by side, and the
+ * decode rate as a fraction of the measured memory bandwidth (weight bytes
+ * per token). docs/BENCH.md describes the method. */
+#define _POSIX_C_SOURCE 200809L
+#include "model_opts.h"
+#include "rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static void help(FILE *out) {
+  fputs("usage: hmx bench-model [--outproj dense|hadamard|both] [--prompt-len N]\n"
+        "                       [--decode N] [--backend B] [--threads N] [model options]\n\n"
+        "For each output projection (default both), in a fresh child process: build the\n"
+        "model (synthetic weights unless --weights), prefill N random tokens (default\n"
+        "512) in one step, then decode 128 tokens greedily one at a time. Prints prefill\n"
+        "and decode tokens/s, the child's peak RSS, the weight bytes, decode weight\n"
+        "traffic (weight bytes x tokens/s) as %% of the measured read bandwidth (N threads),\n"
+        "and the Hadamard/dense ratios. The first decode token is not timed (warm-up).\n\n"
+        "  --backend B      backend (default: HMX_BACKEND or the best available)\n"
+        "  --threads N      threads (0 = default)\n\n",
+        out);
+  hmx_model_opts_help(out);
+}
+
+typedef struct result {
+  int ok;
+  double prefill_tps, decode_tps;
+  double peak_rss_mib, weight_mib;
+  int64_t params;
+  char error[256];
+} result;
+
+/* Read bandwidth with `threads` threads: sum a 512 MiB array, best of 3 (GB/s). */
+static double read_bandwidth(int threads) {
+  const size_t n = (size_t)128 << 20; /* floats */
+  float *a = malloc(n * sizeof *a);
+  if (!a) return 0;
+  for (size_t i = 0; i < n; i++) a[i] = (float)(i & 7);
+  double best = 0;
+  volatile float sink = 0;
+  (void)threads;
+  for (int r = 0; r < 3; r++) {
+    double t0 = hmx_now();
+    float total = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) reduction(+ : total) schedule(static)
+#endif
+    for (size_t i = 0; i < n; i += 16) { /* 16 independent partial sums per step */
+      float s = 0;
+      for (int j = 0; j < 16; j++) s += a[i + (size_t)j];
+      total += s;
+    }
+    double dt = hmx_now() - t0;
+    sink += total;
+    if (n * sizeof *a / dt / 1e9 > best) best = n * sizeof *a / dt / 1e9;
+  }
+  free(a);
+  return best;
+}
+
+static double peak_rss_mib(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru)) return 0;
+#ifdef __APPLE__
+  return ru.ru_maxrss / 1048576.0; /* bytes */
+#else
+  return ru.ru_maxrss / 1024.0; /* KiB */
+#endif
+}
+
+static void run_variant(const hmx_model_opts *mo, int outproj, const hmx_backend *be, int threads,
+                        int64_t n_prompt, int64_t n_decode, result *r) {
+  memset(r, 0, sizeof *r);
+  hmx_model_opts o = *mo;
+  o.outproj = outproj;
+  hmx_model *m = NULL;
+  if (hmx_model_opts_open("bench-model", &o, &m)) {
+    snprintf(r->error, sizeof r->error, "cannot build the model");
+    return;
+  }
+  const hmx_model_config *c = hmx_model_get_config(m);
+  hmx_param_count pc;
+  hmx_model_param_count(c, &pc);
+  r->params = pc.total;
+  int32_t *toks = malloc((size_t)n_prompt * sizeof *toks);
+  float *logits = malloc((size_t)c->vocab * sizeof *logits);
+  hmx_kv_cache *cache = NULL;
+  hmx_status st = toks && logits ? hmx_kv_cache_new(m, n_prompt + n_decode + 1, &cache)
+                                 : HMX_ERR_NO_MEMORY;
+  hmx_context ctx = {be, threads, 0};
+  if (!st) {
+    for (int64_t i = 0; i < n_prompt; i++)
+      toks[i] = (int32_t)(hmx_rng_u64(7, 0, (uint64_t)i) % (uint64_t)c->vocab);
+    const int32_t *tp = toks;
+    double t0 = hmx_now();
+    st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, NULL, logits);
+    r->prefill_tps = n_prompt / (hmx_now() - t0);
+  }
+  double t1 = 0;
+  for (int64_t i = 0; !st && i <= n_decode; i++) {
+    if (i == 1) t1 = hmx_now(); /* token 0 warms up the decode path */
+    int32_t next = 0;
+    for (int j = 1; j < c->vocab; j++)
+      if (logits[j] > logits[next]) next = j;
+    const int32_t *tp = &next;
+    int64_t one = 1;
+    st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &one, NULL, logits);
+  }
+  if (!st) {
+    r->decode_tps = n_decode / (hmx_now() - t1);
+    r->weight_mib = hmx_model_weight_bytes(m) / 1048576.0;
+    r->peak_rss_mib = peak_rss_mib();
+    r->ok = 1;
+  } else
+    snprintf(r->error, sizeof r->error, "%s", hmx_cli_status_message(st));
+  hmx_kv_cache_free(cache);
+  free(toks);
+  free(logits);
+  hmx_model_free(m);
+}
+
+/* Run in a child so that each variant's peak RSS is its own. */
+static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backend *be, int threads,
+                         int64_t n_prompt, int64_t n_decode, result *r) {
+  int fd[2];
+  if (pipe(fd)) {
+    run_variant(mo, outproj, be, threads, n_prompt, n_decode, r);
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    result cr;
+    run_variant(mo, outproj, be, threads, n_prompt, n_decode, &cr);
+    ssize_t w = write(fd[1], &cr, sizeof cr);
+    _exit(w == (ssize_t)sizeof cr ? 0 : 1);
+  }
+  close(fd[1]);
+  memset(r, 0, sizeof *r);
+  if (pid < 0) {
+    close(fd[0]);
+    run_variant(mo, outproj, be, threads, n_prompt, n_decode, r);
+    return;
+  }
+  ssize_t got = read(fd[0], r, sizeof *r);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != (ssize_t)sizeof *r) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->error, sizeof r->error, "the benchmark process failed (status %d)", status);
+  }
+}
+
+int hmx_cmd_bench_model(int argc, char **argv) {
+  hmx_args a;
+  hmx_args_init(&a, argc, argv);
+  hmx_model_opts mo;
+  hmx_model_opts_init(&mo);
+  const char *v = NULL, *which = "both";
+  const hmx_backend *be = NULL;
+  int threads = 0, err = 0;
+  long n_prompt = 512, n_decode = 128;
+  while (a.i < argc) {
+    const char *s = argv[a.i];
+    if (hmx_is_help(s)) {
+      help(stdout);
+      return HMX_EXIT_OK;
+    }
+    if (hmx_args_value(&a, "--outproj", &v, &err)) {
+      if (!err) which = v;
+    } else if (hmx_model_opts_parse(&a, &mo, &err)) {
+    } else if (hmx_args_value(&a, "--backend", &v, &err)) {
+      if (!err && hmx_parse_backend("bench-model", v, &be)) err = 1;
+    } else if (hmx_args_value(&a, "--threads", &v, &err)) {
+      if (!err && hmx_parse_threads("bench-model", v, &threads)) err = 1;
+    } else if (hmx_args_value(&a, "--prompt-len", &v, &err) ||
+               hmx_args_value(&a, "--decode", &v, &err)) {
+      if (err) return HMX_EXIT_USAGE;
+      char *end;
+      long x = strtol(v, &end, 10);
+      if (!*v || *end || x < 1 || x > (1L << 24))
+        return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: '%s' is not a token count >= 1", v);
+      if (strcmp(argv[a.i - 2], "--decode") == 0 || strncmp(argv[a.i - 1], "--decode=", 9) == 0)
+        n_decode = x;
+      else
+        n_prompt = x;
+    } else
+      return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: unknown argument '%s'", s);
+    if (err) return HMX_EXIT_USAGE;
+  }
+  int variants[2], nv = 0;
+  if (!strcmp(which, "both") || !strcmp(which, "dense")) variants[nv++] = HMX_OUTPROJ_DENSE;
+  if (!strcmp(which, "both") || !strcmp(which, "hadamard")) variants[nv++] = HMX_OUTPROJ_HADAMARD;
+  if (!nv) return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: --outproj '%s' is not dense, "
+                                "hadamard or both", which);
+  if (mo.weights && nv > 1)
+    return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: with --weights the file fixes the "
+                         "projection: drop --outproj");
+  if (mo.weights) mo.outproj = -1;
+  if (!be && !(be = hmx_backend_default()))
+    return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: %s", hmx_last_error());
+  if (!hmx_backend_available(be))
+    return hmx_cli_error(HMX_EXIT_FAIL, "bench-model: backend '%s' cannot run here",
+                         hmx_backend_name(be));
+  if (!mo.weights) {
+    hmx_model_config c;
+    int rc = hmx_model_opts_config("bench-model", &mo, variants[0], &c);
+    if (rc) return rc;
+    if (n_prompt + n_decode + 1 > c.context)
+      return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: %ld + %ld + 1 tokens exceed the context "
+                           "(%d)", n_prompt, n_decode, c.context);
+  }
+  /* measured after the variants, in the parent: OpenMP threads in the parent
+   * before a fork() would hang the children (libgomp is not fork-safe) */
+  result res[2];
+  for (int i = 0; i < nv; i++)
+    run_isolated(&mo, variants[i], be, threads, n_prompt, n_decode, &res[i]);
+  const double bw = read_bandwidth(threads);
+  printf("hmx bench-model: config %s, %s weights, backend %s, %d threads, prompt %ld, decode "
+         "%ld\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
+         mo.weights ? mo.weights : mo.config, mo.weights ? "file" : hmx_dtype_name(
+             mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype), hmx_backend_name(be), threads,
+         n_prompt, n_decode, threads, bw);
+  printf("%-9s %12s %12s %12s %12s %12s %10s\n", "outproj", "params", "weights MiB",
+         "peak RSS MiB", "prefill t/s", "decode t/s", "decode %bw");
+  int rc = HMX_EXIT_OK;
+  for (int i = 0; i < nv; i++) {
+    const char *name = variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard";
+    if (!res[i].ok) {
+      rc = hmx_cli_error(HMX_EXIT_FAIL, "bench-model: %s: %s", name, res[i].error);
+      continue;
+    }
+    const double traffic = res[i].weight_mib * 1048576.0 * res[i].decode_tps / 1e9;
+    printf("%-9s %11.2fM %12.1f %12.1f %12.1f %12.2f %9.0f%%\n", name, res[i].params / 1e6,
+           res[i].weight_mib, res[i].peak_rss_mib, res[i].prefill_tps, res[i].decode_tps,
+           bw > 0 ? 100.0 * traffic / bw : 0.0);
+  }
+  if (nv == 2 && res[0].ok && res[1].ok)
+    printf("%-9s %12.4f %12.4f %12.4f %12.4f %12.4f\n", "had/dense",
+           (double)res[1].params / res[0].params, res[1].weight_mib / res[0].weight_mib,
+           res[1].peak_rss_mib / res[0].peak_rss_mib, res[1].prefill_tps / res[0].prefill_tps,
+           res[1].decode_tps / res[0].decode_tps);
+  return rc;
+}

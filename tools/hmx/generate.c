@@ -1,0 +1,194 @@
+/* hmx generate: prefill a prompt and decode tokens with the model
+#define _POSIX_C_SOURCE 200809L
+ * (docs/MODEL.md, docs/CLI.md). */
+#include "model_opts.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(FILE *out) {
+  fputs("usage: hmx generate [--prompt TEXT | --tokens ID,ID,...] [-n N]\n"
+        "                    [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
+        "                    [--backend B] [--threads N] [--print-ids] [model options]\n\n"
+        "Prefills the prompt (TEXT as bytes: the default byte-level vocabulary maps byte b\n"
+        "to token b) in one step, then decodes N tokens (default 32) one at a time, greedy\n"
+        "unless --temperature > 0 (then seeded top-k / top-p sampling: the same seed and\n"
+        "logits give the same tokens on any machine). Prints the generated tokens as\n"
+        "text (bytes; ids >= 256 as <id>; --print-ids: the ids), and on stderr a live\n"
+        "progress line and the prefill and decode tokens/s.\n\n"
+        "  --backend B      backend (default: HMX_BACKEND or the best available)\n"
+        "  --threads N      threads (0 = default)\n\n",
+        out);
+  hmx_model_opts_help(out);
+}
+
+static void print_token(int32_t t, int ids) {
+  if (ids) printf("%d ", (int)t);
+  else if (t >= 32 && t < 127) putchar((int)t);
+  else if (t == '\n' || t == '\t') putchar((int)t);
+  else if (t < 256) printf("\\x%02x", (unsigned)t);
+  else printf("<%d>", (int)t);
+  fflush(stdout);
+}
+
+static int parse_float(const char *opt, const char *s, float *out) {
+  char *end;
+  float v = strtof(s, &end);
+  if (!*s || *end || v != v)
+    return hmx_cli_error(HMX_EXIT_USAGE, "generate: %s '%s' is not a number", opt, s);
+  *out = v;
+  return 0;
+}
+
+static int parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || v < lo || v > hi)
+    return hmx_cli_error(HMX_EXIT_USAGE, "generate: %s '%s' is not an integer in [%ld, %ld]", opt,
+                         s, lo, hi);
+  *out = v;
+  return 0;
+}
+
+int hmx_cmd_generate(int argc, char **argv) {
+  hmx_args a;
+  hmx_args_init(&a, argc, argv);
+  hmx_model_opts mo;
+  hmx_model_opts_init(&mo);
+  const char *prompt = NULL, *toklist = NULL, *v = NULL;
+  const hmx_backend *be = NULL;
+  hmx_sampler smp = {0.0f, 0, 1.0f, 0};
+  long n_new = 32, tmp = 0;
+  int threads = 0, err = 0, ids = 0;
+  while (a.i < argc) {
+    const char *s = argv[a.i];
+    if (hmx_is_help(s)) {
+      help(stdout);
+      return HMX_EXIT_OK;
+    }
+    if (hmx_model_opts_parse(&a, &mo, &err)) {
+    } else if (hmx_args_value(&a, "--prompt", &v, &err)) {
+      if (!err) prompt = v;
+    } else if (hmx_args_value(&a, "--tokens", &v, &err)) {
+      if (!err) toklist = v;
+    } else if (hmx_args_value(&a, "-n", &v, &err)) {
+      if (!err && parse_int("-n", v, 0, 1 << 24, &n_new)) err = 1;
+    } else if (hmx_args_value(&a, "--temperature", &v, &err)) {
+      if (!err && parse_float("--temperature", v, &smp.temperature)) err = 1;
+    } else if (hmx_args_value(&a, "--top-k", &v, &err)) {
+      if (!err && !parse_int("--top-k", v, 0, 1 << 30, &tmp)) smp.top_k = (int)tmp;
+      else err = 1;
+    } else if (hmx_args_value(&a, "--top-p", &v, &err)) {
+      if (!err && parse_float("--top-p", v, &smp.top_p)) err = 1;
+      else if (!err && !(smp.top_p > 0.0f)) {
+        hmx_cli_error(HMX_EXIT_USAGE, "generate: --top-p must be > 0");
+        err = 1;
+      }
+    } else if (hmx_args_value(&a, "--seed", &v, &err)) {
+      if (!err && !parse_int("--seed", v, 0, 0x7fffffffL, &tmp)) smp.seed = (uint64_t)tmp;
+      else err = 1;
+    } else if (hmx_args_value(&a, "--backend", &v, &err)) {
+      if (!err && hmx_parse_backend("generate", v, &be)) err = 1;
+    } else if (hmx_args_value(&a, "--threads", &v, &err)) {
+      if (!err && hmx_parse_threads("generate", v, &threads)) err = 1;
+    } else if (hmx_args_flag(&a, "--print-ids")) {
+      ids = 1;
+    } else {
+      return hmx_cli_error(HMX_EXIT_USAGE, "generate: unknown argument '%s' (see `hmx generate "
+                           "--help`)", s);
+    }
+    if (err) return HMX_EXIT_USAGE;
+  }
+  if (prompt && toklist)
+    return hmx_cli_error(HMX_EXIT_USAGE, "generate: give --prompt or --tokens, not both");
+  if (!be) {
+    be = hmx_backend_default();
+    if (!be) return hmx_cli_error(HMX_EXIT_USAGE, "generate: %s", hmx_last_error());
+  }
+  if (!hmx_backend_available(be))
+    return hmx_cli_error(HMX_EXIT_FAIL, "generate: backend '%s' cannot run on this machine",
+                         hmx_backend_name(be));
+
+  int32_t *toks = NULL;
+  int64_t n_prompt = 0;
+  if (toklist) {
+    int rc = hmx_parse_token_list("generate", toklist, &toks, &n_prompt);
+    if (rc) return rc;
+  } else {
+    const char *text = prompt ? prompt : "\n";
+    n_prompt = (int64_t)strlen(text);
+    if (n_prompt == 0) return hmx_cli_error(HMX_EXIT_USAGE, "generate: the prompt is empty");
+    toks = malloc((size_t)n_prompt * sizeof *toks);
+    if (!toks) return hmx_cli_error(HMX_EXIT_FAIL, "generate: out of memory");
+    for (int64_t i = 0; i < n_prompt; i++) toks[i] = (unsigned char)text[i];
+  }
+  hmx_model *m = NULL;
+  int rc = hmx_model_opts_open("generate", &mo, &m);
+  if (rc) {
+    free(toks);
+    return rc;
+  }
+  const hmx_model_config *c = hmx_model_get_config(m);
+  hmx_kv_cache *cache = NULL;
+  float *logits = malloc((size_t)c->vocab * sizeof(float));
+  hmx_status st = HMX_OK;
+  if (n_prompt + n_new > c->context) {
+    rc = hmx_cli_error(HMX_EXIT_USAGE, "generate: %lld prompt + %ld new tokens exceed the "
+                       "context (%d)", (long long)n_prompt, n_new, c->context);
+  } else if (!logits || (st = hmx_kv_cache_new(m, n_prompt + n_new, &cache))) {
+    rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: %s", st ? hmx_cli_status_message(st) :
+                       "out of memory");
+  }
+  const int tty = isatty(fileno(stderr));
+  hmx_context ctx = {be, threads, 0};
+  double t_prefill = 0, t_decode = 0;
+  int64_t decoded = 0;
+  if (!rc) {
+    fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB); "
+            "backend %s, %d threads\n", c->n_layer, c->d_model,
+            c->outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
+            hmx_dtype_name(hmx_model_dtype(m)), hmx_model_weight_bytes(m) / 1048576.0,
+            hmx_backend_name(be), threads);
+    double t0 = hmx_now();
+    const int32_t *tp = toks;
+    st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, NULL, logits);
+    t_prefill = hmx_now() - t0;
+    if (st) rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: prefill: %s", hmx_cli_status_message(st));
+  }
+  double t1 = hmx_now();
+  for (long i = 0; !rc && i < n_new; i++) {
+    int32_t next;
+    st = hmx_sample(&smp, logits, c->vocab, (uint64_t)i, &next);
+    if (st) {
+      rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: sampling: %s", hmx_cli_status_message(st));
+      break;
+    }
+    print_token(next, ids);
+    if (i + 1 == n_new) break; /* the last token needs no logits */
+    const int32_t *tp = &next;
+    int64_t one = 1;
+    st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &one, NULL, logits);
+    if (st) {
+      rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: decode: %s", hmx_cli_status_message(st));
+      break;
+    }
+    decoded++;
+    t_decode = hmx_now() - t1;
+    if (tty)
+      fprintf(stderr, "\r\033[K[decode %ld/%ld  %.1f tokens/s]", i + 1, n_new,
+              decoded / t_decode);
+  }
+  if (!rc) {
+    printf("\n");
+    if (tty) fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "prefill: %lld tokens in %.3f s (%.1f tokens/s); decode: %lld tokens in "
+            "%.3f s (%.1f tokens/s)\n", (long long)n_prompt, t_prefill, n_prompt / t_prefill,
+            (long long)decoded, t_decode, decoded ? decoded / t_decode : 0.0);
+  }
+  hmx_kv_cache_free(cache);
+  hmx_model_free(m);
+  free(logits);
+  free(toks);
+  return rc;
+}

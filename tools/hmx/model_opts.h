@@ -1,0 +1,38 @@
+/* Options shared by the model subcommands (params, generate, diff --model,
+ * bench-model, init-weights): which model, from a file or synthesized. */
+#ifndef HMX_CLI_MODEL_OPTS_H
+#define HMX_CLI_MODEL_OPTS_H
+
+#include "hmx.h"
+#include "hadamix_model.h"
+
+#define HMX_MODEL_MAX_SETS 32
+
+typedef struct hmx_model_opts {
+  const char *weights;  /* --weights FILE (else synthetic) */
+  const char *config;   /* --config PRESET (default "tiny") */
+  int outproj;          /* --outproj dense|hadamard; -1: dense */
+  int dtype;            /* --dtype f32|bf16|f16 of synthetic weights; -1: f32 */
+  uint64_t weights_seed;/* --weights-seed N */
+  const char *sets[HMX_MODEL_MAX_SETS]; /* --set KEY=VALUE */
+  int nsets;
+} hmx_model_opts;
+
+void hmx_model_opts_init(hmx_model_opts *o);
+/* If argv[a->i] is a model option, consume it and return 1 (*err = 1 after
+ * printing a usage error); else return 0. */
+int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err);
+/* The config of the options (preset, outproj, --set), or an exit code. */
+int hmx_model_opts_config(const char *cmd, const hmx_model_opts *o, int outproj,
+                          hmx_model_config *cfg);
+/* Load --weights or synthesize; prints errors; returns an exit code. */
+int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m);
+/* The help text of these options. */
+void hmx_model_opts_help(FILE *out);
+
+/* Monotonic seconds. */
+double hmx_now(void);
+/* "1,2,3" -> ids (malloc'ed); exit code on error. */
+int hmx_parse_token_list(const char *cmd, const char *s, int32_t **ids, int64_t *n);
+
+#endif
