@@ -4,3 +4,12 @@ hmx_add_test(NAME test_model SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model.c
              ARGS ${CMAKE_CURRENT_BINARY_DIR} LABELS unit model LIBS m)
 hmx_add_test(NAME test_model_diff SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_diff.c
              LABELS unit model LIBS m)
+if(HMX_HAVE_CJSON AND TARGET hmx)
+  hmx_target_command(hmx hmx_model_cmd)
+  add_test(NAME cli_model
+           COMMAND ${CMAKE_COMMAND} -DHMX=${hmx_model_cmd} -DHELPER=unused
+                   -DVECTORS=${PROJECT_SOURCE_DIR}/vectors
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_work/model
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/model.cmake)
+  set_tests_properties(cli_model PROPERTIES LABELS "cli;model" TIMEOUT 300)
+endif()

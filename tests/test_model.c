@@ -337,6 +337,59 @@ static void test_save_load(const hmx_model *m, const char *dir) {
   hmx_model_free(l);
 }
 
+/* Truncated and altered weights files fail with a clear status, never crash. */
+static void test_bad_files(const hmx_model *m, const char *dir) {
+  char path[512], bad[512];
+  snprintf(path, sizeof path, "%s/test_model_good.safetensors", dir);
+  snprintf(bad, sizeof bad, "%s/test_model_bad.safetensors", dir);
+  CHECK(!hmx_model_save(m, path), "save: %s", hmx_last_error());
+  FILE *f = fopen(path, "rb");
+  if (!f) return;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)len);
+  CHECK(buf && fread(buf, 1, (size_t)len, f) == (size_t)len, "read back");
+  fclose(f);
+  const long cuts[] = {0, 7, 8, 100, len / 2, len - 1};
+  for (int i = 0; i < 6; i++) {
+    FILE *o = fopen(bad, "wb");
+    fwrite(buf, 1, (size_t)cuts[i], o);
+    fclose(o);
+    hmx_model *l = NULL;
+    hmx_status st = hmx_model_load(bad, &l);
+    CHECK(st != HMX_OK && !l && *hmx_last_error(), "truncated to %ld bytes: status %d", cuts[i],
+          (int)st);
+  }
+  /* same-length edits of the header: a config that disagrees with the tensors */
+  static const struct { const char *from, *to, *msg; } edits[] = {
+      {"\"n_layer\":\"2\"", "\"n_layer\":\"3\"", "tensor 'layers.2.attn_norm' is missing"},
+      {"\"d_ff\":\"96\"", "\"d_ff\":\"95\"", "must have shape"},
+      {"\"vocab\":\"256\"", "\"vocab\":\"-56\"", "not an integer"},
+      {"\"format\":\"hadamix", "\"format\":\"HADAMIX", "not a hadamix model"},
+      {"\"outproj\":\"dense\"", "\"outproj\":\"dune \"", "is not 'dense' or 'hadamard'"}};
+  for (int e = 0; e < 5; e++) {
+    char *copy = malloc((size_t)len);
+    memcpy(copy, buf, (size_t)len);
+    char *hit = NULL;
+    for (long i = 0; i + (long)strlen(edits[e].from) <= len && !hit; i++)
+      if (!memcmp(copy + i, edits[e].from, strlen(edits[e].from))) hit = copy + i;
+    CHECK(hit != NULL, "edit %d: pattern %s not in the header", e, edits[e].from);
+    if (hit) {
+      memcpy(hit, edits[e].to, strlen(edits[e].to));
+      FILE *o = fopen(bad, "wb");
+      fwrite(copy, 1, (size_t)len, o);
+      fclose(o);
+      hmx_model *l = NULL;
+      hmx_status st = hmx_model_load(bad, &l);
+      CHECK(st != HMX_OK && !l && strstr(hmx_last_error(), edits[e].msg), "edit %d: status %d, "
+            "message '%s'", e, (int)st, hmx_last_error());
+    }
+    free(copy);
+  }
+  free(buf);
+}
+
 static void test_errors(const hmx_model *m) {
   hmx_kv_cache *c;
   CHECK(!hmx_kv_cache_new(m, 4, &c), "cache");
@@ -400,7 +453,10 @@ int main(int argc, char **argv) {
       snprintf(what, sizeof what, "%s/%s", op ? "hadamard" : "dense", hmx_dtype_name(dts[di]));
       test_invariance(m, what);
       if (di < 2) test_save_load(m, dir);
-      if (op == 0 && di == 0) test_errors(m);
+      if (op == 0 && di == 0) {
+        test_errors(m);
+        test_bad_files(m, dir);
+      }
       if (di == 0) test_oracle(m, what); /* last: it scales the weights */
       hmx_model_free(m);
     }

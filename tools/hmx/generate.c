@@ -145,16 +145,17 @@ int hmx_cmd_generate(int argc, char **argv) {
   double t_prefill = 0, t_decode = 0;
   int64_t decoded = 0;
   if (!rc) {
-    fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB); "
-            "backend %s, %d threads\n", c->n_layer, c->d_model,
-            c->outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
-            hmx_dtype_name(hmx_model_dtype(m)), hmx_model_weight_bytes(m) / 1048576.0,
-            hmx_backend_name(be), threads);
     double t0 = hmx_now();
     const int32_t *tp = toks;
     st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, NULL, logits);
     t_prefill = hmx_now() - t0;
     if (st) rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: prefill: %s", hmx_cli_status_message(st));
+    else
+      fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB); "
+              "backend %s, %d threads\n", c->n_layer, c->d_model,
+              c->outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
+              hmx_dtype_name(hmx_model_dtype(m)), hmx_model_weight_bytes(m) / 1048576.0,
+              hmx_backend_name(be), threads);
   }
   double t1 = hmx_now();
   for (long i = 0; !rc && i < n_new; i++) {

@@ -31,7 +31,10 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
   if (hmx_args_value(a, "--weights", &v, err)) {
     if (!*err) o->weights = v;
   } else if (hmx_args_value(a, "--config", &v, err)) {
-    if (!*err) o->config = v;
+    if (!*err) {
+      o->config = v;
+      o->config_given = 1;
+    }
   } else if (hmx_args_value(a, "--outproj", &v, err)) {
     if (*err) return 1;
     if (!strcmp(v, "dense")) o->outproj = HMX_OUTPROJ_DENSE;
@@ -126,7 +129,7 @@ int hmx_model_opts_config(const char *cmd, const hmx_model_opts *o, int outproj,
 int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m) {
   hmx_status s;
   if (o->weights) {
-    if (o->nsets || o->outproj >= 0 || o->dtype >= 0 || strcmp(o->config, "tiny"))
+    if (o->nsets || o->outproj >= 0 || o->dtype >= 0 || o->config_given)
       return hmx_cli_error(HMX_EXIT_USAGE, "%s: --weights takes its config and dtype from the "
                            "file: drop --config/--outproj/--set/--dtype", cmd);
     s = hmx_model_load(o->weights, m);

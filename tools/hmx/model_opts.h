@@ -11,6 +11,7 @@
 typedef struct hmx_model_opts {
   const char *weights;  /* --weights FILE (else synthetic) */
   const char *config;   /* --config PRESET (default "tiny") */
+  int config_given;     /* --config was on the command line */
   int outproj;          /* --outproj dense|hadamard; -1: dense */
   int dtype;            /* --dtype f32|bf16|f16 of synthetic weights; -1: f32 */
   uint64_t weights_seed;/* --weights-seed N */
