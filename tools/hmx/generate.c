@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
  * (docs/MODEL.md, docs/CLI.md). */
 #include "model_opts.h"
+#include "safetensors.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,8 @@
 static void help(FILE *out) {
   fputs("usage: hmx generate [--prompt TEXT | --tokens ID,ID,...] [-n N]\n"
         "                    [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
-        "                    [--backend B] [--threads N] [--print-ids] [model options]\n\n"
+        "                    [--backend B] [--threads N] [--print-ids] [--logits-out FILE]\n"
+        "                    [model options]\n\n"
         "Prefills the prompt (TEXT as bytes: the default byte-level vocabulary maps byte b\n"
         "to token b) in one step, then decodes N tokens (default 32) one at a time, greedy\n"
         "unless --temperature > 0 (then seeded top-k / top-p sampling: the same seed and\n"
@@ -18,7 +20,9 @@ static void help(FILE *out) {
         "text (bytes; ids >= 256 as <id>; --print-ids: the ids), and on stderr a live\n"
         "progress line and the prefill and decode tokens/s.\n\n"
         "  --backend B      backend (default: HMX_BACKEND or the best available)\n"
-        "  --threads N      threads (0 = default)\n\n",
+        "  --threads N      threads (0 = default)\n"
+        "  --logits-out F   also write the prompt's logits, every position, as tensor\n"
+        "                   \"logits\" [T, vocab] f32 (and \"tokens\" [T] i32) to safetensors F\n\n",
         out);
   hmx_model_opts_help(out);
 }
@@ -56,7 +60,7 @@ int hmx_cmd_generate(int argc, char **argv) {
   hmx_args_init(&a, argc, argv);
   hmx_model_opts mo;
   hmx_model_opts_init(&mo);
-  const char *prompt = NULL, *toklist = NULL, *v = NULL;
+  const char *prompt = NULL, *toklist = NULL, *v = NULL, *logits_out = NULL;
   const hmx_backend *be = NULL;
   hmx_sampler smp = {0.0f, 0, 1.0f, 0};
   long n_new = 32, tmp = 0;
@@ -92,6 +96,8 @@ int hmx_cmd_generate(int argc, char **argv) {
       if (!err && hmx_parse_backend("generate", v, &be)) err = 1;
     } else if (hmx_args_value(&a, "--threads", &v, &err)) {
       if (!err && hmx_parse_threads("generate", v, &threads)) err = 1;
+    } else if (hmx_args_value(&a, "--logits-out", &v, &err)) {
+      if (!err) logits_out = v;
     } else if (hmx_args_flag(&a, "--print-ids")) {
       ids = 1;
     } else {
@@ -131,7 +137,9 @@ int hmx_cmd_generate(int argc, char **argv) {
   }
   const hmx_model_config *c = hmx_model_get_config(m);
   hmx_kv_cache *cache = NULL;
-  float *logits = malloc((size_t)c->vocab * sizeof(float));
+  /* all prompt positions when --logits-out asks for them */
+  const int64_t rows = logits_out ? n_prompt : 1;
+  float *logits = malloc((size_t)rows * (size_t)c->vocab * sizeof(float));
   hmx_status st = HMX_OK;
   if (n_prompt + n_new > c->context) {
     rc = hmx_cli_error(HMX_EXIT_USAGE, "generate: %lld prompt + %ld new tokens exceed the "
@@ -147,9 +155,23 @@ int hmx_cmd_generate(int argc, char **argv) {
   if (!rc) {
     double t0 = hmx_now();
     const int32_t *tp = toks;
-    st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, NULL, logits);
+    hmx_forward_opts fo = {logits_out != NULL, NULL, NULL};
+    st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, &fo, logits);
     t_prefill = hmx_now() - t0;
     if (st) rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: prefill: %s", hmx_cli_status_message(st));
+    if (!rc && logits_out) {
+      hmx_st_writer *w = hmx_st_writer_new();
+      hmx_tensor lt = hmx_tensor_2d(logits, HMX_F32, n_prompt, c->vocab);
+      hmx_tensor tt = hmx_tensor_1d(toks, HMX_I32, n_prompt);
+      st = w ? hmx_st_writer_add(w, "logits", &lt) : HMX_ERR_NO_MEMORY;
+      if (!st) st = hmx_st_writer_add(w, "tokens", &tt);
+      if (!st) st = hmx_st_writer_save(w, logits_out);
+      hmx_st_writer_free(w);
+      if (st) rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: --logits-out: %s",
+                                 hmx_cli_status_message(st));
+      /* sampling continues from the last position's row */
+      else memmove(logits, logits + (n_prompt - 1) * c->vocab, (size_t)c->vocab * sizeof(float));
+    }
     else
       fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB); "
               "backend %s, %d threads\n", c->n_layer, c->d_model,
