@@ -172,7 +172,7 @@ int hmx_cmd_generate(int argc, char **argv) {
       /* sampling continues from the last position's row */
       else memmove(logits, logits + (n_prompt - 1) * c->vocab, (size_t)c->vocab * sizeof(float));
     }
-    else
+    if (!rc)
       fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB); "
               "backend %s, %d threads\n", c->n_layer, c->d_model,
               c->outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
