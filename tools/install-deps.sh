@@ -44,6 +44,12 @@ missing=()
 for p in "${pkgs[@]}"; do
   installed "$p" || missing+=("$p")
 done
+# numpy: tests/test_convert.py (the converter and its float64 oracle); pip,
+# optional (the test is skipped, and says so, without it).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import numpy" >/dev/null 2>&1; then
+  python3 -m pip install -q numpy >/dev/null 2>&1 ||
+    echo "install-deps: could not pip install numpy (optional), continuing" >&2
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present"
   exit 0
