@@ -48,6 +48,7 @@ done
 # optional (the test is skipped, and says so, without it).
 if command -v python3 >/dev/null 2>&1 && ! python3 -c "import numpy" >/dev/null 2>&1; then
   python3 -m pip install -q numpy >/dev/null 2>&1 ||
+    python3 -m pip install -q --break-system-packages numpy >/dev/null 2>&1 ||
     echo "install-deps: could not pip install numpy (optional), continuing" >&2
 fi
 if [ ${#missing[@]} -eq 0 ]; then
