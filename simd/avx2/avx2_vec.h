@@ -1,0 +1,86 @@
+/* The AVX2 instance of the xv_ vector primitives (8-lane ymm registers, 16
+ * of them) that simd/x86/vexp_x86.h, rowops_x86.h, attention_x86.h and
+ * swiglu_x86.h are written against; simd/avx512/avx512_vec.h is the 16-lane
+ * instance. Include it first, from a file compiled with the avx2 flags.
+ * Every primitive is one IEEE operation per lane (or moves bits only), so
+ * the shared bodies round exactly as written whatever the instance. */
+#ifndef HMX_AVX2_VEC_H
+#define HMX_AVX2_VEC_H
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#define XV_INLINE static inline __attribute__((always_inline))
+
+#define XV_W 8 /* lanes per register */
+#define XV_R 2 /* registers holding the 16 lanes of §R: lanes 0-7, 8-15 */
+
+typedef __m256 xv_v;   /* 8 floats */
+typedef __m256i xv_i;  /* 8 int32 (the bit operations of §E exp) */
+typedef __m256i xv_m;  /* lane mask: all ones in the selected lanes */
+
+#define xv_zero() _mm256_setzero_ps()
+#define xv_set1(f) _mm256_set1_ps(f)
+#define xv_bcast(p) _mm256_broadcast_ss(p)
+#define xv_load(p) _mm256_loadu_ps(p)
+#define xv_store(p, v) _mm256_storeu_ps((p), (v))
+#define xv_add(a, b) _mm256_add_ps((a), (b))
+#define xv_sub(a, b) _mm256_sub_ps((a), (b))
+#define xv_mul(a, b) _mm256_mul_ps((a), (b))
+#define xv_div(a, b) _mm256_div_ps((a), (b))
+#define xv_max(a, b) _mm256_max_ps((a), (b)) /* b when either is NaN */
+#define xv_fma(a, b, c) _mm256_fmadd_ps((a), (b), (c))  /* fma(a, b, c) */
+#define xv_fms(a, b, c) _mm256_fmsub_ps((a), (b), (c))  /* fma(a, b, -c) */
+
+/* Lanes 0 .. n-1, 0 <= n <= 8. */
+XV_INLINE xv_m xv_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+/* Lanes 0 .. n-1 for any n (none when n <= 0, all when n >= 8). */
+XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ? 8 : n); }
+/* Masked load (other lanes +0; nothing past them is read) and store. */
+#define xv_loadn(p, m) _mm256_maskload_ps((p), (m))
+#define xv_storen(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+/* b in the lanes of m, a elsewhere. */
+#define xv_blend(m, a, b) _mm256_blendv_ps((a), (b), _mm256_castsi256_ps(m))
+
+/* Ordered quiet compares (unordered for the NaN test), as masks. */
+#define xv_cmp_lt(a, b) _mm256_castps_si256(_mm256_cmp_ps((a), (b), _CMP_LT_OQ))
+#define xv_cmp_gt(a, b) _mm256_castps_si256(_mm256_cmp_ps((a), (b), _CMP_GT_OQ))
+#define xv_cmp_unord(a, b) _mm256_castps_si256(_mm256_cmp_ps((a), (b), _CMP_UNORD_Q))
+
+/* 32-bit integer operations on the bits. */
+#define xv_as_i(v) _mm256_castps_si256(v)
+#define xv_as_v(i) _mm256_castsi256_ps(i)
+#define xv_set1_i(k) _mm256_set1_epi32(k)
+#define xv_sub_i(a, b) _mm256_sub_epi32((a), (b))
+#define xv_xor_i(a, b) _mm256_xor_si256((a), (b))
+#define xv_srli_i(a, k) _mm256_srli_epi32((a), (k))
+#define xv_slli_i(a, k) _mm256_slli_epi32((a), (k))
+
+/* §R tree over l[0] = lanes 0-7, l[1] = lanes 8-15: l[j] += l[j+8] (lo + hi),
+ * then +4, +2, +1 (hmx_lane_tree). */
+XV_INLINE float xv_tree16(const xv_v *l) {
+  __m256 h8 = _mm256_add_ps(l[0], l[1]);                                           /* j < 8 */
+  __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1)); /* j < 4 */
+  __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));                                /* j < 2 */
+  __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));                            /* j = 0 */
+  return _mm_cvtss_f32(h1);
+}
+
+/* The largest lane by `>` from -inf (§attention's max: exact, so any order;
+ * v holds no NaN where it is used). */
+XV_INLINE float xv_hmax(xv_v v) {
+  float mx[8], m = -INFINITY;
+  _mm256_storeu_ps(mx, v);
+  for (int i = 0; i < 8; i++)
+    if (mx[i] > m) m = mx[i];
+  return m;
+}
+
+#endif

@@ -1,0 +1,309 @@
+/* Attention for the x86 SIMD backends (docs/NUMERICS.md §attention),
+ * bit-identical to ref/attention.c; shared by simd/avx512/attention_avx512.c
+ * (16 lanes) and simd/avx2/attention_avx2.c (8 lanes). Header only: the
+ * includer first includes its ISA's exp (vexp_<isa>.h, which brings the xv_
+ * primitives), then defines
+ *
+ *   xa_transpose(k, ldk, nkeys, d0, dn, out)   XV_W keys (rows k + i*ldk,
+ *                          the first nkeys valid, the others read as zero) x
+ *                          columns d0 .. d0+dn-1 (dn <= XV_W) into
+ *                          out[dd * XV_W + key]; moves bits only
+ *   XA_PV_ROWS             query rows per P.V tile (4 with 32 registers, 2 with 16)
+ *   XA_PV_CHUNKS(qt)       XV_W-wide chunks of d per P.V tile of qt rows (<= 8)
+ *   XA_ATTENTION_FN        the name of the kernel
+ *
+ * Work item = (batch, kv head, block of queries). One item handles every
+ * query head of the GQA group that reads this kv head, for QB queries, so
+ * each key block is loaded and transposed once for group*QB query rows.
+ * Inside an item:
+ *   1. scores: 4*XV_W keys at a time are transposed into Kt[4][D][XV_W]
+ *      (lane = key); each query row's dot with XV_W keys is then one vector
+ *      chain acc = fma(broadcast q[d], Kt[d], acc) for d = 0..D-1 in order
+ *      (the sequential dot of §attention, one key per lane), times scale.
+ *   2. per row: exact max (vector max, NaN never wins), e_j = exp(s_j - m)
+ *      with xv_expf, and the 16-lane sum of §R on XV_R registers (lane =
+ *      j mod 16, the tail masked onto the first n mod 16 lanes, then the
+ *      fixed tree).
+ *   3. P.V vectorized across d: o[d..d+XV_W-1] = fma(e_j, v_j[d..], o) for
+ *      j = 0..n-1 in order (one fma per key, §attention), then one IEEE
+ *      division by the sum. Up to XA_PV_ROWS rows share each loaded v_j.
+ * Items are independent and each output row is computed by one item, so no
+ * bit depends on the thread count.
+ */
+#ifndef HMX_ATTENTION_X86_H
+#define HMX_ATTENTION_X86_H
+
+#include "backend.h"
+#include "internal.h"
+#include "parallel.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#define XA_KEYS (4 * XV_W) /* keys per transposed chunk: 4 blocks of XV_W */
+#ifndef XA_ROWS
+#define XA_ROWS 32 /* target query rows per work item (group * QB) */
+#endif
+#define XA_PV_CT_MAX 8 /* chunks of a P.V tile, at most */
+
+_Static_assert(XV_W * XV_R == 16, "§R: 16 lanes in XV_R registers");
+_Static_assert(XA_PV_ROWS == 2 || XA_PV_ROWS == 4, "P.V tiles of 4, 2 or 1 rows");
+
+/* The geometry shared by all items. */
+typedef struct xa_geom {
+  const hmx_attention_args *a;
+  int64_t group, qb, nqb, ld_s, rows_max;
+} xa_geom;
+
+/* Query row r of an item: i-major, so n (visible keys) never decreases with
+ * r and the heads of one query position are neighbours. */
+typedef struct xa_item {
+  const float *kbase, *vbase; /* key/value j at base + j * ldkv */
+  int64_t ldkv, b, g, i0, rows, nmax;
+} xa_item;
+
+static inline int64_t xa_row_n(const xa_geom *G, const xa_item *it, int64_t r) {
+  const hmx_attention_args *a = G->a;
+  int64_t i = it->i0 + r / G->group;
+  return a->causal ? a->q_offset + i + 1 : a->skv;
+}
+
+static inline int64_t xa_row_off(const xa_geom *G, const xa_item *it, int64_t r) {
+  const hmx_attention_args *a = G->a;
+  int64_t i = it->i0 + r / G->group, h = it->g * G->group + r % G->group;
+  return ((it->b * a->sq + i) * a->hq + h) * a->d;
+}
+
+/* Scores of QT (1 or 2) rows against 4*XV_W transposed keys: per row and key
+ * a dot over d = 0..D-1 in order from +0 (§attention), times scale. */
+XV_INLINE void xa_score_tile(const int QT, const float *q0, const float *q1, const float *kt,
+                             int64_t D, xv_v scale, float *s0, float *s1) {
+  xv_v a0 = xv_zero(), a1 = a0, a2 = a0, a3 = a0;
+  xv_v b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  const int64_t ks = D * XV_W;
+  for (int64_t d = 0; d < D; d++) { /* §attention: dot sequential over d */
+    const xv_v k0 = xv_load(kt + d * XV_W), k1 = xv_load(kt + ks + d * XV_W);
+    const xv_v k2 = xv_load(kt + 2 * ks + d * XV_W), k3 = xv_load(kt + 3 * ks + d * XV_W);
+    const xv_v x0 = xv_bcast(q0 + d);
+    a0 = xv_fma(x0, k0, a0);
+    a1 = xv_fma(x0, k1, a1);
+    a2 = xv_fma(x0, k2, a2);
+    a3 = xv_fma(x0, k3, a3);
+    if (QT > 1) {
+      const xv_v x1 = xv_bcast(q1 + d);
+      b0 = xv_fma(x1, k0, b0);
+      b1 = xv_fma(x1, k1, b1);
+      b2 = xv_fma(x1, k2, b2);
+      b3 = xv_fma(x1, k3, b3);
+    }
+  }
+  /* s_j = dot * scale: one multiply (§attention). */
+  xv_store(s0, xv_mul(a0, scale));
+  xv_store(s0 + XV_W, xv_mul(a1, scale));
+  xv_store(s0 + 2 * XV_W, xv_mul(a2, scale));
+  xv_store(s0 + 3 * XV_W, xv_mul(a3, scale));
+  if (QT > 1) {
+    xv_store(s1, xv_mul(b0, scale));
+    xv_store(s1 + XV_W, xv_mul(b1, scale));
+    xv_store(s1 + 2 * XV_W, xv_mul(b2, scale));
+    xv_store(s1 + 3 * XV_W, xv_mul(b3, scale));
+  }
+}
+
+/* e = exp(s - m) for XV_W scores (the first `r` valid), stored back; the
+ * lane accumulator l gets l + e on exactly those lanes (§R). */
+XV_INLINE xv_v xa_exp_acc(float *s, xv_v m, xv_v l, int64_t r) {
+  if (r >= XV_W) {
+    const xv_v e = xv_expf(xv_sub(xv_load(s), m));
+    xv_store(s, e);
+    return xv_add(l, e);
+  }
+  const xv_m k = xv_lanes(r);
+  const xv_v e = xv_expf(xv_sub(xv_loadn(s, k), m));
+  xv_storen(s, k, e);
+  return xv_blend(k, l, xv_add(l, e));
+}
+
+/* Max, exp and lane sum of one row of n scores (in place: s becomes e).
+ * Returns the sum of §R. */
+static float xa_softmax_row(float *s, int64_t n) {
+  /* Exact max (§attention): max(s, m) keeps m when s is NaN, so NaN never
+   * wins, as in ref's `if (s > m) m = s`. Order does not matter. */
+  xv_v mv = xv_set1(-INFINITY);
+  int64_t j = 0;
+  for (; j + XV_W <= n; j += XV_W) mv = xv_max(xv_load(s + j), mv);
+  if (j < n) {
+    const xv_m k = xv_lanes(n - j);
+    mv = xv_blend(k, mv, xv_max(xv_loadn(s + j, k), mv));
+  }
+  const xv_v m = xv_set1(xv_hmax(mv));
+  /* e_j = exp(s_j - m), and the 16-lane sum of §R: lane j mod 16 (register
+   * q holds lanes q*XV_W ..), in order of j; the tail updates only the first
+   * n mod 16 lanes. */
+  xv_v l[XV_R];
+  for (int q = 0; q < XV_R; q++) l[q] = xv_zero();
+  for (j = 0; j + 16 <= n; j += 16)
+    for (int q = 0; q < XV_R; q++) l[q] = xa_exp_acc(s + j + q * XV_W, m, l[q], XV_W);
+  if (j < n)
+    for (int q = 0; q < XV_R; q++)
+      if (n - j > q * XV_W) l[q] = xa_exp_acc(s + j + q * XV_W, m, l[q], n - j - q * XV_W);
+  return xv_tree16(l);
+}
+
+/* P.V for QT rows (1, 2 or 4) and CT chunks of XV_W d's from d0 (QT * CT
+ * accumulators): acc = fma(e_j, v_j[d], acc) for j = 0..n_r-1 in order from
+ * +0, then o = acc / sum (§attention). Rows share the loaded v_j while all
+ * of them still see key j; the longer rows then continue alone (same order). */
+XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, const int64_t *n,
+                          const float *sum, float *const *o, const float *vbase, int64_t ldv,
+                          int64_t d0, int64_t D) {
+  xv_v acc[XA_PV_ROWS][XA_PV_CT_MAX];
+  xv_m mk[XA_PV_CT_MAX];
+  for (int c = 0; c < CT; c++) mk[c] = xv_lanes_clamped(D - d0 - XV_W * c);
+  for (int t = 0; t < QT; t++)
+    for (int c = 0; c < CT; c++) acc[t][c] = xv_zero();
+  int64_t nmin = n[0], nmaxr = n[0];
+  for (int t = 1; t < QT; t++) {
+    if (n[t] < nmin) nmin = n[t];
+    if (n[t] > nmaxr) nmaxr = n[t];
+  }
+  const float *vp = vbase + d0;
+  for (int64_t j = 0; j < nmin; j++, vp += ldv) { /* §attention: P.V sequential over j */
+    xv_v v[XA_PV_CT_MAX];
+    for (int c = 0; c < CT; c++) v[c] = xv_loadn(vp + XV_W * c, mk[c]);
+    for (int t = 0; t < QT; t++) {
+      const xv_v x = xv_bcast(e[t] + j);
+      for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, v[c], acc[t][c]);
+    }
+  }
+  if (nmaxr > nmin) {
+    for (int t = 0; t < QT; t++) {
+      const float *vq = vbase + d0 + nmin * ldv;
+      for (int64_t jj = nmin; jj < n[t]; jj++, vq += ldv) { /* same order, row alone */
+        const xv_v x = xv_bcast(e[t] + jj);
+        for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, xv_loadn(vq + XV_W * c, mk[c]), acc[t][c]);
+      }
+    }
+  }
+  for (int t = 0; t < QT; t++) { /* o_d = acc / sum: one IEEE division */
+    const xv_v sv = xv_set1(sum[t]);
+    for (int c = 0; c < CT; c++)
+      if (d0 + XV_W * c < D) xv_storen(o[t] + d0 + XV_W * c, mk[c], xv_div(acc[t][c], sv));
+  }
+}
+
+/* P.V of QT rows (the first QT of e, n, sum, o) over every d, in tiles of
+ * XA_PV_CHUNKS(QT) chunks (§attention: each output its own chain over j). */
+XV_INLINE void xa_pv_rows(const int QT, const float *const *e, const int64_t *n, const float *sum,
+                          float *const *o, const float *vbase, int64_t ldv, int64_t D) {
+  for (int64_t d0 = 0; d0 < D; d0 += XV_W * XA_PV_CHUNKS(QT))
+    xa_pv_tile(QT, XA_PV_CHUNKS(QT), e, n, sum, o, vbase, ldv, d0, D);
+}
+
+static void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, float *kt,
+                           float *sums) {
+  const hmx_attention_args *a = G->a;
+  const int64_t D = a->d, R = it->rows;
+  const xv_v scale = xv_set1(a->scale);
+  /* 1. Scores, 4*XV_W keys at a time (§attention: dot over d in order, * scale). */
+  for (int64_t j0 = 0; j0 < it->nmax; j0 += XA_KEYS) {
+    int64_t nk = it->nmax - j0 < XA_KEYS ? it->nmax - j0 : XA_KEYS;
+    for (int kb = 0; kb < 4; kb++) {
+      int64_t cnt = nk - XV_W * kb;
+      cnt = cnt < 0 ? 0 : cnt > XV_W ? XV_W : cnt;
+      const float *kp = it->kbase + (j0 + XV_W * kb) * it->ldkv;
+      for (int64_t d0 = 0; d0 < D; d0 += XV_W)
+        xa_transpose(kp, it->ldkv, (int)cnt, d0, (int)(D - d0 < XV_W ? D - d0 : XV_W),
+                     kt + kb * D * XV_W + d0 * XV_W);
+    }
+    for (int64_t r = 0; r < R; r += 2) {
+      int qt = R - r >= 2 ? 2 : 1;
+      if (xa_row_n(G, it, r + qt - 1) <= j0) continue; /* no row of the tile sees these keys */
+      const float *q0 = a->q + xa_row_off(G, it, r);
+      float *s0 = S + r * G->ld_s + j0;
+      if (qt == 2)
+        xa_score_tile(2, q0, a->q + xa_row_off(G, it, r + 1), kt, D, scale, s0, s0 + G->ld_s);
+      else
+        xa_score_tile(1, q0, q0, kt, D, scale, s0, s0);
+    }
+  }
+  /* 2. Per row: max, exp, lane sum (§attention, §E, §R). */
+  for (int64_t r = 0; r < R; r++) sums[r] = xa_softmax_row(S + r * G->ld_s, xa_row_n(G, it, r));
+  /* 3. P.V across d (§attention), XA_PV_ROWS rows per tile (then 2, then 1). */
+  for (int64_t r = 0; r < R; r += XA_PV_ROWS) {
+    const int qt = R - r >= XA_PV_ROWS ? XA_PV_ROWS : (int)(R - r);
+    const float *e[XA_PV_ROWS];
+    float *o[XA_PV_ROWS];
+    int64_t n[XA_PV_ROWS];
+    for (int t = 0; t < XA_PV_ROWS; t++) {
+      int64_t rr = r + (t < qt ? t : qt - 1);
+      e[t] = S + rr * G->ld_s;
+      o[t] = a->o + xa_row_off(G, it, rr);
+      n[t] = xa_row_n(G, it, rr);
+    }
+    if (qt == XA_PV_ROWS) xa_pv_rows(XA_PV_ROWS, e, n, sums + r, o, it->vbase, it->ldkv, D);
+    else if (XA_PV_ROWS > 2 && qt >= 2) xa_pv_rows(2, e, n, sums + r, o, it->vbase, it->ldkv, D);
+    else xa_pv_rows(1, e, n, sums + r, o, it->vbase, it->ldkv, D);
+    if (XA_PV_ROWS > 2 && qt == 3) /* the third row alone */
+      xa_pv_rows(1, e + 2, n + 2, sums + r + 2, o + 2, it->vbase, it->ldkv, D);
+  }
+}
+
+hmx_status XA_ATTENTION_FN(const hmx_attention_args *a) {
+  xa_geom G;
+  G.a = a;
+  G.group = a->hq / a->hkv;
+  int64_t qb = XA_ROWS / G.group;
+  if (qb < 1) qb = 1;
+  if (qb > a->sq) qb = a->sq;
+  G.qb = qb;
+  G.nqb = (a->sq + qb - 1) / qb;
+  G.ld_s = (a->skv + XA_KEYS - 1) / XA_KEYS * XA_KEYS;
+  if (G.ld_s == 0) G.ld_s = XA_KEYS;
+  G.rows_max = G.group * qb;
+  const int64_t items = a->b * a->hkv * G.nqb;
+  if (items <= 0) return HMX_OK;
+  const int nt = hmx_thread_count(a->threads, items);
+  /* Per thread: scores [rows_max][ld_s], Kt [4][D][XV_W], sums [rows_max]. */
+  const int64_t per = G.rows_max * G.ld_s + 4 * a->d * XV_W + G.rows_max + XV_W;
+  float *scratch = hmx_alloc_array((size_t)nt * (size_t)per, sizeof(float));
+  if (!scratch) return HMX_ERR_NO_MEMORY;
+  HMX_OMP_FOR(nt)
+  for (int64_t idx = 0; idx < items; idx++) {
+#if defined(_OPENMP)
+    const int tid = omp_get_thread_num();
+#else
+    const int tid = 0;
+#endif
+    float *S = scratch + (int64_t)tid * per;
+    float *kt = S + G.rows_max * G.ld_s;
+    float *sums = kt + 4 * a->d * XV_W;
+    xa_item it;
+    int64_t bg = idx / G.nqb, z = idx % G.nqb;
+    /* Pair short and long causal blocks so that contiguous static chunks
+     * get similar work: 0, last, 1, last-1, ... */
+    int64_t qbi = (z % 2 == 0) ? z / 2 : G.nqb - 1 - z / 2;
+    it.b = bg / a->hkv;
+    it.g = bg % a->hkv;
+    it.i0 = qbi * qb;
+    int64_t i1 = it.i0 + qb < a->sq ? it.i0 + qb : a->sq;
+    it.rows = (i1 - it.i0) * G.group;
+    it.nmax = a->causal ? a->q_offset + i1 : a->skv;
+    it.ldkv = a->hkv * a->d;
+    it.kbase = a->k + (it.b * a->skv * a->hkv + it.g) * a->d;
+    it.vbase = a->v + (it.b * a->skv * a->hkv + it.g) * a->d;
+    xa_attend_item(&G, &it, S, kt, sums);
+  }
+  free(scratch);
+  return HMX_OK;
+}
+
+#endif
