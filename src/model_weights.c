@@ -313,10 +313,11 @@ hmx_status hmx_model_load(const char *path, hmx_model **out) {
       const char *name = hmx_st_at(f, i)->name;
       int known = 0;
       for (int j = 0; j < m->n_weights && !known; j++) known = !strcmp(name, m->specs[j].name);
-      if (!known) {
+      if (!known) { /* the message first: name lives in the file that m owns */
+        st = hmx_fail(HMX_ERR_FORMAT, "%s: unexpected tensor '%s' for this config "
+                      "(docs/MODEL.md lists the layout)", path, name);
         hmx_model_free(m);
-        return hmx_fail(HMX_ERR_FORMAT, "%s: unexpected tensor '%s' for this config "
-                        "(docs/MODEL.md lists the layout)", path, name);
+        return st;
       }
     }
   }
@@ -326,23 +327,25 @@ hmx_status hmx_model_load(const char *path, hmx_model **out) {
   for (int i = 0; i < m->n_weights; i++) {
     const hmx_weight_spec *s = &m->specs[i];
     const hmx_st_tensor *t = hmx_st_find(f, s->name);
-    if (!t) {
-      hmx_model_free(m);
-      return hmx_fail(HMX_ERR_FORMAT, "%s: tensor '%s' is missing", path, s->name);
-    }
-    if (t->dtype != HMX_F32 && t->dtype != HMX_BF16 && t->dtype != HMX_F16) {
-      hmx_model_free(m);
-      return hmx_fail(HMX_ERR_DTYPE, "%s: tensor '%s' is %s (weights are f32, bf16 or f16)",
-                      path, s->name, hmx_dtype_name(t->dtype));
-    }
-    if (t->ndim != s->ndim || t->shape[0] != s->shape[0] ||
-        (s->ndim == 2 && t->shape[1] != s->shape[1])) {
-      hmx_model_free(m);
+    /* each message is made before hmx_model_free: s and t point into m */
+    st = HMX_OK;
+    if (!t)
+      st = hmx_fail(HMX_ERR_FORMAT, "%s: tensor '%s' is missing", path, s->name);
+    else if (t->dtype != HMX_F32 && t->dtype != HMX_BF16 && t->dtype != HMX_F16)
+      st = hmx_fail(HMX_ERR_DTYPE, "%s: tensor '%s' is %s (weights are f32, bf16 or f16)", path,
+                    s->name, hmx_dtype_name(t->dtype));
+    else if (t->ndim != s->ndim || t->shape[0] != s->shape[0] ||
+             (s->ndim == 2 && t->shape[1] != s->shape[1])) {
       if (s->ndim == 1)
-        return hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have shape [%lld]", path, s->name,
-                        (long long)s->shape[0]);
-      return hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have shape [%lld, %lld]", path,
+        st = hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have shape [%lld]", path, s->name,
+                      (long long)s->shape[0]);
+      else
+        st = hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have shape [%lld, %lld]", path,
                       s->name, (long long)s->shape[0], (long long)s->shape[1]);
+    }
+    if (st) {
+      hmx_model_free(m);
+      return st;
     }
     if ((uintptr_t)t->data % hmx_dtype_size(t->dtype))
       realign += (size_t)t->nbytes + ARENA_ALIGN;

@@ -1,6 +1,6 @@
 /* hmx generate: prefill a prompt and decode tokens with the model
-#define _POSIX_C_SOURCE 200809L
  * (docs/MODEL.md, docs/CLI.md). */
+#define _POSIX_C_SOURCE 200809L /* isatty, fileno */
 #include "model_opts.h"
 #include "safetensors.h"
 
