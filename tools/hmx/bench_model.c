@@ -17,7 +17,8 @@
 
 static void help(FILE *out) {
   fputs("usage: hmx bench-model [--outproj dense|hadamard|both] [--prompt-len N]\n"
-        "                       [--decode N] [--backend B] [--threads N] [model options]\n\n"
+        "                       [--decode N] [--backend B] [--threads N]\n"
+        "                       [--llama-bench PATH --gguf FILE] [model options]\n\n"
         "For each output projection (default both), in a fresh child process: build the\n"
         "model (synthetic weights unless --weights), prefill N random tokens (default\n"
         "512) in one step, then decode 128 tokens greedily one at a time. Prints prefill\n"
@@ -25,7 +26,11 @@ static void help(FILE *out) {
         "traffic (weight bytes x tokens/s) as %% of the measured read bandwidth (N threads),\n"
         "and the Hadamard/dense ratios. The first decode token is not timed (warm-up).\n\n"
         "  --backend B      backend (default: HMX_BACKEND or the best available)\n"
-        "  --threads N      threads (0 = default)\n\n",
+        "  --threads N      threads (0 = default)\n"
+        "  --llama-bench P  also run llama.cpp's llama-bench (a build of it, never part of\n"
+        "  --gguf FILE      hadamix) on FILE, a GGUF of the same shapes (tools/gguf_random.py),\n"
+        "                   with the same threads, prompt and decode lengths (-r 3), and\n"
+        "                   print its tokens/s and our ratios to it\n\n",
         out);
   hmx_model_opts_help(out);
 }
@@ -162,12 +167,57 @@ static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backen
   }
 }
 
+/* llama-bench's CSV (-o csv): avg_ts of the prompt row (n_gen 0) and the
+ * generation row (n_prompt 0). Returns 0 on success. */
+static int run_llama_bench(const char *exe, const char *gguf, int threads, long np, long nd,
+                           double *pp, double *tg) {
+  char cmd[4096];
+  /* single quotes around the paths: refuse paths that contain one */
+  if (strchr(exe, '\'') || strchr(gguf, '\'')) return -1;
+  snprintf(cmd, sizeof cmd, "'%s' -m '%s' -t %d -p %ld -n %ld -r 3 -o csv 2>/dev/null", exe,
+           gguf, threads > 0 ? threads : 1, np, nd);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  char line[8192];
+  int col_np = -1, col_ng = -1, col_ts = -1, header = 1;
+  *pp = *tg = 0;
+  while (fgets(line, sizeof line, p)) {
+    int col = 0;
+    long vnp = -1, vng = -1;
+    double vts = 0;
+    for (char *tok = line, *next; tok; tok = next, col++) {
+      next = strchr(tok, ',');
+      if (next) *next++ = '\0';
+      if (*tok == '"') tok++;
+      char *q = strchr(tok, '"');
+      if (q) *q = '\0';
+      tok[strcspn(tok, "\r\n")] = '\0';
+      if (header) {
+        if (!strcmp(tok, "n_prompt")) col_np = col;
+        if (!strcmp(tok, "n_gen")) col_ng = col;
+        if (!strcmp(tok, "avg_ts")) col_ts = col;
+      } else if (col == col_np) vnp = atol(tok);
+      else if (col == col_ng) vng = atol(tok);
+      else if (col == col_ts) vts = atof(tok);
+    }
+    if (header) {
+      header = 0;
+      if (col_np < 0 || col_ng < 0 || col_ts < 0) break;
+      continue;
+    }
+    if (vng == 0 && vnp > 0) *pp = vts;
+    if (vnp == 0 && vng > 0) *tg = vts;
+  }
+  int st = pclose(p);
+  return (st != 0 || *pp <= 0 || *tg <= 0) ? -1 : 0;
+}
+
 int hmx_cmd_bench_model(int argc, char **argv) {
   hmx_args a;
   hmx_args_init(&a, argc, argv);
   hmx_model_opts mo;
   hmx_model_opts_init(&mo);
-  const char *v = NULL, *which = "both";
+  const char *v = NULL, *which = "both", *llama = NULL, *gguf = NULL;
   const hmx_backend *be = NULL;
   int threads = 0, err = 0;
   long n_prompt = 512, n_decode = 128;
@@ -182,6 +232,10 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     } else if (hmx_model_opts_parse(&a, &mo, &err)) {
     } else if (hmx_args_value(&a, "--backend", &v, &err)) {
       if (!err && hmx_parse_backend("bench-model", v, &be)) err = 1;
+    } else if (hmx_args_value(&a, "--llama-bench", &v, &err)) {
+      if (!err) llama = v;
+    } else if (hmx_args_value(&a, "--gguf", &v, &err)) {
+      if (!err) gguf = v;
     } else if (hmx_args_value(&a, "--threads", &v, &err)) {
       if (!err && hmx_parse_threads("bench-model", v, &threads)) err = 1;
     } else if (hmx_args_value(&a, "--prompt-len", &v, &err) ||
@@ -208,6 +262,8 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: with --weights the file fixes the "
                          "projection: drop --outproj");
   if (mo.weights) mo.outproj = -1;
+  if (!llama != !gguf)
+    return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: --llama-bench and --gguf go together");
   if (!be && !(be = hmx_backend_default()))
     return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: %s", hmx_last_error());
   if (!hmx_backend_available(be))
@@ -245,6 +301,21 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     printf("%-9s %11.2fM %12.1f %12.1f %12.1f %12.2f %9.0f%%\n", name, res[i].params / 1e6,
            res[i].weight_mib, res[i].peak_rss_mib, res[i].prefill_tps, res[i].decode_tps,
            bw > 0 ? 100.0 * traffic / bw : 0.0);
+  }
+  if (llama) {
+    double pp = 0, tg = 0;
+    if (run_llama_bench(llama, gguf, threads, n_prompt, n_decode, &pp, &tg)) {
+      rc = hmx_cli_error(HMX_EXIT_FAIL, "bench-model: running %s on %s failed (or printed no "
+                         "pp/tg rows)", llama, gguf);
+    } else {
+      printf("%-9s %12s %12s %12s %12.1f %12.2f   (llama-bench, %s)\n", "llama.cpp", "", "", "",
+             pp, tg, gguf);
+      for (int i = 0; i < nv; i++)
+        if (res[i].ok)
+          printf("%-9s %12s %12s %12s %11.2fx %11.2fx   (%s / llama.cpp)\n", "ratio", "", "", "",
+                 res[i].prefill_tps / pp, res[i].decode_tps / tg,
+                 variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard");
+    }
   }
   if (nv == 2 && res[0].ok && res[1].ok)
     printf("%-9s %12.4f %12.4f %12.4f %12.4f %12.4f\n", "had/dense",

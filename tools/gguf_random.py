@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Write a GGUF v3 "llama" model with random weights, for benchmarking only.
+
+Purpose: compare `hmx bench-model` against llama.cpp's `llama-bench` on the
+same shapes.  The file holds the shapes of hadamix's model presets (tiny,
+small, base) filled with seeded normal noise (std 0.02); the output is
+meaningless text, but the compute per token is identical to a trained model.
+
+Layout (llama.cpp "llama" architecture): token_embd is tied with the LM head
+(no output.weight tensor), per block attn_norm/attn_q/k/v/output and
+ffn_norm/ffn_gate/ffn_up/ffn_down, then output_norm; no biases; norms are F32.
+Note: llama.cpp's "llama" arch applies RoPE to adjacent pairs (GPT-J style),
+hadamix uses the NeoX half-split; the cost is the same, the numbers are not.
+
+A minimal but valid SentencePiece ("llama") vocabulary is written: <unk>,
+<s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then filler tokens.
+llama-bench feeds random token ids, so the vocabulary content is irrelevant.
+
+Needs: pip install gguf numpy  (gguf is llama.cpp's own GGUF writer library)
+
+Usage:
+  python3 tools/gguf_random.py --config tiny --dtype f16 --out /tmp/tiny-f16.gguf
+  llama-bench -m /tmp/tiny-f16.gguf -t 2 -p 512 -n 128 -r 3
+"""
+import argparse
+
+import numpy as np
+import gguf
+
+# name: (layers, d_model, heads, head_dim, kv_heads, d_ff)
+CONFIGS = {
+    "tiny": (12, 768, 12, 64, 12, 2048),
+    "small": (24, 1024, 16, 64, 16, 2752),
+    "base": (24, 1536, 16, 96, 16, 4096),
+}
+VOCAB, CTX, ROPE_BASE, RMS_EPS = 50304, 1024, 10000.0, 1e-5
+
+DTYPES = {
+    "f32": (gguf.GGMLQuantizationType.F32, gguf.LlamaFileType.ALL_F32),
+    "f16": (gguf.GGMLQuantizationType.F16, gguf.LlamaFileType.MOSTLY_F16),
+    "bf16": (gguf.GGMLQuantizationType.BF16, gguf.LlamaFileType.MOSTLY_BF16),
+}
+
+
+def add_vocab(w: gguf.GGUFWriter) -> None:
+    toks = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL]
+    types += [gguf.TokenType.BYTE] * 256
+    n_fill = VOCAB - len(toks)
+    toks += [f"tok{i}" for i in range(n_fill)]
+    types += [gguf.TokenType.NORMAL] * n_fill
+    scores = [0.0] * 259 + [-float(i) for i in range(n_fill)]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(toks)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
+    ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+
+    n_layer, d, n_head, hd, n_kv, d_ff = CONFIGS[a.config]
+    qtype, ftype = DTYPES[a.dtype]
+    rng = np.random.default_rng(a.seed)
+
+    w = gguf.GGUFWriter(a.out, "llama")  # writes GGUF version 3
+    w.add_name(f"hadamix-{a.config}-random")
+    w.add_context_length(CTX)
+    w.add_embedding_length(d)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(d_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_kv)
+    w.add_key_length(hd)
+    w.add_value_length(hd)
+    w.add_rope_dimension_count(hd)
+    w.add_rope_freq_base(ROPE_BASE)
+    w.add_layer_norm_rms_eps(RMS_EPS)
+    w.add_vocab_size(VOCAB)
+    w.add_file_type(ftype)
+    add_vocab(w)
+
+    def mat(name: str, rows: int, cols: int) -> None:
+        # numpy shape (rows, cols) = GGUF ne (cols, rows): y = W x, x has cols
+        x = (rng.standard_normal((rows, cols), dtype=np.float32) * 0.02)
+        w.add_tensor(name, gguf.quants.quantize(x, qtype), raw_dtype=qtype)
+
+    def norm(name: str, n: int) -> None:
+        w.add_tensor(name, np.ones(n, dtype=np.float32))
+
+    mat("token_embd.weight", VOCAB, d)
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        norm(p + "attn_norm.weight", d)
+        mat(p + "attn_q.weight", n_head * hd, d)
+        mat(p + "attn_k.weight", n_kv * hd, d)
+        mat(p + "attn_v.weight", n_kv * hd, d)
+        mat(p + "attn_output.weight", d, n_head * hd)
+        norm(p + "ffn_norm.weight", d)
+        mat(p + "ffn_gate.weight", d_ff, d)
+        mat(p + "ffn_up.weight", d_ff, d)
+        mat(p + "ffn_down.weight", d, d_ff)
+    norm("output_norm.weight", d)
+
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+if __name__ == "__main__":
+    main()
