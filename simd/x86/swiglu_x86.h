@@ -142,6 +142,15 @@ static void xs_pack_units(const float *w, int64_t h, int64_t d, int64_t u0, int6
 static void xs_gate_gemv(const float *x, const float *w1, const float *w3, int64_t h, int64_t d,
                          int64_t u0, int64_t un, float *g, float *ab, int threads) {
   const int64_t nvec = (un + XV_W - 1) / XV_W;
+  /* Place a and b 2 KiB (mod 4 KiB) away from the weights' addresses: a
+   * load from W1 or W3 at the same address mod 4 KiB as a recent store to a
+   * or b is held back by the CPU's store-to-load alias check ("4K
+   * aliasing"), and with h a power of two every row lines up. ab has 1024
+   * spare floats for this shift. */
+  {
+    const uintptr_t want = ((uintptr_t)(w1 + u0) + 2048u) & 4095u, have = (uintptr_t)ab & 4095u;
+    ab += ((want - have) & 4095u) / sizeof(float);
+  }
   const int nt = hmx_thread_count(threads, (nvec + 7) / 8);
   HMX_OMP_FOR(nt)
   for (int t = 0; t < nt; t++) { /* unit ranges: independent */
@@ -197,7 +206,7 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
   const int pack = T > 1;
   float *gbuf = hmx_alloc_array((size_t)(ts * us), sizeof(float));
   float *wp = pack ? hmx_alloc_array((size_t)(2 * nuc_max * XS_GU * d), sizeof(float))
-                   : hmx_alloc_array((size_t)(2 * (us + XV_W)), sizeof(float));
+                   : hmx_alloc_array((size_t)(2 * (us + XV_W) + 1024), sizeof(float));
   if (!gbuf || !wp) {
     free(gbuf);
     free(wp);
