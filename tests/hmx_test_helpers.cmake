@@ -22,10 +22,15 @@ function(hmx_target_command target out)
   if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
     list(JOIN CMAKE_CROSSCOMPILING_EMULATOR " " emu)
     set(wrapper ${CMAKE_BINARY_DIR}/emulated/${target})
-    file(GENERATE OUTPUT ${wrapper}
-         CONTENT "#!/bin/sh\nexec ${emu} \"$<TARGET_FILE:${target}>\" \"$@\"\n"
-         FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
-                          WORLD_READ WORLD_EXECUTE)
+    # once per target: several test fragments may ask for the same wrapper
+    get_property(done GLOBAL PROPERTY HMX_EMULATED_${target})
+    if(NOT done)
+      file(GENERATE OUTPUT ${wrapper}
+           CONTENT "#!/bin/sh\nexec ${emu} \"$<TARGET_FILE:${target}>\" \"$@\"\n"
+           FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                            WORLD_READ WORLD_EXECUTE)
+      set_property(GLOBAL PROPERTY HMX_EMULATED_${target} 1)
+    endif()
     set(${out} ${wrapper} PARENT_SCOPE)
   else()
     set(${out} $<TARGET_FILE:${target}> PARENT_SCOPE)
