@@ -1,11 +1,15 @@
-/* The cuda backend table (issue 5). Kernels take host buffers and pay the
- * PCIe copies, so the priority stays below the CPU SIMD backends for now. */
+/* The cuda backend tables (issue 5). hmx_backend_cuda takes host buffers
+ * and pays the PCIe copies on every call, so its priority stays below the
+ * CPU SIMD backends; hmx_cuda_device_ops runs the same kernels on device
+ * buffers with no copy (tensors with memory = HMX_MEMORY_CUDA, src/dispatch.c). */
 #include "backend.h"
 #include "cuda_kernels.h"
+#include "dispatch.h"
 
 const hmx_backend hmx_backend_cuda = {
     .name = "cuda",
-    .description = "CUDA SIMT kernels for sm_90 (H100), host buffers copied per call",
+    .description = "CUDA SIMT kernels for sm_90 (H100); host buffers copied per call, "
+                   "device buffers (HMX_MEMORY_CUDA) used in place",
     .probe = hmx_cuda_probe,
     .priority = 5,
     .fwht = hmx_cuda_fwht,
@@ -16,4 +20,17 @@ const hmx_backend hmx_backend_cuda = {
     .rope = hmx_cuda_rope,
     .attention = hmx_cuda_attention,
     .swiglu = hmx_cuda_swiglu,
+};
+
+const hmx_device_ops hmx_cuda_device_ops = {
+    .backend = &hmx_backend_cuda,
+    .to_host = hmx_cuda_to_host,
+    .fwht = hmx_cuda_dev_fwht,
+    .hadamard_mix = hmx_cuda_dev_hadamard_mix,
+    .gemm = hmx_cuda_dev_gemm,
+    .rmsnorm = hmx_cuda_dev_rmsnorm,
+    .layernorm = hmx_cuda_dev_layernorm,
+    .rope = hmx_cuda_dev_rope,
+    .attention = hmx_cuda_dev_attention,
+    .swiglu = hmx_cuda_dev_swiglu,
 };

@@ -30,7 +30,7 @@ endif()
 
 if(_hmx_cuda_ok)
   file(GLOB HMX_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cu
-       ${CMAKE_CURRENT_LIST_DIR}/*.c)
+       ${CMAKE_CURRENT_LIST_DIR}/*.c) # fwht.cu and kernels.cu compile in parallel
   target_sources(hadamix PRIVATE ${HMX_CUDA_SOURCES})
   target_include_directories(hadamix PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   target_compile_definitions(hadamix PRIVATE HMX_WITH_CUDA=1)
@@ -70,6 +70,11 @@ if(_hmx_cuda_ok)
   set_property(TARGET hadamix PROPERTY CUDA_RUNTIME_LIBRARY Static)
   target_link_libraries(hadamix PUBLIC CUDA::cudart_static)
   list(APPEND HMX_BACKEND_NAMES cuda)
+
+  # The H100 benchmark driver (tools/cuda/bench_h100.sh): hadamix on device
+  # memory next to the copy bandwidth; a plain C program on the public API.
+  add_executable(hmx-cuda-bench ${PROJECT_SOURCE_DIR}/tools/cuda/bench_cuda.c)
+  target_link_libraries(hmx-cuda-bench PRIVATE hadamix)
   message(STATUS "hadamix: cuda backend built (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
                  "sm_${CMAKE_CUDA_ARCHITECTURES}, flags ${HMX_CUDA_EXACT_FLAGS})")
 else()

@@ -1,14 +1,20 @@
-/* The cuda kernels' host entry points (cuda/kernels.cu). Each one takes the
- * validated, contiguous f32 HOST buffers of its src/backend.h argument
- * struct, copies the inputs to the GPU, runs, and copies the output back. */
+/* The cuda kernels' host entry points (cuda/kernels.cu, cuda/fwht.cu).
+ *
+ * hmx_cuda_OP take the validated, contiguous f32 HOST buffers of their
+ * src/backend.h argument struct, copy the inputs to the GPU, run, copy the
+ * output back and wait (the backend table, cuda/backend.c).
+ * hmx_cuda_dev_OP take the same structs holding DEVICE pointers (rope's
+ * angle table excepted: host memory), queue the work on c->stream and
+ * return without waiting (the device-memory table of src/dispatch.h). */
 #ifndef HMX_CUDA_KERNELS_H
 #define HMX_CUDA_KERNELS_H
-
-#include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#include "backend.h"
+#include "dispatch.h"
 
 int hmx_cuda_probe(void);
 hmx_status hmx_cuda_fwht(const hmx_fwht_args *a);
@@ -19,6 +25,16 @@ hmx_status hmx_cuda_layernorm(const hmx_norm_args *a);
 hmx_status hmx_cuda_rope(const hmx_rope_args *a);
 hmx_status hmx_cuda_attention(const hmx_attention_args *a);
 hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *a);
+
+hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream);
+hmx_status hmx_cuda_dev_fwht(const hmx_fwht_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_hadamard_mix(const hmx_hadamard_mix_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_gemm(const hmx_gemm_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_rmsnorm(const hmx_norm_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_layernorm(const hmx_norm_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_rope(const hmx_rope_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_attention(const hmx_attention_args *a, const hmx_device_call *c);
+hmx_status hmx_cuda_dev_swiglu(const hmx_swiglu_args *a, const hmx_device_call *c);
 
 #ifdef __cplusplus
 }

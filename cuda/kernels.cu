@@ -1,30 +1,27 @@
-/* The cuda backend's kernels (issue 5), bit-exact with ref/ under the exact
- * tier of docs/NUMERICS.md. Compiled with -fmad=false -ftz=false
- * -prec-div=true -prec-sqrt=true (cuda/backend.cmake), and every operation
- * whose rounding matters is written as its _rn intrinsic (__fadd_rn,
- * __fsub_rn, __fmul_rn, __fmaf_rn, __fdiv_rn, __fsqrt_rn), which nvcc never
- * contracts or reassociates whatever the flags.
+/* The cuda backend's kernels (issue 5) other than fwht (cuda/fwht.cu),
+ * bit-exact with ref/ under the exact tier of docs/NUMERICS.md. Compiled
+ * with -fmad=false -ftz=false -prec-div=true -prec-sqrt=true
+ * (cuda/backend.cmake), and every operation whose rounding matters is
+ * written as its _rn intrinsic (__fadd_rn, __fsub_rn, __fmul_rn, __fmaf_rn,
+ * __fdiv_rn, __fsqrt_rn), which nvcc never contracts or reassociates
+ * whatever the flags.
  *
- * Host side: kernels receive validated contiguous f32 HOST buffers
- * (src/backend.h). Each call makes one stream, copies the inputs to the
- * device, runs, copies the output back, synchronizes and frees everything on
- * every path. Every CUDA call is checked: cudaErrorMemoryAllocation maps to
- * HMX_ERR_NO_MEMORY, anything else to HMX_ERR_INTERNAL, with the CUDA error
- * string in hmx_last_error(). The `threads` argument is ignored.
+ * Host side (cuda/job.cuh): host-memory calls copy their inputs to the
+ * device, run, copy the output back and wait; device-memory calls run on the
+ * caller's buffers and stream and return at once. Every CUDA call is
+ * checked. The `threads` argument is ignored.
  */
-#include <cuda_runtime.h>
+#include "job.cuh"
+
 #include <stdint.h>
 #include <string.h>
 
 extern "C" {
-#include "backend.h"
 #include "canon.h"
-#include "internal.h"
 #include "ref.h"
 }
-#include "cuda_kernels.h"
 
-/* ------------------------------------------------------------------ host plumbing */
+/* ------------------------------------------------------------------ probe */
 
 /* cudaGetDeviceCount once; no GPU (or no driver) is 0, never an error. The
  * race of two first calls is benign: both store the same value. */
@@ -45,249 +42,22 @@ extern "C" int hmx_cuda_probe(void) {
   return v;
 }
 
+/* Device -> host copy ordered after the work on `stream`, and a wait for it
+ * (rope's positions, src/ops.c). */
+extern "C" hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream) {
+  hmx_cuda::Job j;
+  hmx_cuda::job_begin_device(&j, "to_host", stream);
+  if (j.st == HMX_OK && bytes > 0) {
+    hmx_cuda::check(&j, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, j.stream),
+                    "cudaMemcpyAsync (to host)");
+    if (j.st == HMX_OK) hmx_cuda::check(&j, cudaStreamSynchronize(j.stream), "cudaStreamSynchronize");
+  }
+  return hmx_cuda::job_end(&j);
+}
+
+using namespace hmx_cuda;
+
 namespace {
-
-struct Job {
-  const char *op;
-  cudaStream_t stream;
-  void *ptr[8];
-  int count;
-  hmx_status st;
-};
-
-int check(Job *j, cudaError_t e, const char *what) {
-  if (e == cudaSuccess) return 1;
-  if (j->st == HMX_OK)
-    j->st = hmx_fail(e == cudaErrorMemoryAllocation ? HMX_ERR_NO_MEMORY : HMX_ERR_INTERNAL,
-                     "cuda %s: %s failed: %s (%s)", j->op, what, cudaGetErrorString(e),
-                     cudaGetErrorName(e));
-  return 0;
-}
-
-void job_begin(Job *j, const char *op) {
-  j->op = op;
-  j->stream = 0;
-  j->count = 0;
-  j->st = HMX_OK;
-  if (!hmx_cuda_probe()) {
-    j->st = hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "cuda %s: no CUDA device", op);
-    return;
-  }
-  cudaStream_t s;
-  if (check(j, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
-    j->stream = s;
-}
-
-/* Device array of `n` floats (NULL for n == 0 or after an error). */
-float *job_alloc(Job *j, int64_t n) {
-  if (j->st != HMX_OK || n <= 0) return NULL;
-  size_t bytes;
-  if (!hmx_mul_size((size_t)n, sizeof(float), &bytes)) {
-    j->st = hmx_fail(HMX_ERR_NO_MEMORY, "cuda %s: size overflows", j->op);
-    return NULL;
-  }
-  if (j->count == (int)(sizeof j->ptr / sizeof j->ptr[0])) {
-    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: too many device buffers", j->op);
-    return NULL;
-  }
-  void *d = NULL;
-  if (!check(j, cudaMalloc(&d, bytes), "cudaMalloc")) return NULL;
-  j->ptr[j->count++] = d;
-  return (float *)d;
-}
-
-void job_h2d(Job *j, float *d, const float *h, int64_t n) {
-  if (j->st != HMX_OK || n <= 0) return;
-  check(j, cudaMemcpyAsync(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, j->stream),
-        "cudaMemcpyAsync (to device)");
-}
-
-void job_d2h(Job *j, float *h, const float *d, int64_t n) {
-  if (j->st != HMX_OK || n <= 0) return;
-  check(j, cudaMemcpyAsync(h, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, j->stream),
-        "cudaMemcpyAsync (to host)");
-}
-
-/* Call right after a launch: a bad configuration shows up here. */
-void job_launched(Job *j, const char *kernel) {
-  if (j->st != HMX_OK) return;
-  check(j, cudaGetLastError(), kernel);
-}
-
-/* Synchronize, free everything, destroy the stream; the first error wins. */
-hmx_status job_end(Job *j) {
-  if (j->stream) {
-    cudaError_t e = cudaStreamSynchronize(j->stream);
-    check(j, e, "cudaStreamSynchronize");
-  }
-  for (int i = 0; i < j->count; i++) check(j, cudaFree(j->ptr[i]), "cudaFree");
-  j->count = 0;
-  if (j->stream) check(j, cudaStreamDestroy(j->stream), "cudaStreamDestroy");
-  j->stream = 0;
-  return j->st;
-}
-
-unsigned grid_for(int64_t work, int per_block) {
-  int64_t b = (work + per_block - 1) / per_block;
-  if (b < 1) b = 1;
-  if (b > (int64_t)1 << 20) b = (int64_t)1 << 20; /* kernels loop grid-stride */
-  return (unsigned)b;
-}
-
-/* ------------------------------------------------------------------ fwht, hadamard_mix */
-
-/* docs/NUMERICS.md §fwht. Stage 1 (butterflies, h = 1, 2, 4, ... in order) is
- * split by stride: fwht_chunk does every stage h < L = min(p, 4096) inside
- * shared memory (a tile of whole L-chunks per block), fwht_stage does one
- * larger stride per launch over global memory, in increasing h. Every element
- * goes through exactly the additions of ref's loop, in the same stage order.
- * Stage 2 (m-point) and 3 (scale; mix) run in fwht_factor, or fused into
- * fwht_chunk when m == 1 and p <= 4096. */
-constexpr int kChunk = 4096; /* floats of shared memory per block: 16 KiB */
-constexpr int kFwhtThreads = 256;
-
-enum { EPI_NONE = 0, EPI_SCALE = 1, EPI_MIX = 2 };
-
-__global__ void fwht_chunk(float *y, int64_t total, int L, int tile, int64_t n, float scale,
-                           int epi, const float *__restrict__ alpha,
-                           const float *__restrict__ beta) {
-  __shared__ float s[kChunk];
-  int64_t base = (int64_t)blockIdx.x * tile;
-  int count = (int)(total - base < tile ? total - base : tile); /* a multiple of L */
-  for (int e = threadIdx.x; e < count; e += blockDim.x) s[e] = y[base + e];
-  __syncthreads();
-  for (int h = 1; h < L; h *= 2) {
-    /* pair q: i = (q / h) * 2h + q mod h, j = i + h (j mod 2h < h holds for i) */
-    for (int q = threadIdx.x; q < count / 2; q += blockDim.x) {
-      int i = (q / h) * 2 * h + q % h;
-      float a = s[i], b = s[i + h];
-      s[i] = __fadd_rn(a, b);
-      s[i + h] = __fsub_rn(a, b);
-    }
-    __syncthreads();
-  }
-  for (int e = threadIdx.x; e < count; e += blockDim.x) {
-    float v = s[e];
-    if (epi != EPI_NONE) v = __fmul_rn(v, scale);
-    if (epi == EPI_MIX) {
-      int64_t col = (base + e) % n;
-      v = __fmaf_rn(v, alpha[col], beta[col]);
-    }
-    y[base + e] = v;
-  }
-}
-
-/* One butterfly stage of stride h (h >= 4096) over the whole [batch, n] array:
- * blocks of p (a multiple of 2h) are aligned, so the flat pair index works. */
-__global__ void fwht_stage(float *y, int64_t pairs, int64_t h) {
-  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < pairs;
-       q += (int64_t)gridDim.x * blockDim.x) {
-    int64_t i = (q / h) * 2 * h + q % h;
-    float a = y[i], b = y[i + h];
-    y[i] = __fadd_rn(a, b);
-    y[i + h] = __fsub_rn(a, b);
-  }
-}
-
-/* H_m as bits, passed by value: kernel parameters live in the constant bank,
- * and every thread of a warp reads the same sign (broadcast). Bit c of row r
- * is 1 where H_m[r][c] = +1 (hmx_hadamard_factor_entry). */
-struct FactorSigns {
-  unsigned long long row[40];
-};
-
-/* Stage 2 + 3 for one column j of one row: u[c] = v[c*p + j]; output r is
- * acc = +-u[0], then acc = acc +- u[c] for c = 1 .. m-1 in order; then
- * y = acc * scale (and fma(y, alpha, beta) for hadamard_mix). */
-template <int M>
-__global__ void fwht_factor(float *y, int64_t cols, int64_t p, int64_t n, float scale, int epi,
-                            const float *__restrict__ alpha, const float *__restrict__ beta,
-                            FactorSigns signs) {
-  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < cols;
-       idx += (int64_t)gridDim.x * blockDim.x) {
-    int64_t b = idx / p, j = idx % p;
-    float *v = y + b * n + j;
-    float u[M];
-#pragma unroll
-    for (int c = 0; c < M; c++) u[c] = v[c * p];
-#pragma unroll
-    for (int r = 0; r < M; r++) {
-      float acc;
-      if (M == 1) {
-        acc = u[0];
-      } else {
-        unsigned long long bits = signs.row[r];
-        acc = (bits & 1ull) ? u[0] : -u[0];
-#pragma unroll
-        for (int c = 1; c < M; c++)
-          acc = ((bits >> c) & 1ull) ? __fadd_rn(acc, u[c]) : __fsub_rn(acc, u[c]);
-      }
-      float o = __fmul_rn(acc, scale);
-      if (epi == EPI_MIX) o = __fmaf_rn(o, alpha[r * p + j], beta[r * p + j]);
-      v[r * p] = o;
-    }
-  }
-}
-
-/* The whole transform on device buffer d_y ([batch, n]), in place. */
-void fwht_device(Job *j, float *d_y, int64_t batch, int64_t n, int m, int64_t p, float scale,
-                 int mix, const float *d_alpha, const float *d_beta) {
-  if (j->st != HMX_OK) return;
-  int64_t total = batch * n;
-  int L = (int)(p < kChunk ? p : kChunk);
-  int tile = L * (kChunk / L);
-  int fused = (m == 1 && p == L);
-  int epi = fused ? (mix ? EPI_MIX : EPI_SCALE) : EPI_NONE;
-  int64_t blocks = (total + tile - 1) / tile;
-  if (blocks > INT32_MAX) {
-    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
-    return;
-  }
-  fwht_chunk<<<(unsigned)blocks, kFwhtThreads, 0, j->stream>>>(d_y, total, L, tile, n, scale, epi,
-                                                              d_alpha, d_beta);
-  job_launched(j, "fwht_chunk");
-  for (int64_t h = L; h < p && j->st == HMX_OK; h *= 2) {
-    fwht_stage<<<grid_for(total / 2, kFwhtThreads), kFwhtThreads, 0, j->stream>>>(d_y, total / 2,
-                                                                                   h);
-    job_launched(j, "fwht_stage");
-  }
-  if (fused || j->st != HMX_OK) return;
-  FactorSigns signs;
-  memset(&signs, 0, sizeof signs);
-  for (int r = 0; r < m; r++)
-    for (int c = 0; c < m; c++)
-      if (m == 1 || hmx_hadamard_factor_entry(m, r, c) > 0) signs.row[r] |= 1ull << c;
-  int64_t cols = batch * p;
-  unsigned g = grid_for(cols, kFwhtThreads);
-  int e = mix ? EPI_MIX : EPI_SCALE;
-  switch (m) {
-#define HMX_FACTOR_CASE(M)                                                                       \
-  case M:                                                                                        \
-    fwht_factor<M><<<g, kFwhtThreads, 0, j->stream>>>(d_y, cols, p, n, scale, e, d_alpha,       \
-                                                       d_beta, signs);                          \
-    break;
-    HMX_FACTOR_CASE(1)
-    HMX_FACTOR_CASE(12)
-    HMX_FACTOR_CASE(20)
-    HMX_FACTOR_CASE(28)
-    HMX_FACTOR_CASE(40)
-#undef HMX_FACTOR_CASE
-  default:
-    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
-    return;
-  }
-  job_launched(j, "fwht_factor");
-}
-
-int split(Job *j, int64_t n, int m_in, int *m, int64_t *p) {
-  if (j->st != HMX_OK) return 0;
-  if (!hmx_fwht_split(n, m_in, m, p)) {
-    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: n = %lld is no supported size", j->op,
-                     (long long)n);
-    return 0;
-  }
-  return 1;
-}
 
 /* ------------------------------------------------------------------ rmsnorm, layernorm */
 
@@ -303,8 +73,9 @@ __device__ float lane_tree(float *l) { /* l[16] in shared memory, thread 0 only 
   return l[0];
 }
 
-__global__ void rmsnorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
-                               float *__restrict__ y, int64_t n, float fn, float eps) {
+/* x and y may be one buffer (in place, device memory): no __restrict__ on them */
+__global__ void rmsnorm_kernel(const float *x, const float *__restrict__ w, float *y, int64_t n,
+                               float fn, float eps) {
   __shared__ float lanes[16];
   __shared__ float inv_s;
   const float *xr = x + (int64_t)blockIdx.x * n;
@@ -325,8 +96,8 @@ __global__ void rmsnorm_kernel(const float *__restrict__ x, const float *__restr
   for (int64_t i = t; i < n; i += blockDim.x) yr[i] = __fmul_rn(__fmul_rn(xr[i], inv), w[i]);
 }
 
-__global__ void layernorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
-                                 const float *__restrict__ bias, float *__restrict__ y, int64_t n,
+__global__ void layernorm_kernel(const float *x, const float *__restrict__ w,
+                                 const float *__restrict__ bias, float *y, int64_t n,
                                  float fn, float eps) {
   __shared__ float lanes[16];
   __shared__ float mean_s, inv_s;
@@ -367,7 +138,7 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
 
 /* docs/NUMERICS.md §rope: one block per (t, head) row; the table comes from
  * the host (hmx_rope_table). y0 = fma(x0, c, -(x1*s)), y1 = fma(x0, s, x1*c). */
-__global__ void rope_kernel(const float *__restrict__ x, float *__restrict__ y,
+__global__ void rope_kernel(const float *x, float *y, /* may be one buffer */
                             const float *__restrict__ cos_tab, const float *__restrict__ sin_tab,
                             int64_t heads, int64_t d, int rot_dim, int half_style) {
   int64_t row = blockIdx.x;
@@ -605,192 +376,148 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B,
   }
 }
 
-} // namespace
+/* ------------------------------------------------------------------ bodies
+ * One body per op, shared by the host-memory and device-memory entry points:
+ * job_in / job_out give the caller's device pointers or fresh copies. */
 
-/* ------------------------------------------------------------------ entry points */
-
-extern "C" hmx_status hmx_cuda_fwht(const hmx_fwht_args *a) {
-  Job j;
-  job_begin(&j, "fwht");
-  int m = 1;
-  int64_t p = 1;
-  int64_t total = a->batch * a->n;
-  if (split(&j, a->n, a->m, &m, &p) && total > 0) {
-    float *d_y = job_alloc(&j, total);
-    job_h2d(&j, d_y, a->x, total);
-    fwht_device(&j, d_y, a->batch, a->n, m, p, a->scale, 0, NULL, NULL);
-    job_d2h(&j, a->y, d_y, total);
+void norm_body(Job *j, const hmx_norm_args *a, int layer) {
+  const int64_t total = a->rows * a->n;
+  if (j->st != HMX_OK || total <= 0) return;
+  if (a->rows > INT32_MAX) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
+    return;
   }
-  return job_end(&j);
+  const float *d_x = job_in(j, a->x, total);
+  const float *d_w = job_in(j, a->weight, a->n);
+  const float *d_b = layer ? job_in(j, a->bias, a->n) : NULL;
+  float *d_y = job_out(j, a->y, total);
+  if (j->st != HMX_OK) return;
+  const float fn = (float)a->n; /* exact: n <= 2^24 */
+  /* in place (y == x, device memory) is safe: each row is read in full
+   * before the barrier that precedes its writes, and every element is
+   * written by the thread that read it last */
+  if (layer)
+    layernorm_kernel<<<(unsigned)a->rows, kNormThreads, 0, j->stream>>>(d_x, d_w, d_b, d_y, a->n,
+                                                                       fn, a->eps);
+  else
+    rmsnorm_kernel<<<(unsigned)a->rows, kNormThreads, 0, j->stream>>>(d_x, d_w, d_y, a->n, fn,
+                                                                     a->eps);
+  job_launched(j, layer ? "layernorm_kernel" : "rmsnorm_kernel");
+  job_out_done(j, a->y, d_y, total);
 }
 
-extern "C" hmx_status hmx_cuda_hadamard_mix(const hmx_hadamard_mix_args *a) {
-  Job j;
-  job_begin(&j, "hadamard_mix");
-  int m = 1;
-  int64_t p = 1;
-  int64_t total = a->batch * a->n;
-  if (split(&j, a->n, a->m, &m, &p) && total > 0) {
-    float *d_y = job_alloc(&j, total);
-    float *d_alpha = job_alloc(&j, a->n);
-    float *d_beta = job_alloc(&j, a->n);
-    job_h2d(&j, d_y, a->x, total);
-    job_h2d(&j, d_alpha, a->alpha, a->n);
-    job_h2d(&j, d_beta, a->beta, a->n);
-    fwht_device(&j, d_y, a->batch, a->n, m, p, hmx_inv_sqrt_n(a->n), 1, d_alpha, d_beta);
-    job_d2h(&j, a->y, d_y, total);
+void rope_body(Job *j, const hmx_rope_args *a) {
+  const int64_t rows = a->t * a->h, total = rows * a->d, tab = a->t * (a->rot_dim / 2);
+  if (j->st != HMX_OK || total <= 0) return;
+  if (rows > INT32_MAX) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda rope: too many rows");
+    return;
   }
-  return job_end(&j);
+  const float *d_x = job_in(j, a->x, total);
+  const float *d_c = job_upload(j, a->cos_tab, tab); /* host memory in both modes */
+  const float *d_s = job_upload(j, a->sin_tab, tab);
+  float *d_y = job_out(j, a->y, total);
+  if (j->st != HMX_OK) return;
+  /* in place is safe: each pair is read and written by one thread */
+  rope_kernel<<<(unsigned)rows, 64, 0, j->stream>>>(d_x, d_y, d_c, d_s, a->h, a->d, a->rot_dim,
+                                                   a->style == HMX_ROPE_HALF);
+  job_launched(j, "rope_kernel");
+  job_out_done(j, a->y, d_y, total);
 }
 
-static hmx_status norm(const hmx_norm_args *a, int layer) {
-  Job j;
-  job_begin(&j, layer ? "layernorm" : "rmsnorm");
-  int64_t total = a->rows * a->n;
-  if (j.st == HMX_OK && total > 0) {
-    if (a->rows > INT32_MAX)
-      j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j.op);
-    float *d_x = job_alloc(&j, total);
-    float *d_y = job_alloc(&j, total);
-    float *d_w = job_alloc(&j, a->n);
-    float *d_b = layer && a->bias ? job_alloc(&j, a->n) : NULL;
-    job_h2d(&j, d_x, a->x, total);
-    job_h2d(&j, d_w, a->weight, a->n);
-    if (d_b) job_h2d(&j, d_b, a->bias, a->n);
-    if (j.st == HMX_OK) {
-      float fn = (float)a->n; /* exact: n <= 2^24 */
-      if (layer)
-        layernorm_kernel<<<(unsigned)a->rows, kNormThreads, 0, j.stream>>>(d_x, d_w, d_b, d_y,
-                                                                          a->n, fn, a->eps);
-      else
-        rmsnorm_kernel<<<(unsigned)a->rows, kNormThreads, 0, j.stream>>>(d_x, d_w, d_y, a->n, fn,
-                                                                        a->eps);
-      job_launched(&j, layer ? "layernorm_kernel" : "rmsnorm_kernel");
-    }
-    job_d2h(&j, a->y, d_y, total);
-  }
-  return job_end(&j);
-}
-
-extern "C" hmx_status hmx_cuda_rmsnorm(const hmx_norm_args *a) { return norm(a, 0); }
-extern "C" hmx_status hmx_cuda_layernorm(const hmx_norm_args *a) { return norm(a, 1); }
-
-extern "C" hmx_status hmx_cuda_rope(const hmx_rope_args *a) {
-  Job j;
-  job_begin(&j, "rope");
-  int64_t rows = a->t * a->h, total = rows * a->d, tab = a->t * (a->rot_dim / 2);
-  if (j.st == HMX_OK && total > 0) {
-    if (rows > INT32_MAX) j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda rope: too many rows");
-    float *d_x = job_alloc(&j, total);
-    float *d_y = job_alloc(&j, total);
-    float *d_c = job_alloc(&j, tab);
-    float *d_s = job_alloc(&j, tab);
-    job_h2d(&j, d_x, a->x, total);
-    job_h2d(&j, d_c, a->cos_tab, tab);
-    job_h2d(&j, d_s, a->sin_tab, tab);
-    if (j.st == HMX_OK) {
-      rope_kernel<<<(unsigned)rows, 64, 0, j.stream>>>(d_x, d_y, d_c, d_s, a->h, a->d, a->rot_dim,
-                                                      a->style == HMX_ROPE_HALF);
-      job_launched(&j, "rope_kernel");
-    }
-    job_d2h(&j, a->y, d_y, total);
-  }
-  return job_end(&j);
-}
-
-extern "C" hmx_status hmx_cuda_gemm(const hmx_gemm_args *g) {
-  Job j;
-  job_begin(&j, "gemm");
-  int64_t mt = (g->m + kTile - 1) / kTile, nt = (g->n + kTile - 1) / kTile;
-  if (j.st == HMX_OK && g->m > 0 && g->n > 0) {
-    if (mt > INT32_MAX || nt > 65535)
-      j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda gemm: %lld x %lld is too large",
-                      (long long)g->m, (long long)g->n);
-    float *d_a = job_alloc(&j, g->m * g->k);
-    float *d_b = job_alloc(&j, g->k * g->n);
-    float *d_bias = g->bias ? job_alloc(&j, g->n) : NULL;
-    float *d_c = job_alloc(&j, g->m * g->n);
-    job_h2d(&j, d_a, g->a, g->m * g->k);
-    job_h2d(&j, d_b, g->b, g->k * g->n);
-    if (d_bias) job_h2d(&j, d_bias, g->bias, g->n);
-    if (j.st == HMX_OK) {
-      dim3 grid((unsigned)mt, (unsigned)nt);
-      gemm_kernel<<<grid, 256, 0, j.stream>>>(d_a, d_b, d_bias, d_c, g->m, g->n, g->k, g->trans_b);
-      job_launched(&j, "gemm_kernel");
-    }
-    job_d2h(&j, g->c, d_c, g->m * g->n);
-  }
-  return job_end(&j);
-}
-
-/* C[M][N] = A[M][K] * B[K][N] (no bias) on device buffers, by gemm_kernel:
- * each output from +0, one __fmaf_rn per k in increasing k. */
-static void gemm_device(Job *j, const float *d_a, const float *d_b, float *d_c, int64_t m,
-                        int64_t n, int64_t k) {
+/* C[M][N] = A[M][K] * B (+ bias) on device buffers, by gemm_kernel: each
+ * output from bias[j] or +0, one __fmaf_rn per k in increasing k. */
+void gemm_device(Job *j, const float *d_a, const float *d_b, const float *d_bias, float *d_c,
+                 int64_t m, int64_t n, int64_t k, int trans_b) {
   if (j->st != HMX_OK || m <= 0 || n <= 0) return;
-  int64_t mt = (m + kTile - 1) / kTile, nt = (n + kTile - 1) / kTile;
+  const int64_t mt = (m + kTile - 1) / kTile, nt = (n + kTile - 1) / kTile;
   if (mt > INT32_MAX || nt > 65535) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: %lld x %lld is too large", j->op,
                      (long long)m, (long long)n);
     return;
   }
   dim3 grid((unsigned)mt, (unsigned)nt);
-  gemm_kernel<<<grid, 256, 0, j->stream>>>(d_a, d_b, NULL, d_c, m, n, k, 0);
+  gemm_kernel<<<grid, 256, 0, j->stream>>>(d_a, d_b, d_bias, d_c, m, n, k, trans_b);
   job_launched(j, "gemm_kernel");
+}
+
+void gemm_body(Job *j, const hmx_gemm_args *g) {
+  if (j->st != HMX_OK || g->m <= 0 || g->n <= 0) return;
+  const float *d_a = job_in(j, g->a, g->m * g->k);
+  const float *d_b = job_in(j, g->b, g->k * g->n);
+  const float *d_bias = job_in(j, g->bias, g->n);
+  float *d_c = job_out(j, g->c, g->m * g->n);
+  if (j->st != HMX_OK) return;
+  gemm_device(j, d_a, d_b, d_bias, d_c, g->m, g->n, g->k, g->trans_b);
+  job_out_done(j, g->c, d_c, g->m * g->n);
 }
 
 /* docs/NUMERICS.md §swiglu. a = x W1 and b = x W3 ([T][h]) are two gemms
  * (a_u, b_u sequential over p from +0), g = silu(a) * b in place, and
  * y = g W2 a third gemm: y_j from +0, one fma per u in increasing u, which is
- * ref's order for every block size (`block` only bounds ref's memory). */
-extern "C" hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *s) {
-  Job j;
-  job_begin(&j, "swiglu");
-  if (j.st == HMX_OK && s->t > 0 && s->d_out > 0) {
-    int64_t th = s->t * s->h;
-    float *d_x = job_alloc(&j, s->t * s->d);
-    float *d_w1 = job_alloc(&j, s->d * s->h);
-    float *d_w3 = job_alloc(&j, s->d * s->h);
-    float *d_w2 = job_alloc(&j, s->h * s->d_out);
-    float *d_a = job_alloc(&j, th);
-    float *d_b = job_alloc(&j, th);
-    float *d_y = job_alloc(&j, s->t * s->d_out);
-    job_h2d(&j, d_x, s->x, s->t * s->d);
-    job_h2d(&j, d_w1, s->w1, s->d * s->h);
-    job_h2d(&j, d_w3, s->w3, s->d * s->h);
-    job_h2d(&j, d_w2, s->w2, s->h * s->d_out);
-    gemm_device(&j, d_x, d_w1, d_a, s->t, s->h, s->d);
-    gemm_device(&j, d_x, d_w3, d_b, s->t, s->h, s->d);
-    if (j.st == HMX_OK && th > 0) {
-      swiglu_gate<<<grid_for(th, 256), 256, 0, j.stream>>>(d_a, d_b, th);
-      job_launched(&j, "swiglu_gate");
-    }
-    gemm_device(&j, d_a, d_w2, d_y, s->t, s->d_out, s->h);
-    job_d2h(&j, s->y, d_y, s->t * s->d_out);
+ * ref's order for every block size (`block` only bounds ref's memory).
+ * Scratch: 2*T*h floats (cudaMallocAsync in device mode). */
+void swiglu_body(Job *j, const hmx_swiglu_args *s) {
+  if (j->st != HMX_OK || s->t <= 0 || s->d_out <= 0) return;
+  const int64_t th = s->t * s->h;
+  const float *d_x = job_in(j, s->x, s->t * s->d);
+  const float *d_w1 = job_in(j, s->w1, s->d * s->h);
+  const float *d_w3 = job_in(j, s->w3, s->d * s->h);
+  const float *d_w2 = job_in(j, s->w2, s->h * s->d_out);
+  float *d_a = job_alloc(j, th);
+  float *d_b = job_alloc(j, th);
+  float *d_y = job_out(j, s->y, s->t * s->d_out);
+  if (j->st != HMX_OK) return;
+  gemm_device(j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, 0);
+  gemm_device(j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, 0);
+  if (j->st == HMX_OK && th > 0) {
+    swiglu_gate<<<grid_for(th, 256), 256, 0, j->stream>>>(d_a, d_b, th);
+    job_launched(j, "swiglu_gate");
   }
-  return job_end(&j);
+  gemm_device(j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, 0); /* h = 0: y = +0 */
+  job_out_done(j, s->y, d_y, s->t * s->d_out);
 }
 
-extern "C" hmx_status hmx_cuda_attention(const hmx_attention_args *a) {
-  Job j;
-  job_begin(&j, "attention");
-  int64_t rows = a->b * a->sq * a->hq, total = rows * a->d, kv = a->b * a->skv * a->hkv * a->d;
-  if (j.st == HMX_OK && total > 0) {
-    if (rows > INT32_MAX) j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda attention: too many rows");
-    float *d_q = job_alloc(&j, total);
-    float *d_k = job_alloc(&j, kv);
-    float *d_v = job_alloc(&j, kv);
-    float *d_o = job_alloc(&j, total);
-    job_h2d(&j, d_q, a->q, total);
-    job_h2d(&j, d_k, a->k, kv);
-    job_h2d(&j, d_v, a->v, kv);
-    if (j.st == HMX_OK) {
-      attention_kernel<<<(unsigned)rows, kAttThreads, 0, j.stream>>>(
-          d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->d, a->causal, a->q_offset,
-          a->scale);
-      job_launched(&j, "attention_kernel");
-    }
-    job_d2h(&j, a->o, d_o, total);
+void attention_body(Job *j, const hmx_attention_args *a) {
+  const int64_t rows = a->b * a->sq * a->hq, total = rows * a->d;
+  const int64_t kv = a->b * a->skv * a->hkv * a->d;
+  if (j->st != HMX_OK || total <= 0) return;
+  if (rows > INT32_MAX) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda attention: too many rows");
+    return;
   }
-  return job_end(&j);
+  const float *d_q = job_in(j, a->q, total);
+  const float *d_k = job_in(j, a->k, kv);
+  const float *d_v = job_in(j, a->v, kv);
+  float *d_o = job_out(j, a->o, total);
+  if (j->st != HMX_OK) return;
+  attention_kernel<<<(unsigned)rows, kAttThreads, 0, j->stream>>>(
+      d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->d, a->causal, a->q_offset, a->scale);
+  job_launched(j, "attention_kernel");
+  job_out_done(j, a->o, d_o, total);
 }
+
+} // namespace
+
+/* ------------------------------------------------------------------ entry points */
+
+#define HMX_CUDA_ENTRY(NAME, ARGS, BODY_CALL)                                           \
+  extern "C" hmx_status hmx_cuda_##NAME(const ARGS *a) {                                \
+    Job j;                                                                              \
+    job_begin(&j, #NAME);                                                               \
+    BODY_CALL;                                                                          \
+    return job_end(&j);                                                                 \
+  }                                                                                     \
+  extern "C" hmx_status hmx_cuda_dev_##NAME(const ARGS *a, const hmx_device_call *c) {  \
+    Job j;                                                                              \
+    job_begin_device(&j, #NAME, c->stream);                                             \
+    BODY_CALL;                                                                          \
+    return job_end(&j);                                                                 \
+  }
+
+HMX_CUDA_ENTRY(rmsnorm, hmx_norm_args, norm_body(&j, a, 0))
+HMX_CUDA_ENTRY(layernorm, hmx_norm_args, norm_body(&j, a, 1))
+HMX_CUDA_ENTRY(rope, hmx_rope_args, rope_body(&j, a))
+HMX_CUDA_ENTRY(gemm, hmx_gemm_args, gemm_body(&j, a))
+HMX_CUDA_ENTRY(swiglu, hmx_swiglu_args, swiglu_body(&j, a))
+HMX_CUDA_ENTRY(attention, hmx_attention_args, attention_body(&j, a))

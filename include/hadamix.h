@@ -61,6 +61,13 @@ typedef enum hmx_dtype {
 
 #define HMX_MAX_DIMS 4
 
+/* Where a tensor's data lives (see "device memory" below). Zero, the value
+ * every hmx_tensor_make / zero-initialised tensor has, is host memory. */
+typedef enum hmx_memory {
+  HMX_MEMORY_HOST = 0,
+  HMX_MEMORY_CUDA = 1 /* CUDA device memory (cudaMalloc, cudaMallocAsync, a framework's tensor) */
+} hmx_memory;
+
 /* A view of caller-owned memory. stride[] is in elements; a tensor whose
  * strides are all zero is contiguous row-major (hmx_tensor_make fills them).
  * Strides must be positive; outputs must not overlap inputs unless an op says
@@ -71,6 +78,7 @@ typedef struct hmx_tensor {
   int ndim;
   int64_t shape[HMX_MAX_DIMS];
   int64_t stride[HMX_MAX_DIMS];
+  hmx_memory memory; /* HMX_MEMORY_HOST (0) unless set */
 } hmx_tensor;
 
 /* Contiguous row-major view: ndim in 1..HMX_MAX_DIMS. */
@@ -118,6 +126,34 @@ typedef struct hmx_context {
   int allow_ref_fallback;     /* 1: ops the backend lacks run on the best
                                  available backend that has them (ref at worst) */
 } hmx_context;
+
+/* ------------------------------------------------------------------ device memory
+ * Tensors may live in CUDA device memory: make the view as usual, then set
+ * t.memory = HMX_MEMORY_CUDA. The kernels then read and write it in place,
+ * with no copy (host tensors keep working as before: the cuda backend copies
+ * them to the GPU and back on every call). Rules, each checked (a violation
+ * is an error and nothing runs):
+ *   - in one call, every tensor is on the host or every tensor is on the
+ *     device (HMX_ERR_INVALID_ARGUMENT otherwise);
+ *   - device tensors are contiguous and aligned to their element size;
+ *   - they need a backend that takes device memory (`cuda`): with no backend
+ *     chosen (NULL context, NULL ctx->backend and HMX_BACKEND unset) the best
+ *     such backend runs; a chosen backend that cannot is HMX_ERR_UNSUPPORTED;
+ *     no fallback to another backend;
+ *   - dtype f32, except x and y of fwht and hadamard_mix, which may also be
+ *     bf16 or f16 (x and y of one dtype; alpha and beta f32): the kernel
+ *     widens on load and rounds once on store, so the bits are those of the
+ *     host path, with half the bytes moved;
+ *   - the work is queued on the calling thread's CUDA stream (below) and the
+ *     call returns without waiting, like a kernel launch: argument and launch
+ *     errors are returned, a fault inside a kernel shows at the caller's next
+ *     synchronisation. rope is the exception: it copies the positions to the
+ *     host (the angle table is computed there, NUMERICS §E) and waits for them.
+ */
+/* The CUDA stream (a cudaStream_t) that device-memory calls of the calling
+ * thread are queued on; NULL, the initial value, is the legacy default stream. */
+void hmx_set_cuda_stream(void *stream);
+void *hmx_get_cuda_stream(void);
 
 /* ------------------------------------------------------------------ operations
  * One entry point per operation. Shapes are given per op; "[a, b]" means a

@@ -5,8 +5,127 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(_MSC_VER)
+#define HMX_THREAD_LOCAL __declspec(thread)
+#else
+#define HMX_THREAD_LOCAL _Thread_local
+#endif
+
+/* ---------------------------------------------------------------- device memory */
+
+/* Per thread, like CUDA's current device: a library call has no other place
+ * to take it from (hmx_context has no stream field, and adding one would
+ * break positional initialisers). */
+static HMX_THREAD_LOCAL void *cuda_stream;
+
+void hmx_set_cuda_stream(void *stream) { cuda_stream = stream; }
+void *hmx_get_cuda_stream(void) { return cuda_stream; }
+
+/* The device-memory kernels of each backend that has them: one line per
+ * such backend, like src/backend_registry.c. */
+#ifdef HMX_WITH_CUDA
+extern const hmx_device_ops hmx_cuda_device_ops;
+#endif
+static const hmx_device_ops *const device_tables[] = {
+#ifdef HMX_WITH_CUDA
+    &hmx_cuda_device_ops,
+#endif
+    NULL};
+
+const hmx_device_ops *hmx_device_ops_of(const hmx_backend *b) {
+  for (int i = 0; device_tables[i]; i++)
+    if (device_tables[i]->backend == b) return device_tables[i];
+  return NULL;
+}
+
+static int backend_chosen(const hmx_context *ctx) {
+  if (ctx && ctx->backend) return 1;
+  const char *env = getenv("HMX_BACKEND");
+  return env && *env && strcmp(env, "best") != 0;
+}
+
+hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
+                          const hmx_tensor *const *ts, const char *const *names, int n,
+                          unsigned lowp_ok) {
+  ex->dev = NULL;
+  ex->call.stream = NULL;
+  ex->call.io_dtype = HMX_F32;
+  int dev = -1, host = -1;
+  for (int i = 0; i < n; i++) {
+    if (!ts[i]) continue;
+    if (ts[i]->memory == HMX_MEMORY_CUDA) {
+      if (dev < 0) dev = i;
+    } else if (host < 0) {
+      host = i;
+    }
+  }
+  if (dev < 0) return HMX_OK;
+  if (host >= 0)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                    "%s: tensor '%s' is in device memory but '%s' is on the host (one call "
+                    "takes all its tensors from one place)", op, names[dev], names[host]);
+  int have = 0;
+  hmx_dtype io = HMX_F32;
+  for (int i = 0; i < n; i++) {
+    const hmx_tensor *t = ts[i];
+    if (!t) continue;
+    if (!hmx_tensor_is_contiguous(t))
+      return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                      "%s: device tensor '%s' must be contiguous (strided views are staged on "
+                      "the host only)", op, names[i]);
+    size_t es = hmx_dtype_size(t->dtype);
+    if (es && (uintptr_t)t->data % es)
+      return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                      "%s: device tensor '%s' is not aligned to its %zu-byte elements", op,
+                      names[i], es);
+    int low = t->dtype == HMX_BF16 || t->dtype == HMX_F16;
+    if (!(lowp_ok >> i & 1u)) {
+      if (low)
+        return hmx_fail(HMX_ERR_DTYPE,
+                        "%s: device tensor '%s' is %s; in device memory only x and y of fwht "
+                        "and hadamard_mix may be bf16 or f16, every other float tensor is f32",
+                        op, names[i], hmx_dtype_name(t->dtype));
+      continue;
+    }
+    if (!have) {
+      io = t->dtype;
+      have = 1;
+    } else if (t->dtype != io) {
+      return hmx_fail(HMX_ERR_DTYPE, "%s: device tensor '%s' is %s but x is %s (in device "
+                      "memory x and y have one dtype)", op, names[i],
+                      hmx_dtype_name(t->dtype), hmx_dtype_name(io));
+    }
+  }
+  const hmx_device_ops *d = hmx_device_ops_of(ex->be);
+  if (!d) {
+    if (backend_chosen(ctx))
+      return hmx_fail(HMX_ERR_UNSUPPORTED,
+                      "%s: backend '%s' takes host memory only; device tensors need a backend "
+                      "with device kernels (cuda)", op, ex->be->name);
+    for (int i = 0; device_tables[i]; i++)
+      if (hmx_backend_available(device_tables[i]->backend) &&
+          (!d || device_tables[i]->backend->priority > d->backend->priority))
+        d = device_tables[i];
+    if (!d)
+      return hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE,
+                      "%s: device tensors, but no backend that takes device memory can run "
+                      "here (%s)", op,
+                      device_tables[0] ? "no usable CUDA device" : "built without CUDA");
+    ex->be = d->backend;
+  }
+  ex->dev = d;
+  ex->call.stream = cuda_stream;
+  ex->call.io_dtype = io;
+  return HMX_OK;
+}
+
+/* ---------------------------------------------------------------- checks */
+
 hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex) {
   hmx_clear_error();
+  ex->dev = NULL;
+  ex->call.stream = NULL;
+  ex->call.io_dtype = HMX_F32;
   ex->be = ctx && ctx->backend ? ctx->backend : hmx_backend_default();
   if (!ex->be) return HMX_ERR_NOT_FOUND; /* message set by hmx_backend_default */
   if (!hmx_backend_available(ex->be))
@@ -27,6 +146,9 @@ static hmx_status check_common(const char *op, const char *name, const hmx_tenso
   if ((int)t->dtype < 0 || t->dtype >= HMX_DTYPE_COUNT)
     return hmx_fail(HMX_ERR_DTYPE, "%s: tensor '%s' has an invalid dtype (%d)", op, name,
                     (int)t->dtype);
+  if (t->memory != HMX_MEMORY_HOST && t->memory != HMX_MEMORY_CUDA)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: tensor '%s' has an invalid memory kind (%d)",
+                    op, name, (int)t->memory);
   if (t->ndim != rank)
     return hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have %d dims, has %d", op, name, rank,
                     t->ndim);

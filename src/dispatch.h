@@ -7,14 +7,69 @@
 #include "backend.h"
 #include "internal.h"
 
+/* Device memory (include/hadamix.h, "device memory"). A backend whose kernels
+ * take CUDA device buffers also fills one hmx_device_ops (listed in
+ * src/dispatch.c). Its kernels get the same argument structs as the host
+ * ones, but every pointer in them is device memory, except the rope angle
+ * table (always host: the backend copies it), and the call is queued on
+ * c->stream without waiting. For fwht and hadamard_mix, x and y point to
+ * elements of c->io_dtype (f32, bf16 or f16; the float * type is then only
+ * a carrier); every other buffer is f32. */
+typedef struct hmx_device_call {
+  void *stream;        /* cudaStream_t; NULL: the legacy default stream */
+  hmx_dtype io_dtype;  /* fwht, hadamard_mix: dtype of x and y */
+} hmx_device_call;
+
+typedef struct hmx_device_ops {
+  const hmx_backend *backend; /* the table whose kernels these are */
+  /* Copy device memory to the host, ordered after the work queued on stream,
+   * and wait for it (rope positions). */
+  hmx_status (*to_host)(void *dst, const void *src, size_t bytes, void *stream);
+  hmx_status (*fwht)(const hmx_fwht_args *a, const hmx_device_call *c);
+  hmx_status (*hadamard_mix)(const hmx_hadamard_mix_args *a, const hmx_device_call *c);
+  hmx_status (*gemm)(const hmx_gemm_args *a, const hmx_device_call *c);
+  hmx_status (*rmsnorm)(const hmx_norm_args *a, const hmx_device_call *c);
+  hmx_status (*layernorm)(const hmx_norm_args *a, const hmx_device_call *c);
+  hmx_status (*rope)(const hmx_rope_args *a, const hmx_device_call *c);
+  hmx_status (*attention)(const hmx_attention_args *a, const hmx_device_call *c);
+  hmx_status (*swiglu)(const hmx_swiglu_args *a, const hmx_device_call *c);
+} hmx_device_ops;
+
+/* The device kernels of backend b, or NULL when it takes host memory only. */
+const hmx_device_ops *hmx_device_ops_of(const hmx_backend *b);
+
 /* Resolved execution context. */
 typedef struct hmx_exec {
   const hmx_backend *be;
   int threads;
   int fallback; /* ops the backend lacks run on ref */
+  const hmx_device_ops *dev; /* non-NULL: the call's tensors are device memory */
+  hmx_device_call call;      /* with dev: stream and I/O dtype */
 } hmx_exec;
 
 hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex);
+
+/* Where the call's tensors live (after their shapes and dtypes are checked).
+ * ts[0..n-1] (NULL entries skipped) are all host or all device memory. For
+ * device memory: each contiguous and element-aligned, float tensors f32
+ * except those whose bit (1u << i) is set in lowp_ok, which may be bf16 or
+ * f16 (and then all of one dtype, stored in ex->call.io_dtype); the backend
+ * must take device memory (picked here when the caller chose none). Sets
+ * ex->dev (NULL for host memory). */
+hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
+                          const hmx_tensor *const *ts, const char *const *names, int n,
+                          unsigned lowp_ok);
+
+/* The device kernel `field` of ex->dev, or HMX_ERR_NOT_IMPLEMENTED (device
+ * calls never fall back: the other backends cannot read device memory). */
+#define HMX_PICK_DEVICE(ex, field, out)                                        \
+  do {                                                                         \
+    (out) = (ex).dev->field;                                                   \
+    if (!(out))                                                                \
+      return hmx_fail(HMX_ERR_NOT_IMPLEMENTED,                                 \
+                      "%s: backend '%s' has no device-memory kernel for it",    \
+                      #field, (ex).be->name);                                  \
+  } while (0)
 
 /* Pick the kernel `field` of the resolved backend. When the backend leaves it
  * NULL and fallback is allowed, take it from the highest-priority available

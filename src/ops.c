@@ -45,6 +45,14 @@ static hmx_status finish(staging *st, const hmx_tensor *out, hmx_status s, const
 
 #define TRY(expr) do { hmx_status s_ = (expr); if (s_ != HMX_OK) return s_; } while (0)
 
+/* The end of a device-memory call: nothing was staged, so only the message. */
+static hmx_status device_finish(hmx_status s, const char *op, const hmx_exec *ex) {
+  if (s != HMX_OK && hmx_last_error()[0] == '\0')
+    hmx_fail(s, "%s: backend '%s' failed on device memory: %s", op, ex->be->name,
+             hmx_status_string(s));
+  return s;
+}
+
 static hmx_status check_finite(const char *op, const char *name, float v) {
   if (!isfinite(v))
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: parameter %s must be finite (got %g)", op,
@@ -86,6 +94,15 @@ hmx_status hmx_fwht_factor(const hmx_context *ctx, const hmx_tensor *x, hmx_tens
   TRY(check_fwht_size(op, x->shape[1], m_req, &m));
   TRY(check_finite(op, "scale", scale));
   TRY(hmx_check_alias(op, "y", y, "x", x, 1));
+  const hmx_tensor *place[] = {x, y};
+  static const char *const place_names[] = {"x", "y"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 2, 0x3u));
+  if (ex.dev) {
+    hmx_status (*dfn)(const hmx_fwht_args *, const hmx_device_call *);
+    HMX_PICK_DEVICE(ex, fwht, dfn);
+    hmx_fwht_args a = {x->data, y->data, x->shape[0], x->shape[1], m, scale, ex.threads};
+    return device_finish(dfn(&a, &ex.call), op, &ex);
+  }
   hmx_status (*fn)(const hmx_fwht_args *);
   HMX_PICK(ex, fwht, fn);
   staging st;
@@ -117,6 +134,16 @@ hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
   TRY(hmx_check_alias(op, "y", y, "x", x, 1));
   TRY(hmx_check_alias(op, "y", y, "alpha", alpha, 0));
   TRY(hmx_check_alias(op, "y", y, "beta", beta, 0));
+  const hmx_tensor *place[] = {x, y, alpha, beta};
+  static const char *const place_names[] = {"x", "y", "alpha", "beta"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0x3u));
+  if (ex.dev) {
+    hmx_status (*dfn)(const hmx_hadamard_mix_args *, const hmx_device_call *);
+    HMX_PICK_DEVICE(ex, hadamard_mix, dfn);
+    hmx_hadamard_mix_args a = {x->data, alpha->data, beta->data, y->data,
+                               x->shape[0], n, m, ex.threads};
+    return device_finish(dfn(&a, &ex.call), op, &ex);
+  }
   hmx_status (*fn)(const hmx_hadamard_mix_args *);
   HMX_PICK(ex, hadamard_mix, fn);
   staging st;
@@ -151,6 +178,16 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   TRY(hmx_check_alias(op, "c", c, "a", a, 0));
   TRY(hmx_check_alias(op, "c", c, "b", b, 0));
   TRY(hmx_check_alias(op, "c", c, "bias", bias, 0));
+  const hmx_tensor *place[] = {a, b, bias, c};
+  static const char *const place_names[] = {"a", "b", "bias", "c"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  if (ex.dev) {
+    hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
+    HMX_PICK_DEVICE(ex, gemm, dfn);
+    hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
+                       ex.threads};
+    return device_finish(dfn(&g, &ex.call), op, &ex);
+  }
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
   staging st;
@@ -189,6 +226,17 @@ static hmx_status norm_common(const hmx_context *ctx, const char *op, int layer,
   TRY(hmx_check_alias(op, "y", y, "x", x, 1));
   TRY(hmx_check_alias(op, "y", y, "weight", w, 0));
   TRY(hmx_check_alias(op, "y", y, "bias", bias, 0));
+  const hmx_tensor *place[] = {x, w, bias, y};
+  static const char *const place_names[] = {"x", "weight", "bias", "y"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  if (ex.dev) {
+    hmx_status (*dfn)(const hmx_norm_args *, const hmx_device_call *);
+    if (layer) HMX_PICK_DEVICE(ex, layernorm, dfn);
+    else HMX_PICK_DEVICE(ex, rmsnorm, dfn);
+    hmx_norm_args a = {x->data, w->data, bias ? bias->data : NULL, y->data, x->shape[0], n, eps,
+                       ex.threads};
+    return device_finish(dfn(&a, &ex.call), op, &ex);
+  }
   hmx_status (*fn)(const hmx_norm_args *);
   if (layer) HMX_PICK(ex, layernorm, fn);
   else HMX_PICK(ex, rmsnorm, fn);
@@ -234,27 +282,46 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: base must be finite and > 1 (got %g)",
                     (double)base);
   TRY(hmx_check_alias(op, "y", y, "x", x, 1));
-  hmx_status (*fn)(const hmx_rope_args *);
-  HMX_PICK(ex, rope, fn);
-  /* positions: staged by hand (i32) */
+  const hmx_tensor *place[] = {x, positions, y};
+  static const char *const place_names[] = {"x", "positions", "y"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 3, 0));
+  hmx_status (*fn)(const hmx_rope_args *) = NULL;
+  hmx_status (*dfn)(const hmx_rope_args *, const hmx_device_call *) = NULL;
+  if (ex.dev) HMX_PICK_DEVICE(ex, rope, dfn);
+  else HMX_PICK(ex, rope, fn);
+  /* positions: staged by hand (i32); the angle table is always computed on
+   * the host (NUMERICS §E), so device positions come over first */
   int32_t *pos = hmx_alloc_array((size_t)t, sizeof *pos);
   int64_t half = rot_dim / 2;
   float *cs = hmx_alloc_array((size_t)(t * half * 2), sizeof *cs);
-  if (!pos || !cs) {
+  if (t > 0 && (!pos || !cs)) {
     free(pos);
     free(cs);
     return hmx_fail(HMX_ERR_NO_MEMORY, "rope: cannot allocate the angle table");
   }
-  for (int64_t i = 0; i < t; i++) {
-    const int32_t *p = (const int32_t *)positions->data +
-                       (hmx_tensor_is_contiguous(positions) ? i : i * positions->stride[0]);
-    pos[i] = *p;
+  hmx_status s = HMX_OK;
+  if (ex.dev) {
+    if (t > 0) s = ex.dev->to_host(pos, positions->data, (size_t)t * sizeof *pos, ex.call.stream);
+  } else {
+    for (int64_t i = 0; i < t; i++) {
+      const int32_t *p = (const int32_t *)positions->data +
+                         (hmx_tensor_is_contiguous(positions) ? i : i * positions->stride[0]);
+      pos[i] = *p;
+    }
   }
-  hmx_status s = hmx_rope_table(pos, t, rot_dim, base, cs, cs + t * half);
+  if (s == HMX_OK) s = hmx_rope_table(pos, t, rot_dim, base, cs, cs + t * half);
   free(pos);
   if (s != HMX_OK) {
     free(cs);
     return s;
+  }
+  if (ex.dev) {
+    /* the table is host memory; the backend copies it before returning */
+    hmx_rope_args a = {x->data, y->data, cs, cs + t * half, t, x->shape[1], x->shape[2],
+                       rot_dim, style, ex.threads};
+    s = dfn(&a, &ex.call);
+    free(cs);
+    return device_finish(s, op, &ex);
   }
   staging st;
   const hmx_tensor *ins[] = {x};
@@ -305,6 +372,16 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   TRY(hmx_check_alias(op, "o", o, "q", q, 0));
   TRY(hmx_check_alias(op, "o", o, "k", k, 0));
   TRY(hmx_check_alias(op, "o", o, "v", v, 0));
+  const hmx_tensor *place[] = {q, k, v, o};
+  static const char *const place_names[] = {"q", "k", "v", "o"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  if (ex.dev) {
+    hmx_status (*dfn)(const hmx_attention_args *, const hmx_device_call *);
+    HMX_PICK_DEVICE(ex, attention, dfn);
+    hmx_attention_args a = {q->data, k->data, v->data, o->data, b, sq, skv, hq, hkv,
+                            d, p->causal, q_offset, scale, ex.threads};
+    return device_finish(dfn(&a, &ex.call), op, &ex);
+  }
   hmx_status (*fn)(const hmx_attention_args *);
   HMX_PICK(ex, attention, fn);
   staging st;
@@ -343,6 +420,16 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
   const hmx_tensor *ins[] = {x, w1, w3, w2};
   static const char *const names[] = {"x", "w1", "w3", "w2"};
   for (int i = 0; i < 4; i++) TRY(hmx_check_alias(op, "y", y, names[i], ins[i], 0));
+  const hmx_tensor *place[] = {x, w1, w3, w2, y};
+  static const char *const place_names[] = {"x", "w1", "w3", "w2", "y"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 5, 0));
+  if (ex.dev) {
+    hmx_status (*dfn)(const hmx_swiglu_args *, const hmx_device_call *);
+    HMX_PICK_DEVICE(ex, swiglu, dfn);
+    hmx_swiglu_args a = {x->data, w1->data, w3->data, w2->data, y->data, t, d, h, d_out, block,
+                         ex.threads};
+    return device_finish(dfn(&a, &ex.call), op, &ex);
+  }
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);
   staging st;

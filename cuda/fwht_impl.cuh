@@ -1,0 +1,659 @@
+/* fwht and hadamard_mix kernels of the cuda backend (docs/NUMERICS.md
+ * §fwht, §hadamard_mix, §D), bit-exact with ref/fwht.c. Included by
+ * fwht_f32.cu, fwht_bf16.cu and fwht_f16.cu, which each instantiate
+ * fwht_run<dtype> (three files compile in parallel); cuda/fwht.cu holds the
+ * entry points.
+ *
+ * One pass over memory for every row of at most 32768 elements (n = 2^k or
+ * m * 2^k): a row is read once, transformed in registers and shared memory,
+ * and written once, so the kernel moves the bytes of a copy. f32, bf16 and
+ * f16 rows are read and written directly (device-memory calls); compute is
+ * always f32.
+ *
+ * The order (NUMERICS §fwht; the only freedom used is which thread does
+ * which independent butterfly):
+ *   1. butterflies h = 1, 2, 4, ... p/2, in that order. A thread holds 32
+ *      elements of one p-block in registers (p elements when p < 32). Their
+ *      indices differ in a "window" of 5 consecutive index bits starting at
+ *      bit w; the other bits come from the thread index. Stage h = 2^s with
+ *      s inside the window pairs two registers of one thread:
+ *      (a, b) -> (a + b, a - b), a the lower index. Phase 0 has the window at
+ *      bit 0 (each thread reads 32 consecutive elements: 16-byte loads) and
+ *      runs stages 0 .. 4; each later phase moves the window up through
+ *      shared memory (a transpose) and runs the next 5 stages. The last
+ *      window is [L-5, L) and runs only the stages not done yet. So every
+ *      element goes through stage s only after stage s-1, for both elements
+ *      of every pair: each output has exactly ref's tree of additions.
+ *   2. m-point transform (m > 1): the butterflied row goes to shared memory
+ *      and one thread per column j computes the m outputs: acc_r = +-u[0],
+ *      then acc_r = acc_r +- u[c] for c = 1 .. m-1 in order (the signs of
+ *      H_m are compile-time constants here, so each step is one FADD or FSUB).
+ *   3. y = v * scale (one multiply), and for hadamard_mix fma(y, alpha, beta);
+ *      then the only narrowing to bf16/f16 (RNE).
+ * fwht_pow2 is that kernel with everything known at compile time (p = 2^L
+ * >= 32 and m: every shared-memory and global address is a register plus an
+ * immediate); fwht_rows is the same schedule with L at run time (p < 32). Rows longer than 32768 elements take two passes
+ * through an f32 buffer (the output itself when it is f32): the butterflies
+ * per block of at most 32768 elements, then fwht_cols (m = 1, the remaining
+ * stages) or fwht_factor (m > 1), with the epilogue. */
+#ifndef HMX_CUDA_FWHT_IMPL_CUH
+#define HMX_CUDA_FWHT_IMPL_CUH
+
+#include "job.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+extern "C" {
+#include "canon.h"
+#include "ref.h"
+}
+
+namespace hmx_cuda {
+namespace fw {
+
+/* ------------------------------------------------------------------ dtypes (NUMERICS §D) */
+
+enum class Dt { F32, BF16, F16 };
+
+template <Dt D> struct Io;
+
+template <> struct Io<Dt::F32> {
+  using T = float;
+  static constexpr int kVec = 4; /* elements per 16-byte access */
+  __device__ static float narrow(float v) { return v; }
+  __device__ static float widen(float v) { return v; }
+  __device__ static void unpack(uint4 u, float *v) {
+    v[0] = __uint_as_float(u.x);
+    v[1] = __uint_as_float(u.y);
+    v[2] = __uint_as_float(u.z);
+    v[3] = __uint_as_float(u.w);
+  }
+};
+
+/* bf16 -> f32 is exact (the top 16 bits of the f32). f32 -> bf16 is IEEE
+ * round to nearest even (cvt.rn.bf16.f32, no flush), which is what
+ * hmx_f32_to_bf16 computes for every non-NaN input; a NaN stays a NaN (its
+ * payload is not part of the contract, NUMERICS §C). */
+template <> struct Io<Dt::BF16> {
+  using T = unsigned short;
+  static constexpr int kVec = 8;
+  __device__ static float widen(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
+  __device__ static unsigned short narrow(float f) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+  }
+  __device__ static void unpack(uint4 u, float *v) {
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) { /* little endian: element 2i is the low half */
+      v[2 * i] = __uint_as_float(w[i] << 16);
+      v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+  }
+};
+
+/* f16 -> f32 is exact (cvt.f32.f16, subnormals included). f32 -> f16 is
+ * IEEE RNE (cvt.rn.f16.f32, no flush): >= 65520 to inf, f16 subnormals on
+ * the 2^-24 grid, exactly hmx_f32_to_f16 for every non-NaN input. */
+template <> struct Io<Dt::F16> {
+  using T = unsigned short;
+  static constexpr int kVec = 8;
+  __device__ static float widen(unsigned short h) { return __half2float(__ushort_as_half(h)); }
+  __device__ static unsigned short narrow(float f) { return __half_as_ushort(__float2half_rn(f)); }
+  __device__ static void unpack(uint4 u, float *v) {
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      v[2 * i] = widen((unsigned short)(w[i] & 0xffffu));
+      v[2 * i + 1] = widen((unsigned short)(w[i] >> 16));
+    }
+  }
+};
+
+/* ------------------------------------------------------------------ layout */
+
+/* Resident threads per SM that fwht_pow2 asks of the register allocator
+ * (registers per thread = 65536 / that). 1024 (64 registers: no spills,
+ * 40 to 48 used) measured faster on the H100 than 1536 (40 registers and
+ * 16-byte spills): f32 n = 1024 93.3% vs 80.0% of copy bandwidth, bf16
+ * 100.6% vs 97.6% (docs/CUDA.md). -D to override. */
+#ifndef HMX_FWHT_MIN_THREADS
+#define HMX_FWHT_MIN_THREADS 1024
+#endif
+
+constexpr int kMaxRow = 32768; /* elements of a row done by one CTA (2^15) */
+constexpr int kLogMaxRow = 15;
+constexpr int kCtaThreads = 256; /* CTA size aimed at when rows are short */
+
+/* Index (inside its p-block) of register k of thread tau when the window
+ * starts at bit w: tau's bits below w stay, k's 5 (or e) bits go to w ..,
+ * tau's remaining bits move above the window. */
+__host__ __device__ __forceinline__ int win_index(int tau, int k, int w, int e) {
+  return (tau & ((1 << w) - 1)) | (k << w) | ((tau >> w) << (w + e));
+}
+/* One float of padding per 32: the phase-0 transpose (thread tau writes 32
+ * consecutive elements) and the later ones (lanes read consecutive elements)
+ * are both free of bank conflicts. pad_index(a + b) = pad_index(a) +
+ * pad_index(b) whenever (a mod 32) + (b mod 32) < 32, which holds for the
+ * thread part and the register part of every win_index. */
+__host__ __device__ __forceinline__ constexpr int pad_index(int i) { return i + (i >> 5); }
+__host__ __device__ __forceinline__ constexpr int row_stride(int n) { return n + ((n + 31) >> 5); }
+
+constexpr size_t kMaxSmem = (size_t)(kMaxRow + kMaxRow / 32) * sizeof(float); /* 135168 */
+
+enum { EPI_NONE = 0, EPI_SCALE = 1, EPI_MIX = 2 };
+
+/* NUMERICS §fwht step 3 and §hadamard_mix: one multiply, then one fma. */
+__device__ __forceinline__ float epilogue(float v, int epi, float scale, const float *alpha,
+                                          const float *beta, int col) {
+  if (epi == EPI_NONE) return v;
+  float o = __fmul_rn(v, scale);
+  if (epi == EPI_MIX) o = __fmaf_rn(o, alpha[col], beta[col]);
+  return o;
+}
+
+/* Butterfly stages s = w + b for window bits b = b0 .. e-1, in increasing b
+ * (NUMERICS §fwht step 1): registers k and k + 2^b hold the pair
+ * (j, j + 2^s), j the lower index: (a, b) -> (a + b, a - b). */
+template <int EMAX>
+__device__ __forceinline__ void reg_stages(float (&v)[EMAX], int b0, int e) {
+#pragma unroll
+  for (int b = 0; (1 << b) < EMAX; b++) {
+    if (b < b0 || b >= e) continue; /* uniform over the CTA (constant in fwht_pow2) */
+#pragma unroll
+    for (int k = 0; k < EMAX; k++) {
+      if (k & (1 << b)) continue;
+      const float lo = v[k], hi = v[k | (1 << b)];
+      v[k] = __fadd_rn(lo, hi);
+      v[k | (1 << b)] = __fsub_rn(lo, hi);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ H_m */
+
+/* Row r of H_m as a bit mask (bit c set where H_m[r][c] = +1), the matrices
+ * of src/hadamard_factors.c (NUMERICS appendix). Compile-time constants, so
+ * after unrolling every sign is folded into an FADD or FSUB; factors_ok()
+ * checks them against hmx_hadamard_factor_entry before the first launch. */
+__host__ __device__ constexpr unsigned long long hrow(int m, int r) {
+  constexpr unsigned long long h12[12] = {0xffdull, 0x554ull, 0xc37ull, 0x691ull, 0xdfull, 0xa45ull,
+                                          0x373ull, 0x919ull, 0xdc3ull, 0x469ull, 0x70full, 0x1a5ull};
+  constexpr unsigned long long h20[20] = {
+      0x6cc21ull, 0xd1c42ull, 0xab884ull, 0x5f108ull, 0xb6610ull, 0x9c83eull, 0x3945dull,
+      0x7289bull, 0xe5117ull, 0xca60full, 0xf05acull, 0xe8b58ull, 0xd92b1ull, 0xba163ull,
+      0x7c2c6ull, 0x8592ull,  0x10b05ull, 0x2122aull, 0x42074ull, 0x840c9ull};
+  constexpr unsigned long long h28[28] = {
+      0x3296181ull, 0x6528382ull, 0xc854704ull, 0x92a8e08ull, 0x2751c10ull, 0x4ca7820ull,
+      0x994b0c0ull, 0x4b980bcull, 0x9534178ull, 0x2a6c271ull, 0x54d8463ull, 0xa9b0847ull,
+      0x536500full, 0xa4ce01eull, 0x7804cdaull, 0xf009935ull, 0xe21326aull, 0xc6224d5ull,
+      0x8e409abull, 0x1e81356ull, 0x3d0262dull, 0x30ed66ull,  0x41dacdull,  0x83b51bull,
+      0x1072ab6ull, 0x20e15ecull, 0x41c2b59ull, 0x81856b3ull};
+  constexpr unsigned long long h40[40] = {
+      0x100001ull,     0x9ea1b9ea1bull, 0x3d4373d437ull, 0x7a86d7a86dull, 0xf50d9f50d9ull,
+      0xea1b3ea1b3ull, 0xd4367d4367ull, 0xa86cfa86cfull, 0x50d9f50d9full, 0xa1b3da1b3dull,
+      0x4367b4367bull, 0x86cf586cf5ull, 0xd9eb0d9ebull,  0x1b3d51b3d5ull, 0x367a9367a9ull,
+      0x6cf516cf51ull, 0xd9ea1d9ea1ull, 0xb3d43b3d43ull, 0x67a8767a87ull, 0xcf50dcf50dull,
+      0xffffe00001ull, 0x615e49ea1bull, 0xc2bc83d437ull, 0x857927a86dull, 0xaf26f50d9ull,
+      0x15e4cea1b3ull, 0x2bc98d4367ull, 0x57930a86cfull, 0xaf26050d9full, 0x5e4c2a1b3dull,
+      0xbc9844367bull, 0x7930a86cf5ull, 0xf26140d9ebull, 0xe4c2a1b3d5ull, 0xc9856367a9ull,
+      0x930ae6cf51ull, 0x2615ed9ea1ull, 0x4c2bcb3d43ull, 0x9857867a87ull, 0x30af2cf50dull};
+  return m == 12 ? h12[r] : m == 20 ? h20[r] : m == 28 ? h28[r] : m == 40 ? h40[r] : 1ull;
+}
+
+/* The tables above equal hmx_hadamard_factor_entry (once per process). */
+inline bool factors_ok() {
+  static const bool ok = [] {
+    static const int ms[4] = {12, 20, 28, 40};
+    for (int i = 0; i < 4; i++)
+      for (int r = 0; r < ms[i]; r++)
+        for (int c = 0; c < ms[i]; c++)
+          if (((hrow(ms[i], r) >> c) & 1ull) != (hmx_hadamard_factor_entry(ms[i], r, c) > 0 ? 1ull : 0ull))
+            return false;
+    return true;
+  }();
+  return ok;
+}
+
+/* NUMERICS §fwht step 2 for one column, all M outputs at once: acc_r =
+ * +-u(0), then for c = 1 .. M-1 in order acc_r = acc_r +- u(c). Each output
+ * keeps ref's order; the M chains are independent (the scheduler's
+ * parallelism, with M + 1 live registers) and u(c) is read once. */
+template <int M, typename U>
+__device__ __forceinline__ void factor_column(U u, float (&acc)[M]) {
+  const float u0 = u(0);
+#pragma unroll
+  for (int r = 0; r < M; r++) acc[r] = (hrow(M, r) & 1ull) ? u0 : -u0;
+#pragma unroll
+  for (int c = 1; c < M; c++) {
+    const float uc = u(c);
+#pragma unroll
+    for (int r = 0; r < M; r++)
+      acc[r] = ((hrow(M, r) >> c) & 1ull) ? __fadd_rn(acc[r], uc) : __fsub_rn(acc[r], uc);
+  }
+}
+
+/* ------------------------------------------------------------------ fwht_pow2 */
+
+/* Rows of n = M * 2^L <= 32768 (L >= 5), everything at compile time:
+ * TP = 2^(L-5) threads per p-block, M * TP per row, R rows per CTA. */
+template <int M, int L> struct Pow2 {
+  static constexpr int p = 1 << L, n = M * p;
+  static constexpr int tp = p / 32, trow = M * tp;
+  static constexpr int R = trow >= kCtaThreads ? 1 : kCtaThreads / trow;
+  static constexpr int threads = R * trow;
+  static constexpr int bs = p + p / 32;          /* one p-block in shared memory */
+  static constexpr int S = M * bs;               /* one row */
+  static constexpr int phases = (L + 4) / 5;     /* windows 0, 5, .., L-5 */
+  static constexpr bool smem = phases > 1 || M > 1;
+  /* resident threads asked of the register allocator (registers = 65536 /
+   * that); the long m-point sums of M = 28, 40 keep 64 registers */
+  static constexpr int want = M >= 28 ? 1024 : HMX_FWHT_MIN_THREADS;
+  static constexpr int min_blocks = want / threads > 0 ? want / threads : 1;
+};
+
+__host__ __device__ constexpr int window(int q, int L) { return 5 * q < L - 5 ? 5 * q : L - 5; }
+
+/* The part of win_index that comes from the thread (the register part is
+ * k << w, a compile-time offset once unrolled). */
+__device__ __forceinline__ int tau_part(int tau, int w) {
+  return (tau & ((1 << w) - 1)) | ((tau >> w) << (w + 5));
+}
+
+template <Dt DI, Dt DO, int M, int L>
+__global__ void __launch_bounds__(Pow2<M, L>::threads, Pow2<M, L>::min_blocks)
+fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
+          const float *beta, int vec, int pair_ok) {
+  using G = Pow2<M, L>;
+  using TI = typename Io<DI>::T;
+  using TO = typename Io<DO>::T;
+  extern __shared__ float sm[];
+  const int rloc = threadIdx.x / G::trow, tr = threadIdx.x - rloc * G::trow;
+  const int c = tr / G::tp, tau = tr - c * G::tp;
+  const int64_t row = (int64_t)blockIdx.x * G::R + rloc;
+  const bool valid = row < rows;
+  float *sblk = sm + rloc * G::S + c * G::bs; /* this thread's p-block */
+
+  float v[32];
+#pragma unroll
+  for (int k = 0; k < 32; k++) v[k] = 0.0f;
+  if (valid) { /* phase 0: window at bit 0, thread tau holds tau*32 .. tau*32+31 */
+    const TI *x = (const TI *)xv + row * G::n + c * G::p + tau * 32;
+    if (vec) {
+      constexpr int kv = Io<DI>::kVec;
+#pragma unroll
+      for (int q = 0; q < 32 / kv; q++)
+        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 32; k++) v[k] = Io<DI>::widen(x[k]);
+    }
+  }
+  reg_stages<32>(v, 0, 5);
+#pragma unroll
+  for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
+    const int w0 = window(q - 1, L), w1 = window(q, L);
+    if (q > 1) __syncthreads(); /* the previous phase's reads are done */
+    float *s0 = sblk + pad_index(tau_part(tau, w0));
+#pragma unroll
+    for (int k = 0; k < 32; k++) s0[pad_index(k << w0)] = v[k];
+    __syncthreads();
+    const float *s1 = sblk + pad_index(tau_part(tau, w1));
+#pragma unroll
+    for (int k = 0; k < 32; k++) v[k] = s1[pad_index(k << w1)];
+    reg_stages<32>(v, 5 * q - w1, 5);
+  }
+  constexpr int wl = G::phases > 1 ? L - 5 : 0; /* the last window */
+
+  if (M == 1) { /* step 3 */
+    const int t0 = tau_part(tau, wl);
+    TO *y = (TO *)yv + row * G::n;
+    if constexpr (sizeof(TO) == 2 && wl >= 1 && wl <= 3) {
+      /* 16-bit output with a window below bit 4 (n = 64 .. 256): lanes tau and
+       * tau ^ 1 hold neighbouring elements (index bit 0 is tau's bit 0), so
+       * they swap halves and each writes 2 adjacent elements (32 bits): a
+       * lane group then covers whole 32-byte sectors. Every element is
+       * rounded by the thread that computed it; only the 16-bit results move.
+       * pair_ok (4-byte aligned output) is uniform; invalid rows still take
+       * part in the shuffle (both lanes of a pair are in one row). */
+      if (pair_ok) {
+        const bool odd = tau & 1;
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+          const int k0 = 2 * i, k1 = 2 * i + 1;
+          const unsigned h0 = Io<DO>::narrow(epilogue(v[k0], epi, scale, alpha, beta, t0 + (k0 << wl)));
+          const unsigned h1 = Io<DO>::narrow(epilogue(v[k1], epi, scale, alpha, beta, t0 + (k1 << wl)));
+          const unsigned got = __shfl_xor_sync(0xffffffffu, odd ? h0 : h1, 1);
+          /* even lane: (own k0, partner k0) at t0 + (k0 << wl); odd lane:
+           * (partner k1, own k1) at t0 - 1 + (k1 << wl) */
+          const unsigned lo = odd ? got : h0, hi = odd ? h1 : got;
+          const int at = (odd ? t0 - 1 : t0) + ((odd ? k1 : k0) << wl);
+          if (valid) *reinterpret_cast<unsigned *>(y + at) = lo | (hi << 16);
+        }
+        return;
+      }
+    }
+    if (!valid) return;
+#pragma unroll
+    for (int k = 0; k < 32; k++) /* for each k, the lanes write consecutive elements */
+      y[t0 + (k << wl)] = Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, t0 + (k << wl)));
+    return;
+  }
+  /* step 2 through shared memory */
+  if (G::phases > 1) __syncthreads();
+  {
+    float *s0 = sblk + pad_index(tau_part(tau, wl));
+#pragma unroll
+    for (int k = 0; k < 32; k++) s0[pad_index(k << wl)] = v[k];
+  }
+  __syncthreads();
+  /* every thread of the CTA takes (row, column j) pairs, q = row * p + j,
+   * so that a warp covers 32 consecutive j of one row (p is a multiple of
+   * 32): its stores for each r are whole 128-byte lines. Element c * p + j
+   * of a row sits at c * bs + pad_index(j). */
+  for (int q = threadIdx.x; q < G::R * G::p; q += G::threads) {
+    const int rl = q / G::p, j = q - rl * G::p;
+    const int64_t grow = (int64_t)blockIdx.x * G::R + rl;
+    if (grow >= rows) break; /* q only grows, and so does the row */
+    const float *col = sm + rl * G::S + pad_index(j);
+    float acc[M];
+    factor_column<M>([&](int cc) { return col[cc * G::bs]; }, acc);
+    TO *y = (TO *)yv + grow * G::n + j;
+#pragma unroll
+    for (int r = 0; r < M; r++)
+      y[r * G::p] = Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::p + j));
+  }
+}
+
+/* ------------------------------------------------------------------ fwht_rows */
+
+/* The same schedule with L at run time: one CTA does R rows of n = M * 2^L
+ * elements (R * M * 2^L / E threads). Launched with EMAX = 16 only (p <= 16,
+ * E = p: one thread per p-block, a single phase); the EMAX = 32 branches
+ * (p >= 32, several phases) are the general form that fwht_pow2 unrolls. */
+template <Dt DI, Dt DO, int M, int EMAX>
+__global__ void __launch_bounds__(1024)
+fwht_rows(const void *xv, void *yv, int64_t rows, int L, int R, float scale, int epi,
+          const float *alpha, const float *beta, int vec) {
+  using TI = typename Io<DI>::T;
+  using TO = typename Io<DO>::T;
+  extern __shared__ float sm[];
+  const int e = L < 5 ? L : 5; /* EMAX == 32 exactly when e == 5 */
+  const int E = 1 << e;
+  const int p = 1 << L;
+  const int n = M * p;
+  const int tp = p >> e;   /* threads per p-block */
+  const int trow = M * tp; /* threads per row */
+  const int rloc = threadIdx.x / trow, tr = threadIdx.x - rloc * trow;
+  const int c = tr / tp, tau = tr - c * tp;
+  const int64_t row = (int64_t)blockIdx.x * R + rloc;
+  const bool valid = row < rows;
+  float *srow = sm + rloc * row_stride(n);
+
+  float v[EMAX];
+#pragma unroll
+  for (int k = 0; k < EMAX; k++) v[k] = 0.0f;
+  if (valid) { /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
+    const TI *x = (const TI *)xv + row * n + c * p + tau * E;
+    if (EMAX == 32 && vec) {
+      constexpr int kv = Io<DI>::kVec;
+#pragma unroll
+      for (int q = 0; q < EMAX / kv; q++)
+        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
+    } else {
+#pragma unroll
+      for (int k = 0; k < EMAX; k++)
+        if (EMAX == 32 || k < E) v[k] = Io<DI>::widen(x[k]);
+    }
+  }
+  reg_stages<EMAX>(v, 0, e);
+  int done = e, w = 0;
+  while (done < L) { /* the same trip count in every thread */
+    const int w2 = done < L - e ? done : L - e;
+    __syncthreads(); /* the previous phase's reads of srow are done */
+#pragma unroll
+    for (int k = 0; k < EMAX; k++)
+      if (EMAX == 32 || k < E) srow[pad_index(c * p + win_index(tau, k, w, e))] = v[k];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < EMAX; k++)
+      if (EMAX == 32 || k < E) v[k] = srow[pad_index(c * p + win_index(tau, k, w2, e))];
+    reg_stages<EMAX>(v, done - w2, e);
+    done = w2 + e;
+    w = w2;
+  }
+
+  TO *y = (TO *)yv + row * n;
+  if (M == 1) {
+    if (!valid) return;
+#pragma unroll
+    for (int k = 0; k < EMAX; k++)
+      if (EMAX == 32 || k < E) {
+        const int idx = win_index(tau, k, w, e);
+        y[idx] = Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, idx));
+      }
+    return;
+  }
+  /* step 2 through shared memory: thread tr takes columns tr, tr + trow, ... */
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < EMAX; k++)
+    if (EMAX == 32 || k < E) srow[pad_index(c * p + win_index(tau, k, w, e))] = v[k];
+  __syncthreads();
+  /* column j is read and rewritten by one thread only. With p >= 32 (EMAX
+   * 32), p is a multiple of 32 and pad_index(c * p + j) = c * bs + pad_index(j). */
+  const int bs = p + (p >> 5);
+  for (int j = tr; j < p; j += trow) {
+    float acc[M];
+    if (EMAX == 32) {
+      float *col = srow + pad_index(j);
+      factor_column<M>([&](int cc) { return col[cc * bs]; }, acc);
+#pragma unroll
+      for (int r = 0; r < M; r++) col[r * bs] = acc[r];
+    } else {
+      factor_column<M>([&](int cc) { return srow[pad_index(cc * p + j)]; }, acc);
+#pragma unroll
+      for (int r = 0; r < M; r++) srow[pad_index(r * p + j)] = acc[r];
+    }
+  }
+  __syncthreads();
+  if (!valid) return;
+  /* step 3 and the store: lanes write consecutive elements */
+  for (int i = tr; i < n; i += trow)
+    y[i] = Io<DO>::narrow(epilogue(srow[pad_index(i)], epi, scale, alpha, beta, i));
+}
+
+/* ------------------------------------------------------------------ second passes */
+
+/* m = 1, n = C * 32768 (C = 2^Lc <= 32): the first 15 stages are done in
+ * y32; thread (b, j) holds elements j + k * 32768, k < C, runs stages
+ * 15 .. 15 + Lc - 1 in order, then the epilogue. y may be y32. */
+template <Dt DO>
+__global__ void __launch_bounds__(256)
+fwht_cols(const float *y32, void *yv, int64_t batch, int Lc, float scale, int epi,
+          const float *alpha, const float *beta) {
+  using TO = typename Io<DO>::T;
+  const int C = 1 << Lc;
+  const int64_t n = (int64_t)C << kLogMaxRow;
+  const int64_t total = batch << kLogMaxRow;
+  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t b = idx >> kLogMaxRow;
+    const int j = (int)(idx & (kMaxRow - 1));
+    const float *src = y32 + b * n + j;
+    float v[32];
+#pragma unroll
+    for (int k = 0; k < 32; k++) v[k] = k < C ? src[(int64_t)k << kLogMaxRow] : 0.0f;
+    reg_stages<32>(v, 0, Lc);
+    TO *y = (TO *)yv + b * n + j;
+#pragma unroll
+    for (int k = 0; k < 32; k++)
+      if (k < C)
+        y[(int64_t)k << kLogMaxRow] =
+            Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, (k << kLogMaxRow) + j));
+  }
+}
+
+/* m > 1 when m * p > 32768: butterflies done in y32; one thread per column
+ * (b, j) does step 2 and the epilogue. y may be y32. */
+template <int M, Dt DO>
+__global__ void __launch_bounds__(256)
+fwht_factor(const float *y32, void *yv, int64_t cols, int64_t p, float scale, int epi,
+            const float *alpha, const float *beta) {
+  using TO = typename Io<DO>::T;
+  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < cols;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t b = idx / p, j = idx % p;
+    const int64_t base = b * M * p + j;
+    float acc[M];
+    factor_column<M>([&](int c) { return y32[base + c * p]; }, acc); /* reads all first */
+    TO *y = (TO *)yv + base;
+#pragma unroll
+    for (int r = 0; r < M; r++)
+      y[r * p] = Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, (int)(r * p + j)));
+  }
+}
+
+/* ------------------------------------------------------------------ launches */
+
+inline int log2_exact(int64_t p) {
+  int l = 0;
+  while (((int64_t)1 << l) < p) l++;
+  return l;
+}
+
+/* Kernels above 48 KB of shared memory must opt in; always the same
+ * (largest) value, so concurrent callers never undo each other. */
+template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
+  if (smem <= 48 * 1024) return true;
+  return check(j, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)kMaxSmem),
+               "cudaFuncSetAttribute");
+}
+
+template <Dt DI, Dt DO, int M, int L>
+void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
+                 const float *alpha, const float *beta) {
+  using G = Pow2<M, L>;
+  static_assert(G::n <= kMaxRow && G::threads <= 1024, "row too long for one CTA");
+  const size_t smem = G::smem ? (size_t)G::R * G::S * sizeof(float) : 0;
+  const int64_t blocks = (rows + G::R - 1) / G::R;
+  if (blocks > INT32_MAX) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
+    return;
+  }
+  const int vec = (uintptr_t)x % 16 == 0, pair_ok = (uintptr_t)y % 4 == 0;
+  auto kern = fwht_pow2<DI, DO, M, L>;
+  if (!smem_opt_in(j, kern, smem)) return;
+  kern<<<(unsigned)blocks, G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha, beta, vec,
+                                                          pair_ok);
+  job_launched(j, "fwht_pow2");
+}
+
+template <Dt DI, Dt DO, int M, int EMAX>
+void launch_rows_e(Job *j, const void *x, void *y, int64_t rows, int L, float scale, int epi,
+                   const float *alpha, const float *beta) {
+  const int e = L < 5 ? L : 5;
+  const int trow = M * (1 << (L - e));
+  const int R = trow >= kCtaThreads ? 1 : kCtaThreads / trow;
+  const int n = M << L;
+  const size_t smem = (M > 1 || L > e) ? (size_t)R * row_stride(n) * sizeof(float) : 0;
+  const int64_t blocks = (rows + R - 1) / R;
+  if (blocks > INT32_MAX) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
+    return;
+  }
+  const int vec = EMAX == 32 && (uintptr_t)x % 16 == 0;
+  auto kern = fwht_rows<DI, DO, M, EMAX>;
+  if (!smem_opt_in(j, kern, smem)) return;
+  kern<<<(unsigned)blocks, R * trow, smem, j->stream>>>(x, y, rows, L, R, scale, epi, alpha, beta,
+                                                        vec);
+  job_launched(j, "fwht_rows");
+}
+
+/* Rows of M * 2^L: fwht_pow2 when p >= 32, else fwht_rows. */
+template <Dt DI, Dt DO, int M>
+void launch_rows(Job *j, const void *x, void *y, int64_t rows, int L, float scale, int epi,
+                 const float *alpha, const float *beta) {
+  if (j->st != HMX_OK || rows <= 0) return;
+  {
+    switch (L) {
+#define HMX_POW2_CASE(LL)                                                                        \
+  case LL:                                                                                       \
+    if constexpr ((M << LL) <= kMaxRow) {                                                        \
+      launch_pow2<DI, DO, M, LL>(j, x, y, rows, scale, epi, alpha, beta);                        \
+      return;                                                                                    \
+    }                                                                                            \
+    break;
+      HMX_POW2_CASE(5) HMX_POW2_CASE(6) HMX_POW2_CASE(7) HMX_POW2_CASE(8) HMX_POW2_CASE(9)
+      HMX_POW2_CASE(10) HMX_POW2_CASE(11) HMX_POW2_CASE(12) HMX_POW2_CASE(13) HMX_POW2_CASE(14)
+      HMX_POW2_CASE(15)
+#undef HMX_POW2_CASE
+    default: break;
+    }
+  }
+  if (L < 5) launch_rows_e<DI, DO, M, 16>(j, x, y, rows, L, scale, epi, alpha, beta);
+  else j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no kernel for %d * 2^%d", j->op, M, L);
+}
+
+template <Dt DO, int M>
+void launch_factor(Job *j, const float *y32, void *y, int64_t batch, int64_t p, float scale,
+                   int epi, const float *alpha, const float *beta) {
+  if (j->st != HMX_OK) return;
+  const int64_t cols = batch * p;
+  fwht_factor<M, DO><<<grid_for(cols, 256), 256, 0, j->stream>>>(y32, y, cols, p, scale, epi,
+                                                                alpha, beta);
+  job_launched(j, "fwht_factor");
+}
+
+/* The whole transform: x ([batch, n] of D) -> y (of D), on j's stream. */
+template <Dt D>
+void fwht_run(Job *j, const void *x, void *y, int64_t batch, int64_t n, int m, int64_t p,
+              float scale, int mix, const float *alpha, const float *beta) {
+  if (j->st != HMX_OK || batch <= 0) return;
+  if (!factors_ok()) {
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: the compiled H_m tables differ from "
+                     "src/hadamard_factors.c", j->op);
+    return;
+  }
+  const int L = log2_exact(p);
+  const int epi = mix ? EPI_MIX : EPI_SCALE;
+  if (n <= kMaxRow) { /* one pass */
+    switch (m) {
+    case 1: launch_rows<D, D, 1>(j, x, y, batch, L, scale, epi, alpha, beta); return;
+    case 12: launch_rows<D, D, 12>(j, x, y, batch, L, scale, epi, alpha, beta); return;
+    case 20: launch_rows<D, D, 20>(j, x, y, batch, L, scale, epi, alpha, beta); return;
+    case 28: launch_rows<D, D, 28>(j, x, y, batch, L, scale, epi, alpha, beta); return;
+    case 40: launch_rows<D, D, 40>(j, x, y, batch, L, scale, epi, alpha, beta); return;
+    default: break;
+    }
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
+    return;
+  }
+  /* two passes through an f32 buffer: y itself when it is f32 */
+  float *y32 = D == Dt::F32 ? (float *)y : job_alloc(j, batch * n);
+  if (j->st != HMX_OK) return;
+  if (m == 1) {
+    launch_rows<D, Dt::F32, 1>(j, x, y32, batch * (p >> kLogMaxRow), kLogMaxRow, 1.0f, EPI_NONE,
+                               NULL, NULL);
+    if (j->st != HMX_OK) return;
+    fwht_cols<D><<<grid_for(batch * kMaxRow, 256), 256, 0, j->stream>>>(
+        y32, y, batch, L - kLogMaxRow, scale, epi, alpha, beta);
+    job_launched(j, "fwht_cols");
+    return;
+  }
+  launch_rows<D, Dt::F32, 1>(j, x, y32, batch * m, L, 1.0f, EPI_NONE, NULL, NULL);
+  switch (m) {
+  case 12: launch_factor<D, 12>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
+  case 20: launch_factor<D, 20>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
+  case 28: launch_factor<D, 28>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
+  case 40: launch_factor<D, 40>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
+  default: break;
+  }
+  if (j->st == HMX_OK) j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
+}
+
+} // namespace fw
+} // namespace hmx_cuda
+
+#endif

@@ -1,0 +1,10 @@
+# The device-memory API (include/hadamix.h, "device memory"). Its rules are
+# checked by the dispatcher and need no GPU (test_cuda_api, every build);
+# the results on a GPU against ref, bit for bit, need the cuda backend
+# (test_cuda_device: skipped without a GPU; `quick` is the short run that
+# cuda/h100_check.sh puts under compute-sanitizer).
+hmx_add_test(NAME test_cuda_api SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_api.c LABELS unit)
+if("cuda" IN_LIST HMX_BACKEND_NAMES)
+  hmx_add_test(NAME test_cuda_device SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_device.c
+               LABELS cuda TIMEOUT 600)
+endif()

@@ -1,0 +1,105 @@
+/* The device-memory rules of the public API (include/hadamix.h, "device
+ * memory"), checked by the dispatcher before anything runs, so this test
+ * needs no GPU: the "device" pointers below are never dereferenced. Each
+ * rule must fail with its status and a message naming the tensor. The GPU
+ * side (results identical to ref) is tests/test_cuda_device.c. */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "hadamix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A fake device address: aligned, never read (every call below fails in
+ * the dispatcher's checks first). */
+static _Alignas(64) float fake_dev[4096];
+
+static hmx_tensor dev2(void *p, hmx_dtype dt, int64_t r, int64_t c) {
+  hmx_tensor t = hmx_tensor_2d(p, dt, r, c);
+  t.memory = HMX_MEMORY_CUDA;
+  return t;
+}
+
+static void expect(hmx_status got, hmx_status want, const char *needle, const char *what) {
+  CHECK(got == want, "%s: got %s, want %s (%s)", what, hmx_status_string(got),
+        hmx_status_string(want), hmx_last_error());
+  if (needle)
+    CHECK(strstr(hmx_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
+          hmx_last_error(), needle);
+}
+
+int main(void) {
+  unsetenv("HMX_BACKEND");
+  float host[64];
+  memset(host, 0, sizeof host);
+  hmx_context ref = {hmx_backend_find("ref"), 1, 0};
+
+  /* zero-initialised tensors are host memory */
+  hmx_tensor h = hmx_tensor_2d(host, HMX_F32, 2, 32);
+  CHECK(h.memory == HMX_MEMORY_HOST && HMX_MEMORY_HOST == 0, "default memory is not host");
+  hmx_tensor hz;
+  memset(&hz, 0, sizeof hz);
+  CHECK(hz.memory == HMX_MEMORY_HOST, "memset tensor is not host");
+  hmx_tensor hy = hmx_tensor_2d(host + 0, HMX_F32, 2, 32);
+  CHECK(hmx_fwht(&ref, &h, &hy, 1.0f) == HMX_OK, "host in place: %s", hmx_last_error());
+
+  /* mixing host and device tensors */
+  hmx_tensor dx = dev2(fake_dev, HMX_F32, 2, 32);
+  float hout[64];
+  hmx_tensor hyo = hmx_tensor_2d(hout, HMX_F32, 2, 32);
+  expect(hmx_fwht(NULL, &dx, &hyo, 1.0f), HMX_ERR_INVALID_ARGUMENT, "device memory", "mixed x/y");
+  float w[32] = {0};
+  hmx_tensor hw = hmx_tensor_1d(w, HMX_F32, 32);
+  hmx_tensor dy = dev2(fake_dev + 256, HMX_F32, 2, 32);
+  expect(hmx_rmsnorm(NULL, &dx, &hw, 1e-5f, &dy), HMX_ERR_INVALID_ARGUMENT, "'weight'",
+         "host weight with device x");
+
+  /* an invalid memory kind */
+  hmx_tensor bad = hmx_tensor_2d(host, HMX_F32, 2, 32);
+  bad.memory = (hmx_memory)7;
+  expect(hmx_fwht(&ref, &bad, &hyo, 1.0f), HMX_ERR_INVALID_ARGUMENT, "memory kind",
+         "memory = 7");
+
+  /* device tensors must be contiguous */
+  hmx_tensor ds = dev2(fake_dev, HMX_F32, 2, 32);
+  ds.stride[0] = 64;
+  ds.stride[1] = 1;
+  expect(hmx_fwht(NULL, &ds, &dy, 1.0f), HMX_ERR_INVALID_ARGUMENT, "contiguous", "strided");
+
+  /* and aligned to their element size */
+  hmx_tensor du = dev2((char *)fake_dev + 2, HMX_F32, 2, 32);
+  expect(hmx_fwht(NULL, &du, &dy, 1.0f), HMX_ERR_INVALID_ARGUMENT, "aligned", "misaligned");
+
+  /* 16-bit device tensors: only x and y of fwht / hadamard_mix, one dtype */
+  hmx_tensor a16 = dev2(fake_dev, HMX_BF16, 2, 32), b16 = dev2(fake_dev + 64, HMX_F16, 2, 32);
+  expect(hmx_fwht(NULL, &a16, &b16, 1.0f), HMX_ERR_DTYPE, "one dtype", "bf16 x, f16 y");
+  hmx_tensor gb = dev2(fake_dev + 128, HMX_BF16, 32, 32), gc = dev2(fake_dev + 1024, HMX_F32, 2, 32);
+  expect(hmx_gemm(NULL, &dx, &gb, 0, NULL, &gc), HMX_ERR_DTYPE, "'b'", "bf16 gemm operand");
+  hmx_tensor al16 = hmx_tensor_1d(fake_dev + 2048, HMX_BF16, 32);
+  al16.memory = HMX_MEMORY_CUDA;
+  hmx_tensor be32 = hmx_tensor_1d(fake_dev + 2112, HMX_F32, 32);
+  be32.memory = HMX_MEMORY_CUDA;
+  expect(hmx_hadamard_mix(NULL, &dx, &al16, &be32, &dy), HMX_ERR_DTYPE, "'alpha'",
+         "bf16 alpha");
+
+  /* a chosen host-only backend is refused, never silently replaced */
+  expect(hmx_fwht(&ref, &dx, &dy, 1.0f), HMX_ERR_UNSUPPORTED, "host memory only",
+         "device tensors on ref");
+  setenv("HMX_BACKEND", "ref", 1);
+  expect(hmx_fwht(NULL, &dx, &dy, 1.0f), HMX_ERR_UNSUPPORTED, "host memory only",
+         "device tensors with HMX_BACKEND=ref");
+  unsetenv("HMX_BACKEND");
+
+  /* with no backend chosen and no usable device backend: unavailable */
+  const hmx_backend *cuda = hmx_backend_find("cuda");
+  if (!cuda || !hmx_backend_available(cuda))
+    expect(hmx_fwht(NULL, &dx, &dy, 1.0f), HMX_ERR_BACKEND_UNAVAILABLE, "device memory",
+           "device tensors without a GPU");
+
+  /* the stream setting is per thread and starts NULL */
+  CHECK(hmx_get_cuda_stream() == NULL, "initial stream");
+  hmx_set_cuda_stream(fake_dev);
+  CHECK(hmx_get_cuda_stream() == (void *)fake_dev, "stream not kept");
+  hmx_set_cuda_stream(NULL);
+  return check_finish("test_cuda_api");
+}

@@ -1,0 +1,330 @@
+/* The cuda backend on device memory (tensors with memory = HMX_MEMORY_CUDA)
+ * against ref on the host, with memcmp: every fwht size class (n = 2^k up
+ * to 2^20, m * 2^k with m = 12, 20, 28, 40 up to k = 15: one-pass and
+ * two-pass kernels), f32 / bf16 / f16 I/O read and written by the kernel,
+ * in place and out of place, 16-byte aligned and not (vector and scalar
+ * loads), hadamard_mix, the other seven ops, a user stream, and the same
+ * fwht sizes through the host-memory path. Inputs are finite random
+ * numbers, so memcmp is the exact rule (no NaN payloads involved).
+ *
+ *   test_cuda_device [quick]     (quick: fewer sizes, for compute-sanitizer)
+ *
+ * Exit 77 (ctest: skipped) without a usable GPU. */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "hadamix.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float rnd(void) {
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (float)(z >> 40) * 0x1p-23f - 1.0f; /* [-1, 1) */
+}
+
+static int cuda_ok(cudaError_t e, const char *what) {
+  CHECK(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
+
+static const hmx_backend *cuda_be;
+static hmx_context ref_ctx, cuda_ctx;
+static int quick;
+
+/* Host buffer of n elements of dt holding random values (bf16/f16: the
+ * rounded random floats). */
+static void *host_random(hmx_dtype dt, int64_t n) {
+  size_t es = hmx_dtype_size(dt);
+  unsigned char *p = malloc((size_t)n * es + 16);
+  for (int64_t i = 0; i < n; i++) {
+    float f = rnd();
+    if (dt == HMX_F32) memcpy(p + i * 4, &f, 4);
+    else {
+      uint16_t h = dt == HMX_BF16 ? hmx_f32_to_bf16(f) : hmx_f32_to_f16(f);
+      memcpy(p + i * 2, &h, 2);
+    }
+  }
+  return p;
+}
+
+/* A device copy of host data, `off` elements past a 256-byte boundary
+ * (off = 1: not 16-byte aligned, the kernels' scalar path). */
+typedef struct dbuf { void *base; void *p; } dbuf;
+static dbuf dev_copy(const void *h, size_t bytes, size_t es, int off) {
+  dbuf d = {NULL, NULL};
+  if (!cuda_ok(cudaMalloc(&d.base, bytes + 256), "cudaMalloc")) return d;
+  d.p = (char *)d.base + (size_t)off * es;
+  if (h) cuda_ok(cudaMemcpy(d.p, h, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  else cuda_ok(cudaMemset(d.p, 0xAB, bytes), "cudaMemset"); /* poison outputs */
+  return d;
+}
+static void dev_free(dbuf *d) {
+  if (d->base) cuda_ok(cudaFree(d->base), "cudaFree");
+  d->base = d->p = NULL;
+}
+static hmx_tensor on_dev(hmx_tensor t, void *p) {
+  t.data = p;
+  t.memory = HMX_MEMORY_CUDA;
+  return t;
+}
+
+/* Download bytes and compare with want. */
+static void compare_dev(const void *dev, const void *want, size_t bytes, const char *what) {
+  unsigned char *got = malloc(bytes ? bytes : 1);
+  /* cudaMemcpy on the legacy default stream waits for the queued work */
+  if (cuda_ok(cudaMemcpy(got, dev, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H")) {
+    size_t first = bytes;
+    for (size_t i = 0; i < bytes && first == bytes; i++)
+      if (got[i] != ((const unsigned char *)want)[i]) first = i;
+    CHECK(first == bytes, "%s: differs from ref (first byte %zu of %zu)", what, first, bytes);
+  }
+  free(got);
+}
+
+/* fwht (mix = 0) or hadamard_mix (mix = 1) of [batch, n] in dtype dt with
+ * factor m_req, on device memory, against ref. */
+static void fwht_case(int64_t batch, int64_t n, int m_req, hmx_dtype dt, int mix, int in_place,
+                      int off) {
+  char what[160];
+  snprintf(what, sizeof what, "%s n=%lld b=%lld m=%d %s%s%s", mix ? "hadamard_mix" : "fwht",
+           (long long)n, (long long)batch, m_req, hmx_dtype_name(dt), in_place ? " in place" : "",
+           off ? " unaligned" : "");
+  size_t es = hmx_dtype_size(dt), bytes = (size_t)(batch * n) * es;
+  void *hx = host_random(dt, batch * n);
+  void *hwant = malloc(bytes);
+  float *alpha = host_random(HMX_F32, n), *beta = host_random(HMX_F32, n);
+  float scale = 0.0625f * (1.0f + rnd()); /* any finite scale */
+  hmx_tensor x = hmx_tensor_2d(hx, dt, batch, n), y = hmx_tensor_2d(hwant, dt, batch, n);
+  hmx_tensor ta = hmx_tensor_1d(alpha, HMX_F32, n), tb = hmx_tensor_1d(beta, HMX_F32, n);
+  hmx_status s = mix ? hmx_hadamard_mix(&ref_ctx, &x, &ta, &tb, &y)
+                     : hmx_fwht_factor(&ref_ctx, &x, &y, scale, m_req);
+  CHECK(s == HMX_OK, "%s: ref: %s", what, hmx_last_error());
+  dbuf dx = dev_copy(hx, bytes, es, off);
+  dbuf dy = in_place ? dx : dev_copy(NULL, bytes, es, off);
+  dbuf da = dev_copy(alpha, (size_t)n * 4, 4, 0), db = dev_copy(beta, (size_t)n * 4, 4, 0);
+  if (dx.p && dy.p && da.p && db.p) {
+    hmx_tensor gx = on_dev(x, dx.p), gy = on_dev(y, dy.p);
+    hmx_tensor ga = on_dev(ta, da.p), gb = on_dev(tb, db.p);
+    s = mix ? hmx_hadamard_mix(&cuda_ctx, &gx, &ga, &gb, &gy)
+            : hmx_fwht_factor(&cuda_ctx, &gx, &gy, scale, m_req);
+    CHECK(s == HMX_OK, "%s: cuda: %s", what, hmx_last_error());
+    if (s == HMX_OK) compare_dev(dy.p, hwant, bytes, what);
+  }
+  if (!in_place) dev_free(&dy);
+  dev_free(&dx);
+  dev_free(&da);
+  dev_free(&db);
+  free(hx);
+  free(hwant);
+  free(alpha);
+  free(beta);
+}
+
+/* The same fwht through the host-memory path of the cuda backend. */
+static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
+  float *x = host_random(HMX_F32, batch * n);
+  float *want = malloc((size_t)(batch * n) * 4), *got = malloc((size_t)(batch * n) * 4);
+  hmx_tensor tx = hmx_tensor_2d(x, HMX_F32, batch, n);
+  hmx_tensor tw = hmx_tensor_2d(want, HMX_F32, batch, n), tg = hmx_tensor_2d(got, HMX_F32, batch, n);
+  CHECK(hmx_fwht_factor(&ref_ctx, &tx, &tw, 0.5f, m_req) == HMX_OK, "ref");
+  hmx_status s = hmx_fwht_factor(&cuda_ctx, &tx, &tg, 0.5f, m_req);
+  CHECK(s == HMX_OK && memcmp(got, want, (size_t)(batch * n) * 4) == 0,
+        "host-memory fwht n=%lld m=%d: %s", (long long)n, m_req,
+        s == HMX_OK ? "differs from ref" : hmx_last_error());
+  free(x);
+  free(want);
+  free(got);
+}
+
+static void test_fwht(void) {
+  static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
+  static const int ms[4] = {12, 20, 28, 40};
+  int top = quick ? 17 : 20;
+  for (int k = 0; k <= top; k++) {
+    int64_t n = (int64_t)1 << k;
+    int64_t batch = n >= 65536 ? 1 : n >= 4096 ? 3 : 7;
+    for (int d = 0; d < 3; d++) {
+      fwht_case(batch, n, 0, dts[d], 0, 0, 0);
+      if (quick && k % 3) continue;
+      fwht_case(batch, n, 0, dts[d], 0, 1, 0);
+      fwht_case(batch, n, 0, dts[d], 0, 0, 1);
+    }
+    if (!quick || k % 4 == 0) fwht_host_case(batch, n, 0);
+  }
+  for (int mi = 0; mi < 4; mi++)
+    for (int k = 0; k <= 15; k += quick ? 3 : 1) {
+      int64_t n = (int64_t)ms[mi] << k;
+      int64_t batch = n >= 65536 ? 1 : n >= 4096 ? 2 : 5;
+      for (int d = 0; d < 3; d++) {
+        fwht_case(batch, n, ms[mi], dts[d], 0, d == 1, 0);
+        if (!quick && k % 2) fwht_case(batch, n, ms[mi], dts[d], 0, 0, 1);
+      }
+      if (!quick) fwht_host_case(batch, n, ms[mi]);
+    }
+  static const int64_t mix_n[] = {1, 16, 32, 256, 768, 1024, 4096, 5120, 12288, 16384, 65536, 98304};
+  for (size_t i = 0; i < sizeof mix_n / sizeof mix_n[0]; i++)
+    for (int d = 0; d < 3; d++) fwht_case(mix_n[i] >= 65536 ? 1 : 3, mix_n[i], 0, dts[d], 1, d == 2, 0);
+}
+
+/* One f32 op on device memory against ref: `run` calls the op on tensors
+ * t[0..nt-1] (the last is the output). */
+typedef hmx_status (*op_fn)(const hmx_context *c, hmx_tensor **t, const void *extra);
+
+static void op_case(const char *what, hmx_tensor *const *host, int nt, op_fn run,
+                    const void *extra) {
+  hmx_tensor *tr[8], *td[8];
+  hmx_tensor hv[8], dv[8];
+  dbuf db[8];
+  size_t bytes[8];
+  for (int i = 0; i < nt; i++) {
+    hv[i] = *host[i];
+    bytes[i] = (size_t)hmx_tensor_numel(&hv[i]) * hmx_dtype_size(hv[i].dtype);
+    tr[i] = &hv[i];
+  }
+  hmx_status s = run(&ref_ctx, tr, extra);
+  CHECK(s == HMX_OK, "%s: ref: %s", what, hmx_last_error());
+  int ok = 1;
+  for (int i = 0; i < nt; i++) {
+    db[i] = dev_copy(i == nt - 1 ? NULL : hv[i].data, bytes[i], hmx_dtype_size(hv[i].dtype), 0);
+    ok &= db[i].p != NULL;
+    dv[i] = on_dev(hv[i], db[i].p);
+    td[i] = &dv[i];
+  }
+  if (ok) {
+    s = run(&cuda_ctx, td, extra);
+    CHECK(s == HMX_OK, "%s: cuda: %s", what, hmx_last_error());
+    if (s == HMX_OK) compare_dev(db[nt - 1].p, hv[nt - 1].data, bytes[nt - 1], what);
+  }
+  for (int i = 0; i < nt; i++) dev_free(&db[i]);
+}
+
+static hmx_status run_gemm(const hmx_context *c, hmx_tensor **t, const void *e) {
+  return hmx_gemm(c, t[0], t[1], *(const int *)e, t[2], t[3]);
+}
+static hmx_status run_rms(const hmx_context *c, hmx_tensor **t, const void *e) {
+  (void)e;
+  return hmx_rmsnorm(c, t[0], t[1], 1e-5f, t[2]);
+}
+static hmx_status run_ln(const hmx_context *c, hmx_tensor **t, const void *e) {
+  (void)e;
+  return hmx_layernorm(c, t[0], t[1], t[2], 1e-5f, t[3]);
+}
+static hmx_status run_rope(const hmx_context *c, hmx_tensor **t, const void *e) {
+  return hmx_rope(c, t[0], t[1], 10000.0f, *(const int *)e, HMX_ROPE_HALF, t[2]);
+}
+static hmx_status run_att(const hmx_context *c, hmx_tensor **t, const void *e) {
+  return hmx_attention(c, t[0], t[1], t[2], (const hmx_attention_params *)e, t[3]);
+}
+static hmx_status run_swiglu(const hmx_context *c, hmx_tensor **t, const void *e) {
+  (void)e;
+  return hmx_swiglu(c, t[0], t[1], t[2], t[3], 0, t[4]);
+}
+
+static hmx_tensor rnd_tensor(int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t sh[4] = {a, b, c, d};
+  hmx_tensor t = hmx_tensor_make(NULL, HMX_F32, nd, sh);
+  t.data = host_random(HMX_F32, hmx_tensor_numel(&t));
+  return t;
+}
+
+static void test_other_ops(void) {
+  /* gemm, both layouts, with and without bias */
+  for (int tb = 0; tb <= 1; tb++) {
+    hmx_tensor a = rnd_tensor(2, 67, 45, 0, 0), b = tb ? rnd_tensor(2, 70, 45, 0, 0)
+                                                      : rnd_tensor(2, 45, 70, 0, 0);
+    hmx_tensor bias = rnd_tensor(1, 70, 0, 0, 0), c = rnd_tensor(2, 67, 70, 0, 0);
+    hmx_tensor *t[] = {&a, &b, &bias, &c};
+    op_case(tb ? "gemm trans_b" : "gemm", t, 4, run_gemm, &tb);
+    free(a.data), free(b.data), free(bias.data), free(c.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor(2, 9, 777, 0, 0), w = rnd_tensor(1, 777, 0, 0, 0);
+    hmx_tensor bb = rnd_tensor(1, 777, 0, 0, 0), y = rnd_tensor(2, 9, 777, 0, 0);
+    hmx_tensor *t1[] = {&x, &w, &y};
+    op_case("rmsnorm", t1, 3, run_rms, NULL);
+    hmx_tensor *t2[] = {&x, &w, &bb, &y};
+    op_case("layernorm", t2, 4, run_ln, NULL);
+    free(x.data), free(w.data), free(bb.data), free(y.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor(3, 11, 4, 64, 0), y = rnd_tensor(3, 11, 4, 64, 0);
+    int32_t *pos = malloc(11 * sizeof *pos);
+    for (int i = 0; i < 11; i++) pos[i] = 3 * i + 100; /* device positions come back to the host */
+    hmx_tensor tp = hmx_tensor_1d(pos, HMX_I32, 11);
+    int rot = 48;
+    hmx_tensor *t[] = {&x, &tp, &y};
+    op_case("rope", t, 3, run_rope, &rot);
+    free(x.data), free(y.data), free(pos);
+  }
+  {
+    hmx_tensor q = rnd_tensor(4, 2, 19, 6, 64), k = rnd_tensor(4, 2, 300, 2, 64);
+    hmx_tensor v = rnd_tensor(4, 2, 300, 2, 64), o = rnd_tensor(4, 2, 19, 6, 64);
+    hmx_attention_params p = {1, -1, 0.0f};
+    hmx_tensor *t[] = {&q, &k, &v, &o};
+    op_case("attention causal", t, 4, run_att, &p);
+    p.causal = 0;
+    op_case("attention", t, 4, run_att, &p);
+    free(q.data), free(k.data), free(v.data), free(o.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor(2, 5, 96, 0, 0), w1 = rnd_tensor(2, 96, 200, 0, 0);
+    hmx_tensor w3 = rnd_tensor(2, 96, 200, 0, 0), w2 = rnd_tensor(2, 200, 80, 0, 0);
+    hmx_tensor y = rnd_tensor(2, 5, 80, 0, 0);
+    hmx_tensor *t[] = {&x, &w1, &w3, &w2, &y};
+    op_case("swiglu", t, 5, run_swiglu, NULL);
+    free(x.data), free(w1.data), free(w3.data), free(w2.data), free(y.data);
+  }
+}
+
+/* Device calls on a user stream (hmx_set_cuda_stream), and with no backend
+ * chosen (the device backend is picked). */
+static void test_stream_and_default(void) {
+  enum { B = 64, N = 4096 };
+  float *x = host_random(HMX_F32, B * N), *want = malloc(B * N * 4);
+  hmx_tensor tx = hmx_tensor_2d(x, HMX_F32, B, N), tw = hmx_tensor_2d(want, HMX_F32, B, N);
+  CHECK(hmx_fwht(&ref_ctx, &tx, &tw, 0.25f) == HMX_OK, "ref");
+  cudaStream_t st;
+  if (!cuda_ok(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate")) return;
+  dbuf dx = dev_copy(x, B * N * 4, 4, 0), dy = dev_copy(NULL, B * N * 4, 4, 0);
+  hmx_tensor gx = on_dev(tx, dx.p), gy = on_dev(tw, dy.p);
+  hmx_set_cuda_stream(st);
+  for (int rep = 0; rep < 3; rep++) /* queued back to back on st */
+    CHECK(hmx_fwht(&cuda_ctx, &gx, &gy, 0.25f) == HMX_OK, "fwht on a stream: %s", hmx_last_error());
+  hmx_set_cuda_stream(NULL);
+  cuda_ok(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+  compare_dev(dy.p, want, B * N * 4, "fwht on a user stream");
+  unsetenv("HMX_BACKEND");
+  cuda_ok(cudaMemset(dy.p, 0, B * N * 4), "cudaMemset");
+  hmx_status s = hmx_fwht(NULL, &gx, &gy, 0.25f);
+  CHECK(s == HMX_OK, "NULL context with device tensors: %s", hmx_last_error());
+  if (s == HMX_OK) compare_dev(dy.p, want, B * N * 4, "fwht, NULL context");
+  dev_free(&dx);
+  dev_free(&dy);
+  cuda_ok(cudaStreamDestroy(st), "cudaStreamDestroy");
+  free(x);
+  free(want);
+}
+
+int main(int argc, char **argv) {
+  quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+  cuda_be = hmx_backend_find("cuda");
+  if (!cuda_be || !hmx_backend_available(cuda_be)) {
+    printf("test_cuda_device: no cuda backend or no GPU here: skipped\n");
+    return 77;
+  }
+  hmx_context r = {hmx_backend_find("ref"), 1, 0}, c = {cuda_be, 0, 0};
+  ref_ctx = r;
+  cuda_ctx = c;
+  test_fwht();
+  test_other_ops();
+  test_stream_and_default();
+  cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return check_finish(quick ? "test_cuda_device quick" : "test_cuda_device");
+}
