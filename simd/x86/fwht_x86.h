@@ -95,74 +95,27 @@ HX_INL void hx_put(float *p, hx_v v, const hx_fin *f, const int fs) {
   else hx_store(p, v);
 }
 
-/* One chunk pass: for each chunk of R = 2^lr registers (len a multiple of
- * R*HX_W), load, all strides 1 .. R*HX_W/2, finish, store. */
-HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t base,
-                          const hx_fin *f, const int lr, const int fm, const int fs) {
-  const int R = 1 << lr;
-  /* chunks of one stage range are independent (§fwht step 1: pairs of a stage) */
-  for (int64_t o = 0; o < len; o += (int64_t)R * HX_W) {
-    hx_v v[1 << HX_CHUNK_LOG2];
-    /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
-#pragma GCC unroll 32
-    for (int k = 0; k < R; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
-    /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
-     * pairs with k + h; (a, b) -> (a + b, a - b) */
-#pragma GCC unroll 5
-    for (int s = 0; s < lr; s++) {
-#pragma GCC unroll 32
-      for (int k = 0; k < R; k++) {
-        const int h = 1 << s;
-        if (k & h) continue;
-        hx_v a = v[k], b = v[k + h];
-        v[k] = hx_add(a, b);
-        v[k + h] = hx_sub(a, b);
-      }
-    }
-    /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-#pragma GCC unroll 32
-    for (int k = 0; k < R; k++)
-      hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W, fm), f,
-             fs);
-  }
-}
-
-HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base,
-                         const hx_fin *f, int lr, const int fm, const int fs) {
-  switch (lr) {
-  case 0: hx_chunk_impl(src, dst, len, base, f, 0, fm, fs); break;
-  case 1: hx_chunk_impl(src, dst, len, base, f, 1, fm, fs); break;
-  case 2: hx_chunk_impl(src, dst, len, base, f, 2, fm, fs); break;
-  case 3: hx_chunk_impl(src, dst, len, base, f, 3, fm, fs); break;
-#if HX_CHUNK_LOG2 >= 4
-  case 4: hx_chunk_impl(src, dst, len, base, f, 4, fm, fs); break;
-#endif
-#if HX_CHUNK_LOG2 >= 5
-  case 5: hx_chunk_impl(src, dst, len, base, f, 5, fm, fs); break;
-#endif
-  default: break;
-  }
-}
-
 #ifndef HX_MULTI_LOG2
 #define HX_MULTI_LOG2 4 /* registers per iteration of hx_chunk_multi (at most) */
 #endif
 _Static_assert(HX_MULTI_LOG2 >= 3, "hx_chunk_multi: chunks of up to 8 registers");
+#define HX_CHUNK_REGS (HX_CHUNK_LOG2 > HX_MULTI_LOG2 ? 1 << HX_CHUNK_LOG2 : 1 << HX_MULTI_LOG2)
 
-/* A chunk pass of chunks of 2^lr registers (no `f`), 2^lu chunks at a time
- * (more independent chains in flight for short chunks). */
-HX_INL void hx_chunk_multi_impl(const float *src, float *dst, int64_t len, const int lr,
-                                const int lu) {
+/* One chunk pass: for each group of 2^lu chunks of R = 2^lr registers (len a
+ * multiple of 2^(lr+lu)*HX_W), load, all strides 1 .. R*HX_W/2 inside each
+ * chunk, finish, store. lu > 0 puts several short chunks in flight at once. */
+HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t base,
+                          const hx_fin *f, const int lr, const int lu, const int fm,
+                          const int fs) {
   const int K = 1 << (lr + lu);
   /* chunks are independent (§fwht step 1: pairs of a stage) */
   for (int64_t o = 0; o < len; o += (int64_t)K * HX_W) {
-    hx_v v[1 << HX_MULTI_LOG2];
+    hx_v v[HX_CHUNK_REGS];
     /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
 #pragma GCC unroll 32
     for (int k = 0; k < K; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
-    /* §fwht step 1, strides HX_W .. 2^lr*HX_W/2 in increasing order inside
-     * each chunk of 2^lr registers: register k pairs with k + h (h < 2^lr:
-     * the same chunk) */
+    /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
+     * pairs with k + h (h < R: the same chunk); (a, b) -> (a + b, a - b) */
 #pragma GCC unroll 5
     for (int s = 0; s < lr; s++) {
 #pragma GCC unroll 32
@@ -174,8 +127,28 @@ HX_INL void hx_chunk_multi_impl(const float *src, float *dst, int64_t len, const
         v[k + h] = hx_sub(a, b);
       }
     }
+    /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 32
-    for (int k = 0; k < K; k++) hx_store(dst + o + (int64_t)k * HX_W, v[k]);
+    for (int k = 0; k < K; k++)
+      hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W, fm), f,
+             fs);
+  }
+}
+
+HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base,
+                         const hx_fin *f, int lr, const int fm, const int fs) {
+  switch (lr) {
+  case 0: hx_chunk_impl(src, dst, len, base, f, 0, 0, fm, fs); break;
+  case 1: hx_chunk_impl(src, dst, len, base, f, 1, 0, fm, fs); break;
+  case 2: hx_chunk_impl(src, dst, len, base, f, 2, 0, fm, fs); break;
+  case 3: hx_chunk_impl(src, dst, len, base, f, 3, 0, fm, fs); break;
+#if HX_CHUNK_LOG2 >= 4
+  case 4: hx_chunk_impl(src, dst, len, base, f, 4, 0, fm, fs); break;
+#endif
+#if HX_CHUNK_LOG2 >= 5
+  case 5: hx_chunk_impl(src, dst, len, base, f, 5, 0, fm, fs); break;
+#endif
+  default: break;
   }
 }
 
@@ -186,10 +159,10 @@ HX_INL void hx_chunk_multi_impl(const float *src, float *dst, int64_t len, const
  * so they tile the row). Blocks of more than 2^HX_MULTI_LOG2 registers: hx_chunk. */
 static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
   switch (lr) {
-  case 0: hx_chunk_multi_impl(src, dst, len, 0, HX_MULTI_LU(0)); break;
-  case 1: hx_chunk_multi_impl(src, dst, len, 1, HX_MULTI_LU(1)); break;
-  case 2: hx_chunk_multi_impl(src, dst, len, 2, HX_MULTI_LU(2)); break;
-  case 3: hx_chunk_multi_impl(src, dst, len, 3, HX_MULTI_LU(3)); break;
+  case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0); break;
+  case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0); break;
+  case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0); break;
+  case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0); break;
   default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0); break;
   }
 }
@@ -316,7 +289,7 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
 #if HX_CHUNK_LOG2 > 4
     if (lr == 4) /* n = 1024, 2048: inline (measured faster) */
-      hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, HX_FIN_NONE, 0);
+      hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, 0, HX_FIN_NONE, 0);
     else
 #endif
       hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
@@ -712,7 +685,7 @@ static void hx_row_par(const float *x, float *y, int m, int64_t p, const hx_fin 
 HX_INL void hx_small_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
                                const hx_fin *f, const int lr, const int fm, const int fs) {
   /* rows independent (§fwht, per row) */
-  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, fm, fs);
+  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, 0, fm, fs);
 }
 
 HX_INL void hx_small_rows_fin(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
