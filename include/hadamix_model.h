@@ -120,7 +120,7 @@ typedef struct hmx_model_diff_report {
   int64_t index;        /* first differing element (row-major) */
   float a, b;           /* its values */
   int64_t n_different;  /* elements of that tensor that differ */
-  double max_abs;       /* over that tensor */
+  double max_abs;       /* over that tensor (elements finite in both runs) */
   int tensors_compared;
 } hmx_model_diff_report;
 hmx_status hmx_model_diff(const hmx_context *a, const hmx_context *b, const hmx_model *m,

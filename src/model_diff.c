@@ -1,6 +1,7 @@
 /* hmx_model_diff: run one forward pass under two contexts and find the first
  * intermediate tensor whose bits differ (docs/MODEL.md, `hmx diff --model`). */
 #include "model_internal.h"
+#include "compare.h"
 #include "internal.h"
 
 #include <math.h>
@@ -45,11 +46,6 @@ static int record(void *user, int layer, const char *tensor, const float *data, 
   return 0;
 }
 
-static int same_bits(float a, float b) {
-  if (a != a && b != b) return 1; /* NaN = NaN (docs/NUMERICS.md comparison rule) */
-  return memcmp(&a, &b, sizeof a) == 0;
-}
-
 static int compare(void *user, int layer, const char *tensor, const float *data, int64_t rows,
                    int64_t cols) {
   recorder *r = user;
@@ -65,24 +61,21 @@ static int compare(void *user, int layer, const char *tensor, const float *data,
     rep->index = -1;
     return 1;
   }
-  int64_t first = -1, ndiff = 0;
-  double max_abs = 0.0;
-  for (int64_t i = 0; i < it->n; i++) {
-    if (same_bits(it->data[i], data[i])) continue;
-    if (first < 0) first = i;
-    ndiff++;
-    double e = fabs((double)it->data[i] - (double)data[i]);
-    if (e > max_abs || e != e) max_abs = e;
-  }
-  if (first < 0) return 0;
+  /* the exact-tier rule of src/compare.c: identical bits, NaN = NaN */
+  hmx_tensor ta = hmx_tensor_1d(it->data, HMX_F32, it->n);
+  hmx_tensor tb = hmx_tensor_1d((float *)data, HMX_F32, it->n);
+  hmx_diff_stats st;
+  if (hmx_compare(&tb, &ta, &st) != HMX_OK) return r->failed = 1;
+  if (!st.differing) return 0;
+  const int64_t first = st.first_index;
   rep->differs = 1;
   rep->layer = layer;
   snprintf(rep->tensor, sizeof rep->tensor, "%s", tensor);
   rep->index = first;
   rep->a = it->data[first];
   rep->b = data[first];
-  rep->n_different = ndiff;
-  rep->max_abs = max_abs;
+  rep->n_different = st.differing;
+  rep->max_abs = st.max_abs;
   return 1; /* stop at the first difference */
 }
 

@@ -70,12 +70,6 @@ typedef struct row {
   int is_peer;
 } row;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -87,9 +81,9 @@ typedef int (*bench_fn)(void *ctx);
  * for ~0.25 s (3..50 runs; a single one when one run takes over 0.5 s).
  * Returns the median in ms, or -1 when fn fails. */
 static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double *min_ms) {
-  double t0 = now_s();
+  double t0 = hmx_now();
   if (fn(ctx) != 0) return -1.0;
-  double warm = now_s() - t0;
+  double warm = hmx_now() - t0;
   int n = B->reps;
   if (n <= 0) {
     double want = B->small ? 0.02 : 0.25;
@@ -99,9 +93,9 @@ static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double 
   double t[64];
   if (n > 64) n = 64;
   for (int i = 0; i < n; i++) {
-    double a = now_s();
+    double a = hmx_now();
     if (fn(ctx) != 0) return -1.0;
-    t[i] = now_s() - a;
+    t[i] = hmx_now() - a;
   }
   qsort(t, (size_t)n, sizeof t[0], cmp_double);
   *runs = n;
@@ -639,9 +633,9 @@ static void probe_ceilings(bench *B) {
     memset(dst, 2, bytes);
     double best = 1e30;
     for (int r = 0; r < (B->small ? 2 : 5); r++) {
-      double t0 = now_s();
+      double t0 = hmx_now();
       memcpy(dst, src, bytes);
-      double dt = now_s() - t0;
+      double dt = hmx_now() - t0;
       src[r] = dst[bytes - 1 - (size_t)r]; /* keep the copies observable */
       if (dt < best) best = dt;
     }

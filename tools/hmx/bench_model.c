@@ -212,6 +212,16 @@ static int run_llama_bench(const char *exe, const char *gguf, int threads, long 
   return (st != 0 || *pp <= 0 || *tg <= 0) ? -1 : 0;
 }
 
+/* A token count in [1, 2^24]; 0, or a usage error. */
+static int parse_count(const char *v, long *out) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (!*v || *end || x < 1 || x > (1L << 24))
+    return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: '%s' is not a token count >= 1", v);
+  *out = x;
+  return 0;
+}
+
 int hmx_cmd_bench_model(int argc, char **argv) {
   hmx_args a;
   hmx_args_init(&a, argc, argv);
@@ -238,17 +248,10 @@ int hmx_cmd_bench_model(int argc, char **argv) {
       if (!err) gguf = v;
     } else if (hmx_args_value(&a, "--threads", &v, &err)) {
       if (!err && hmx_parse_threads("bench-model", v, &threads)) err = 1;
-    } else if (hmx_args_value(&a, "--prompt-len", &v, &err) ||
-               hmx_args_value(&a, "--decode", &v, &err)) {
-      if (err) return HMX_EXIT_USAGE;
-      char *end;
-      long x = strtol(v, &end, 10);
-      if (!*v || *end || x < 1 || x > (1L << 24))
-        return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: '%s' is not a token count >= 1", v);
-      if (strcmp(argv[a.i - 2], "--decode") == 0 || strncmp(argv[a.i - 1], "--decode=", 9) == 0)
-        n_decode = x;
-      else
-        n_prompt = x;
+    } else if (hmx_args_value(&a, "--prompt-len", &v, &err)) {
+      if (!err && parse_count(v, &n_prompt)) err = 1;
+    } else if (hmx_args_value(&a, "--decode", &v, &err)) {
+      if (!err && parse_count(v, &n_decode)) err = 1;
     } else
       return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: unknown argument '%s'", s);
     if (err) return HMX_EXIT_USAGE;

@@ -62,19 +62,10 @@ int hmx_cmd_diff_model(int argc, char **argv) {
   }
   int32_t *toks = NULL;
   int64_t n = 0;
-  if (toklist) {
-    int rc = hmx_parse_token_list("diff", toklist, &toks, &n);
-    if (rc) return rc;
-  } else {
-    const char *text = prompt ? prompt : "hadamix: bits!\n";
-    n = (int64_t)strlen(text);
-    if (!n) return hmx_cli_error(HMX_EXIT_USAGE, "diff: the prompt is empty");
-    toks = malloc((size_t)n * sizeof *toks);
-    if (!toks) return hmx_cli_error(HMX_EXIT_FAIL, "diff: out of memory");
-    for (int64_t i = 0; i < n; i++) toks[i] = (unsigned char)text[i];
-  }
+  int rc = hmx_prompt_tokens("diff", prompt, toklist, "hadamix: bits!\n", &toks, &n);
+  if (rc) return rc;
   hmx_model *m = NULL;
-  int rc = hmx_model_opts_open("diff", &mo, &m);
+  rc = hmx_model_opts_open("diff", &mo, &m);
   if (!rc) {
     hmx_context ca = {ba, ta, 0}, cb = {bb, tb, 0};
     hmx_model_diff_report r;

@@ -118,19 +118,10 @@ int hmx_cmd_generate(int argc, char **argv) {
 
   int32_t *toks = NULL;
   int64_t n_prompt = 0;
-  if (toklist) {
-    int rc = hmx_parse_token_list("generate", toklist, &toks, &n_prompt);
-    if (rc) return rc;
-  } else {
-    const char *text = prompt ? prompt : "\n";
-    n_prompt = (int64_t)strlen(text);
-    if (n_prompt == 0) return hmx_cli_error(HMX_EXIT_USAGE, "generate: the prompt is empty");
-    toks = malloc((size_t)n_prompt * sizeof *toks);
-    if (!toks) return hmx_cli_error(HMX_EXIT_FAIL, "generate: out of memory");
-    for (int64_t i = 0; i < n_prompt; i++) toks[i] = (unsigned char)text[i];
-  }
+  int rc = hmx_prompt_tokens("generate", prompt, toklist, "\n", &toks, &n_prompt);
+  if (rc) return rc;
   hmx_model *m = NULL;
-  int rc = hmx_model_opts_open("generate", &mo, &m);
+  rc = hmx_model_opts_open("generate", &mo, &m);
   if (rc) {
     free(toks);
     return rc;

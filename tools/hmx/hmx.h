@@ -71,6 +71,9 @@ int hmx_apply_param(const char *cmd, hmx_op_io *io, const char *assignment);
 /* A comma-separated list of known backend names, for messages. */
 const char *hmx_backend_names(void);
 
+/* Monotonic seconds (POSIX clock_gettime), for timings. */
+double hmx_now(void);
+
 /* ---- formatting ---- */
 /* "[2, 3, 4]" */
 void hmx_fmt_shape(char *buf, size_t len, int ndim, const int64_t *shape);

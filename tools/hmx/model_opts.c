@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void hmx_model_opts_init(hmx_model_opts *o) {
   memset(o, 0, sizeof *o);
@@ -144,13 +143,7 @@ int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m)
   return 0;
 }
 
-double hmx_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int hmx_parse_token_list(const char *cmd, const char *s, int32_t **ids, int64_t *n) {
+static int parse_token_list(const char *cmd, const char *s, int32_t **ids, int64_t *n) {
   size_t cap = 1;
   for (const char *p = s; *p; p++) cap += *p == ',';
   int32_t *v = malloc(cap * sizeof *v);
@@ -172,5 +165,18 @@ int hmx_parse_token_list(const char *cmd, const char *s, int32_t **ids, int64_t 
   }
   *ids = v;
   *n = k;
+  return 0;
+}
+
+int hmx_prompt_tokens(const char *cmd, const char *prompt, const char *toklist,
+                      const char *fallback, int32_t **ids, int64_t *n) {
+  if (toklist) return parse_token_list(cmd, toklist, ids, n);
+  const char *text = prompt ? prompt : fallback;
+  *n = (int64_t)strlen(text);
+  if (*n == 0) return hmx_cli_error(HMX_EXIT_USAGE, "%s: the prompt is empty", cmd);
+  int32_t *v = malloc((size_t)*n * sizeof *v);
+  if (!v) return hmx_cli_error(HMX_EXIT_FAIL, "%s: out of memory", cmd);
+  for (int64_t i = 0; i < *n; i++) v[i] = (unsigned char)text[i];
+  *ids = v;
   return 0;
 }

@@ -31,9 +31,10 @@ int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m)
 /* The help text of these options. */
 void hmx_model_opts_help(FILE *out);
 
-/* Monotonic seconds. */
-double hmx_now(void);
-/* "1,2,3" -> ids (malloc'ed); exit code on error. */
-int hmx_parse_token_list(const char *cmd, const char *s, int32_t **ids, int64_t *n);
+/* The prompt's token ids (malloc'ed): --tokens "1,2,3" when given, else the
+ * bytes of --prompt TEXT, or of `fallback` (the default byte-level
+ * vocabulary: byte b is token b). Exit code on error, 0 on success. */
+int hmx_prompt_tokens(const char *cmd, const char *prompt, const char *toklist,
+                      const char *fallback, int32_t **ids, int64_t *n);
 
 #endif

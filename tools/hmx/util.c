@@ -1,10 +1,18 @@
 /* Helpers shared by the hmx subcommands: messages, option parsing, value
  * parsing and formatting. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "hmx.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double hmx_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int hmx_cli_error(int code, const char *fmt, ...) {
   va_list ap;
