@@ -48,6 +48,16 @@ struct hmx_kv_cache {
   float *k, *v;             /* [n_layer][capacity][row] */
 };
 
+/* For the loaders of other formats (model_gguf.c), from model_weights.c: an
+ * empty model of a checked config (specs laid out, weights zeroed), the
+ * per-layer shortcuts once every weight is set, and the arena allocator
+ * (64-byte aligned, freed with free). */
+hmx_status hmx_model_alloc(const hmx_model_config *cfg, hmx_model **out);
+void hmx_model_link(hmx_model *m);
+void *hmx_model_arena_alloc(size_t bytes);
+/* A Llama-family GGUF file (model_gguf.c, docs/GGUF.md). */
+hmx_status hmx_model_load_gguf(const char *path, hmx_model **out);
+
 /* The weights of a config in their canonical order; *n set. Caller frees. */
 hmx_status hmx_model_layout(const hmx_model_config *cfg, hmx_weight_spec **specs, int *n);
 

@@ -287,6 +287,14 @@ hmx_status hmx_model_load(const char *path, hmx_model **out) {
   hmx_clear_error();
   if (!out || !path) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_load: NULL argument");
   *out = NULL;
+  /* a GGUF file (docs/GGUF.md) by its magic; everything else is safetensors */
+  FILE *fp = fopen(path, "rb");
+  char magic[4] = {0};
+  if (fp) {
+    size_t got = fread(magic, 1, 4, fp);
+    fclose(fp);
+    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return hmx_model_load_gguf(path, out);
+  }
   hmx_st_file *f;
   hmx_status st = hmx_st_map(path, &f);
   if (st) return st;
@@ -411,6 +419,14 @@ hmx_status hmx_model_save(const hmx_model *m, const char *path) {
   hmx_st_writer_free(w);
   return st;
 }
+
+/* ------------------------------------------------------------------ for other loaders */
+
+hmx_status hmx_model_alloc(const hmx_model_config *cfg, hmx_model **out) {
+  return model_new(cfg, out);
+}
+void hmx_model_link(hmx_model *m) { model_link(m); }
+void *hmx_model_arena_alloc(size_t bytes) { return arena_alloc(bytes); }
 
 /* ------------------------------------------------------------------ accessors */
 

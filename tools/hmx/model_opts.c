@@ -27,7 +27,9 @@ static int parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *
 
 int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
   const char *v = NULL;
-  if (hmx_args_value(a, "--weights", &v, err)) {
+  /* --model FILE is the same (the name the GGUF users expect); `diff` reads
+   * its own --model flag before these options */
+  if (hmx_args_value(a, "--weights", &v, err) || hmx_args_value(a, "--model", &v, err)) {
     if (!*err) o->weights = v;
   } else if (hmx_args_value(a, "--config", &v, err)) {
     if (!*err) {
@@ -60,7 +62,8 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
 
 void hmx_model_opts_help(FILE *out) {
   fputs("model (synthetic weights unless --weights is given):\n"
-        "  --weights FILE      a weights file (docs/MODEL.md); its config comes from the file\n"
+        "  --weights FILE      a weights file (docs/MODEL.md) or a Llama GGUF (docs/GGUF.md);\n"
+        "                      its config comes from the file (--model FILE: the same)\n"
         "  --config NAME       preset: tiny (default), small, base, test\n"
         "  --outproj P         attention output projection: dense (default) or hadamard\n"
         "  --set KEY=VALUE     change a config field: n_layer d_model n_head n_kv_head\n"

@@ -1,0 +1,245 @@
+/* A Llama-family GGUF file as an hmx_model (docs/GGUF.md "Llama models").
+ *
+ * The config comes from the llama.* metadata, the weights from the tensors
+ * token_embd, blk.N.{attn_norm,attn_q,attn_k,attn_v,attn_output,ffn_norm,
+ * ffn_gate,ffn_up,ffn_down}, output_norm and output (absent: tied). Every
+ * tensor is dequantized to f32 (docs/NUMERICS.md "GGUF dequantization") into
+ * the model's arena, so the forward pass is the model runtime's as it is:
+ * the same bits on every backend. RoPE is `interleaved`: llama.cpp's
+ * converter permutes the rows of Q and K so that the pairs that Hugging Face's
+ * rotate_half rotates together (i, i + D/2) become adjacent (2i, 2i + 1), and
+ * llama.cpp rotates adjacent pairs for this architecture. A tensor the model
+ * would not use (biases, rope_freqs, ...) is an error, not ignored. */
+#include "model_internal.h"
+#include "gguf.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_ALIGN 64
+
+/* Metadata integer `key` in [lo, hi]; `def` < 0: required. */
+static hmx_status meta_int(const hmx_gguf *f, const char *path, const char *key, int64_t def,
+                           int64_t lo, int64_t hi, int *out) {
+  int64_t v = 0;
+  hmx_status st = hmx_gguf_get_int(f, key, &v);
+  if (st == HMX_ERR_NOT_FOUND) {
+    if (def < 0)
+      return hmx_fail(HMX_ERR_FORMAT, "%s: metadata '%s' is missing (a Llama GGUF has it)", path,
+                      key);
+    v = def;
+  } else if (st)
+    return st;
+  if (v < lo || v > hi)
+    return hmx_fail(HMX_ERR_FORMAT, "%s: metadata %s = %lld is outside [%lld, %lld]", path, key,
+                    (long long)v, (long long)lo, (long long)hi);
+  *out = (int)v;
+  return HMX_OK;
+}
+
+static hmx_status meta_float(const hmx_gguf *f, const char *path, const char *key, float def,
+                             int required, float *out) {
+  float v = def;
+  hmx_status st = hmx_gguf_get_f32(f, key, &v);
+  if (st == HMX_ERR_NOT_FOUND) {
+    if (required)
+      return hmx_fail(HMX_ERR_FORMAT, "%s: metadata '%s' is missing (a Llama GGUF has it)", path,
+                      key);
+    v = def;
+  } else if (st)
+    return st;
+  if (!isfinite(v) || !(v > 0))
+    return hmx_fail(HMX_ERR_FORMAT, "%s: metadata %s = %g is not a positive finite number", path,
+                    key, (double)v);
+  *out = v;
+  return HMX_OK;
+}
+
+static hmx_status config_from_gguf(const hmx_gguf *f, const char *path, hmx_model_config *c) {
+  memset(c, 0, sizeof *c);
+  hmx_gguf_str arch = {0};
+  hmx_status st = hmx_gguf_get_str(f, "general.architecture", &arch);
+  if (st == HMX_ERR_NOT_FOUND)
+    return hmx_fail(HMX_ERR_FORMAT, "%s: metadata 'general.architecture' is missing", path);
+  if (st) return st;
+  if (arch.len != 5 || memcmp(arch.ptr, "llama", 5) != 0)
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: architecture '%.*s' (hadamix reads 'llama' GGUF "
+                    "models)", path, (int)(arch.len > 64 ? 64 : arch.len), arch.ptr);
+  int rot = 0, vlen = 0;
+  if ((st = meta_int(f, path, "llama.block_count", -1, 1, 4096, &c->n_layer)) ||
+      (st = meta_int(f, path, "llama.embedding_length", -1, 1, 1 << 16, &c->d_model)) ||
+      (st = meta_int(f, path, "llama.attention.head_count", -1, 1, 1024, &c->n_head)) ||
+      (st = meta_int(f, path, "llama.attention.head_count_kv", c->n_head, 1, 1024,
+                     &c->n_kv_head)) ||
+      (st = meta_int(f, path, "llama.feed_forward_length", -1, 1, 1 << 18, &c->d_ff)) ||
+      (st = meta_int(f, path, "llama.context_length", -1, 1, 1 << 24, &c->context)) ||
+      (st = meta_float(f, path, "llama.attention.layer_norm_rms_epsilon", 0, 1, &c->norm_eps)) ||
+      (st = meta_float(f, path, "llama.rope.freq_base", 10000.0f, 0, &c->rope_base)))
+    return st;
+  if (c->d_model % c->n_head)
+    return hmx_fail(HMX_ERR_FORMAT, "%s: embedding_length %d is not a multiple of head_count %d",
+                    path, c->d_model, c->n_head);
+  if ((st = meta_int(f, path, "llama.attention.key_length", c->d_model / c->n_head, 2, 1024,
+                     &c->head_dim)) ||
+      (st = meta_int(f, path, "llama.attention.value_length", c->head_dim, 2, 1024, &vlen)) ||
+      (st = meta_int(f, path, "llama.rope.dimension_count", c->head_dim, 2, 1024, &rot)))
+    return st;
+  if (vlen != c->head_dim || rot != c->head_dim)
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: value_length %d / rope.dimension_count %d differ "
+                    "from the head size %d (not supported)", path, vlen, rot, c->head_dim);
+  hmx_gguf_str scaling = {0};
+  if (!hmx_gguf_get_str(f, "llama.rope.scaling.type", &scaling) &&
+      !(scaling.len == 4 && !memcmp(scaling.ptr, "none", 4)))
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: llama.rope.scaling.type '%.*s' (only plain RoPE "
+                    "is supported)", path, (int)(scaling.len > 32 ? 32 : scaling.len),
+                    scaling.ptr);
+  /* the vocabulary: llama.vocab_size, else the rows of token_embd */
+  const hmx_gguf_tensor *emb = hmx_gguf_find_tensor(f, "token_embd.weight");
+  if (!emb) return hmx_fail(HMX_ERR_FORMAT, "%s: tensor 'token_embd.weight' is missing", path);
+  if ((st = meta_int(f, path, "llama.vocab_size", emb->ne[1], 1, 1 << 22, &c->vocab))) return st;
+  c->tied = hmx_gguf_find_tensor(f, "output.weight") == NULL;
+  c->outproj = HMX_OUTPROJ_DENSE;
+  c->rope_style = HMX_ROPE_INTERLEAVED;
+  return HMX_OK;
+}
+
+/* The GGUF name of weight spec `s` and whether its layout is the transpose
+ * of GGUF's (hmx_swiglu takes W1, W3 as [in, out] and W2 as [ff, d]; GGUF
+ * stores every matrix as [out rows, in columns], ne[0] = in). */
+static int gguf_name(const char *spec, char *out, size_t cap, int *transpose) {
+  static const struct {
+    const char *hmx, *gguf;
+    int t;
+  } map[] = {{"attn_norm", "attn_norm", 0}, {"attn.wq", "attn_q", 0},  {"attn.wk", "attn_k", 0},
+             {"attn.wv", "attn_v", 0},      {"attn.wo", "attn_output", 0},
+             {"ffn_norm", "ffn_norm", 0},   {"ffn.w1", "ffn_gate", 1}, {"ffn.w3", "ffn_up", 1},
+             {"ffn.w2", "ffn_down", 1}};
+  *transpose = 0;
+  if (!strcmp(spec, "tok_emb")) return snprintf(out, cap, "token_embd.weight") > 0;
+  if (!strcmp(spec, "norm")) return snprintf(out, cap, "output_norm.weight") > 0;
+  if (!strcmp(spec, "lm_head")) return snprintf(out, cap, "output.weight") > 0;
+  int layer = 0, used = 0;
+  if (sscanf(spec, "layers.%d.%n", &layer, &used) != 1 || used == 0) return 0;
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(spec + used, map[i].hmx)) {
+      *transpose = map[i].t;
+      return snprintf(out, cap, "blk.%d.%s.weight", layer, map[i].gguf) > 0;
+    }
+  return 0;
+}
+
+/* Checks t against spec s: 1-D [n] is ne = {n}; 2-D [r, c] is ne = {c, r},
+ * or {r, c} when the weight is stored transposed. */
+static hmx_status check_shape(const char *path, const hmx_weight_spec *s,
+                              const hmx_gguf_tensor *t, int transpose) {
+  const int64_t r = s->shape[0], c = s->shape[1];
+  int ok = t->ndim == s->ndim &&
+           (s->ndim == 1 ? t->ne[0] == r
+                         : (transpose ? t->ne[0] == r && t->ne[1] == c
+                                      : t->ne[0] == c && t->ne[1] == r));
+  if (ok) return HMX_OK;
+  if (s->ndim == 1)
+    return hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have ne = [%lld] for this config", path,
+                    t->name, (long long)r);
+  return hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' must have ne = [%lld, %lld] for this config",
+                  path, t->name, (long long)(transpose ? r : c), (long long)(transpose ? c : r));
+}
+
+static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path) {
+  const hmx_gguf_tensor **src = hmx_alloc_array((size_t)m->n_weights, sizeof *src);
+  int *tr = hmx_alloc_array((size_t)m->n_weights, sizeof *tr);
+  hmx_status st = HMX_OK;
+  if (!src || !tr) st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: out of memory", path);
+  size_t total = 0, largest = 0;
+  for (int i = 0; i < m->n_weights && !st; i++) {
+    char name[HMX_GGUF_MAX_NAME + 16];
+    if (!gguf_name(m->specs[i].name, name, sizeof name, &tr[i])) {
+      st = hmx_fail(HMX_ERR_INTERNAL, "model_gguf: no GGUF name for '%s'", m->specs[i].name);
+      break;
+    }
+    src[i] = hmx_gguf_find_tensor(f, name);
+    if (!src[i]) {
+      st = hmx_fail(HMX_ERR_FORMAT, "%s: tensor '%s' is missing", path, name);
+      break;
+    }
+    if ((st = check_shape(path, &m->specs[i], src[i], tr[i]))) break;
+    if (!hmx_gguf_can_dequantize(src[i]->type)) {
+      st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tensor '%s' is %s: hadamix reads F32, F16, BF16, "
+                    "Q8_0, Q4_0, Q4_1 and Q6_K", path, name, hmx_gguf_type_name(src[i]->type));
+      break;
+    }
+    size_t b;
+    if (!hmx_mul_size((size_t)src[i]->numel, sizeof(float), &b) || total + b + ARENA_ALIGN < total) {
+      st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: the dequantized weights do not fit in memory", path);
+      break;
+    }
+    if (b > largest) largest = b;
+    total += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+  }
+  /* every tensor of the file must be one of the model's */
+  if (!st && hmx_gguf_tensor_count(f) != m->n_weights) {
+    for (int64_t k = 0; k < hmx_gguf_tensor_count(f) && !st; k++) {
+      const hmx_gguf_tensor *t = hmx_gguf_tensor_at(f, k);
+      int used = 0;
+      for (int i = 0; i < m->n_weights && !used; i++) used = src[i] == t;
+      if (!used)
+        st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tensor '%s' is not part of the Llama model that "
+                      "hadamix runs (docs/GGUF.md lists the tensors)", path, t->name);
+    }
+  }
+  float *tmp = NULL;
+  if (!st && (!(m->arena = hmx_model_arena_alloc(total)) || !(tmp = malloc(largest ? largest : 1))))
+    st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes for the dequantized weights",
+                  path, total);
+  size_t off = 0;
+  for (int i = 0; i < m->n_weights && !st; i++) {
+    const hmx_gguf_tensor *t = src[i];
+    float *dst = (float *)((char *)m->arena + off);
+    if (!tr[i]) st = hmx_gguf_tensor_to_f32(t, dst);
+    else if (!(st = hmx_gguf_tensor_to_f32(t, tmp))) {
+      const int64_t rows = t->ne[1], cols = t->ne[0]; /* GGUF [rows][cols] -> [cols][rows] */
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = tmp[r * cols + c];
+    }
+    m->weights[i] = hmx_tensor_make(dst, HMX_F32, m->specs[i].ndim, m->specs[i].shape);
+    const size_t b = (size_t)t->numel * sizeof(float);
+    off += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    m->weight_bytes += (int64_t)b;
+  }
+  free(tmp);
+  free(src);
+  free(tr);
+  return st;
+}
+
+hmx_status hmx_model_load_gguf(const char *path, hmx_model **out) {
+  hmx_clear_error();
+  if (!out || !path)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_load_gguf: NULL argument");
+  *out = NULL;
+  hmx_gguf *f;
+  hmx_status st = hmx_gguf_open(path, &f);
+  if (st) return st;
+  hmx_model_config cfg;
+  hmx_model *m = NULL;
+  if (!(st = config_from_gguf(f, path, &cfg))) {
+    if ((st = hmx_model_config_check(&cfg))) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", hmx_last_error());
+      st = hmx_fail(st, "%s: %s", path, msg);
+    }
+  }
+  if (!st) st = hmx_model_alloc(&cfg, &m);
+  if (!st) st = load_weights(m, f, path);
+  hmx_gguf_free(f); /* the weights are copies: the file is not kept */
+  if (st) {
+    hmx_model_free(m);
+    return st;
+  }
+  hmx_model_link(m);
+  *out = m;
+  return HMX_OK;
+}
