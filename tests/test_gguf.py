@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""GGUF files written by the gguf pip package (llama.cpp's own Python writer) through hadamix.
+
+Usage: test_gguf.py GGUF_READER HMX WORKDIR   (ctest gguf_pip: tests/t_gguf.cmake)
+
+1. Dequantization, bit for bit: random blocks (every byte random, so scales include
+   subnormals, infinities and NaNs) of F32, F16, BF16, Q8_0, Q4_0, Q4_1 and Q6_K, written
+   with the expected f32 values from gguf.quants.dequantize (an independent implementation)
+   as NAME.expected; `gguf_reader --compare FILE` compares the bits of every element.
+2. A tiny Llama GGUF (2 layers, d 64, 4 heads of 16, 2 KV heads, d_ff 256, vocab 256) made
+   the way llama.cpp's converter makes one: Hugging Face layout weights, Q and K rows
+   permuted from rotate_half pairs (i, i + D/2) to adjacent pairs, tensors quantized by the
+   gguf package (Q8_0 embedding, Q4_1 q/k, Q4_0 v, BF16 attn_output, F16 gate, Q6_K down,
+   F32 norms, Q8_0 untied output). `hmx generate --model` logits vs a float64 numpy forward
+   pass of Hugging Face's Llama on the dequantized, un-permuted weights with rotate_half
+   RoPE: relative error below 1e-4. Negative control: the same forward pass on the
+   permuted weights (what a reader that skipped the interleaved RoPE would compute)
+   misses the bound.
+3. Rejections: a truncated model file and a file with an extra tensor fail with a message.
+Exit 0 pass, 1 fail, 77 skip (numpy or gguf missing).
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import gguf
+    from gguf.quants import quantize, dequantize
+except ImportError as e:
+    print(f"test_gguf: SKIP: {e} (pip install numpy gguf)")
+    sys.exit(77)
+
+READER, HMX, WORK = sys.argv[1:4]
+os.makedirs(WORK, exist_ok=True)
+Q = gguf.GGMLQuantizationType
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def write(path, tensors, meta=None):
+    """tensors: list of (name, array, raw_dtype or None); meta(writer) adds metadata."""
+    w = gguf.GGUFWriter(path, "llama")
+    if meta:
+        meta(w)
+    for name, a, raw in tensors:
+        if raw is None:
+            w.add_tensor(name, a)
+        else:
+            w.add_tensor(name, a, raw_dtype=raw)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+# ------------------------------------------------------------------ 1. dequantization
+
+def dequant_case():
+    rng = np.random.default_rng(9)
+    tensors = []
+    for qt, rows, cols in ((Q.F32, 3, 64), (Q.F16, 3, 64), (Q.BF16, 3, 64), (Q.Q8_0, 8, 256),
+                           (Q.Q4_0, 8, 256), (Q.Q4_1, 8, 256), (Q.Q6_K, 8, 512)):
+        block, tsize = gguf.GGML_QUANT_SIZES[qt]
+        raw = rng.integers(0, 256, size=(rows, cols // block * tsize), dtype=np.uint8)
+        if qt == Q.F16:
+            # a few sNaN and qNaN halves, and every f16 exponent
+            raw.view(np.uint16)[0, :4] = [0x7C01, 0xFE00, 0x8001, 0x7BFF]
+        with np.errstate(invalid="ignore", over="ignore"):  # random scales: inf * 0
+            want = dequantize(raw, qt).astype(np.float32).reshape(rows, cols)
+        name = qt.name.lower()
+        tensors.append((name, raw, qt))
+        tensors.append((name + ".expected", want, None))
+    path = os.path.join(WORK, "dequant.gguf")
+    write(path, tensors)
+    r = subprocess.run([READER, "--compare", path], capture_output=True, text=True, timeout=120)
+    print(r.stdout + r.stderr, end="")
+    check(r.returncode == 0, "dequantization bit-identical to gguf.quants.dequantize")
+
+
+# ------------------------------------------------------------------ 2. a tiny Llama
+
+def quantize_q6_k(a):
+    """The gguf package has no Q6_K quantizer: a plain one here (per 16 elements a scale of
+    max|x| / 31, per 256 an f16 d; layout as gguf.quants.Q6_K reads it). Its accuracy does not
+    matter: the reference dequantizes what it wrote with gguf.quants.dequantize."""
+    x = a.reshape(-1, 256).astype(np.float32)
+    sub = np.abs(x.reshape(-1, 16, 16)).max(axis=2) / 31  # [nb, 16]
+    d = (sub.max(axis=1) / 127).astype(np.float16)
+    df = d.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df[:, None] > 0, sub / df[:, None], 0)), -128, 127)
+        step = (df[:, None] * sc).repeat(16, axis=1)
+        q = np.clip(np.round(np.where(step > 0, x / step, 0)), -32, 31).astype(np.int64) + 32
+    nb = x.shape[0]
+    ql = np.zeros((nb, 128), np.uint8)
+    qh = np.zeros((nb, 64), np.uint8)
+    for h in range(2):
+        for g in range(4):
+            v = q[:, 128 * h + 32 * g:128 * h + 32 * g + 32]
+            lo = (v & 15).astype(np.uint8)
+            idx = slice(64 * h + 32 * (g % 2), 64 * h + 32 * (g % 2) + 32)
+            ql[:, idx] |= lo if g < 2 else (lo << 4).astype(np.uint8)
+            qh[:, 32 * h:32 * h + 32] |= ((v >> 4) << (2 * g)).astype(np.uint8)
+    blocks = np.concatenate([ql, qh, sc.astype(np.int8).view(np.uint8),
+                             d.reshape(-1, 1).view(np.uint8)], axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 210)
+
+
+L, d, H, G, D, FF, V = 2, 64, 4, 2, 16, 256, 256
+BASE, EPS, CTX = 50000.0, 1e-5, 64
+TOKENS = [3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 26, 255, 0]
+
+
+def permute(w, heads):
+    """Hugging Face's rotate_half rows -> adjacent pairs (the layout llama.cpp stores):
+    within each head, row j of the first half and row j of the second half become rows
+    2j and 2j+1."""
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2) \
+        .reshape(w.shape)
+
+
+def unpermute(w, heads):
+    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2) \
+        .reshape(w.shape)
+
+
+def rmsnorm(x, w):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * w
+
+
+def rope_half(x, pos):
+    """Hugging Face Llama: x * cos + rotate_half(x) * sin, x [T, heads, D]."""
+    half = D // 2
+    ang = pos[:, None] * BASE ** (-2.0 * np.arange(half) / D)
+    c = np.concatenate([np.cos(ang)] * 2, axis=-1)[:, None, :]
+    s = np.concatenate([np.sin(ang)] * 2, axis=-1)[:, None, :]
+    rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return x * c + rot * s
+
+
+def hf_forward(w, tokens):
+    """float64 forward pass of Hugging Face's LlamaForCausalLM (no biases); logits [T, V]."""
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    T = len(tokens)
+    pos = np.arange(T, dtype=np.float64)
+    x = w["embed"][tokens]
+    mask = np.tril(np.ones((T, T), dtype=bool))
+    for n in range(L):
+        p = f"{n}."
+        h = rmsnorm(x, w[p + "in_norm"])
+        q = rope_half((h @ w[p + "q"].T).reshape(T, H, D), pos)
+        k = rope_half((h @ w[p + "k"].T).reshape(T, G, D), pos)
+        v = (h @ w[p + "v"].T).reshape(T, G, D)
+        a = np.zeros((T, H, D))
+        for i in range(H):
+            g = i // (H // G)
+            s = q[:, i, :] @ k[:, g, :].T / np.sqrt(D)
+            s = np.where(mask, s, -np.inf)
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            a[:, i, :] = (e / e.sum(axis=1, keepdims=True)) @ v[:, g, :]
+        x = x + a.reshape(T, H * D) @ w[p + "o"].T
+        h = rmsnorm(x, w[p + "post_norm"])
+        g1 = h @ w[p + "gate"].T
+        x = x + (g1 / (1 + np.exp(-g1)) * (h @ w[p + "up"].T)) @ w[p + "down"].T
+    return rmsnorm(x, w["norm"]) @ w["lm_head"].T
+
+
+def read_st(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    t = header["logits"]
+    a, b = t["data_offsets"]
+    return np.frombuffer(data[8 + n + a:8 + n + b], "<f4").reshape(t["shape"])
+
+
+def hmx_logits(path, name):
+    out = os.path.join(WORK, name + ".logits.safetensors")
+    r = subprocess.run([HMX, "generate", "--model", path, "--tokens", ",".join(map(str, TOKENS)),
+                        "-n", "1", "--logits-out", out], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        check(False, f"{name}: hmx generate exit {r.returncode}: {r.stderr.strip()}")
+        return None
+    return read_st(out).astype(np.float64)
+
+
+def rel_err(got, ref):
+    return float(np.max(np.max(np.abs(got - ref), axis=1) / np.max(np.abs(ref), axis=1)))
+
+
+def llama_case():
+    rng = np.random.default_rng(11)
+    nrm = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
+    hf = {"embed": nrm(V, d), "norm": 1 + nrm(d) * 0.3, "lm_head": nrm(V, d)}
+    for n in range(L):
+        p = f"{n}."
+        hf.update({p + "in_norm": 1 + nrm(d) * 0.3, p + "post_norm": 1 + nrm(d) * 0.3,
+                   p + "q": nrm(H * D, d), p + "k": nrm(G * D, d), p + "v": nrm(G * D, d),
+                   p + "o": nrm(d, H * D), p + "gate": nrm(FF, d), p + "up": nrm(FF, d),
+                   p + "down": nrm(d, FF) * 0.3})
+    # (gguf name, HF name, type, permute heads)
+    plan = [("token_embd.weight", "embed", Q.Q8_0, 0), ("output_norm.weight", "norm", Q.F32, 0),
+            ("output.weight", "lm_head", Q.Q8_0, 0)]
+    for n in range(L):
+        p, b = f"{n}.", f"blk.{n}."
+        plan += [(b + "attn_norm.weight", p + "in_norm", Q.F32, 0),
+                 (b + "attn_q.weight", p + "q", Q.Q4_1, H), (b + "attn_k.weight", p + "k", Q.Q4_1, G),
+                 (b + "attn_v.weight", p + "v", Q.Q4_0, 0),
+                 (b + "attn_output.weight", p + "o", Q.BF16, 0),
+                 (b + "ffn_norm.weight", p + "post_norm", Q.F32, 0),
+                 (b + "ffn_gate.weight", p + "gate", Q.F16, 0),
+                 (b + "ffn_up.weight", p + "up", Q.Q8_0, 0),
+                 (b + "ffn_down.weight", p + "down", Q.Q6_K, 0)]
+    tensors, deq, deq_perm = [], {}, {}
+    for gname, hname, qt, heads in plan:
+        a = permute(hf[hname], heads) if heads else hf[hname]
+        if qt == Q.F32:
+            tensors.append((gname, a, None))
+            back = a
+        else:
+            raw = quantize_q6_k(a) if qt == Q.Q6_K else quantize(a, qt)
+            tensors.append((gname, raw, qt))
+            back = dequantize(raw, qt).reshape(a.shape)
+        deq_perm[hname] = back
+        deq[hname] = unpermute(back, heads) if heads else back
+
+    def meta(w):
+        w.add_block_count(L)
+        w.add_context_length(CTX)
+        w.add_embedding_length(d)
+        w.add_feed_forward_length(FF)
+        w.add_head_count(H)
+        w.add_head_count_kv(G)
+        w.add_rope_freq_base(BASE)
+        w.add_layer_norm_rms_eps(EPS)
+        w.add_rope_dimension_count(D)
+        w.add_vocab_size(V)
+
+    def write_model(path, ts):
+        write(path, ts, meta)
+
+    path = os.path.join(WORK, "tiny_llama.gguf")
+    write_model(path, tensors)
+    got = hmx_logits(path, "tiny_llama")
+    if got is None:
+        return
+    ref = hf_forward(deq, TOKENS)
+    err = rel_err(got, ref)
+    check(err < 1e-4, f"tiny Llama GGUF vs float64 Hugging Face forward pass: relative error "
+          f"{err:.2e} (bound 1e-4)")
+    bad = rel_err(got, hf_forward(deq_perm, TOKENS))
+    check(bad > 1e-4, f"negative control (permuted weights with rotate_half RoPE): error "
+          f"{bad:.2e} misses the bound")
+
+    # 3. rejections
+    with open(path, "rb") as f:
+        data = f.read()
+    cut = os.path.join(WORK, "cut.gguf")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) - 1000])
+    r = subprocess.run([HMX, "generate", "--model", cut, "--tokens", "1", "-n", "1"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "truncated" in r.stderr, f"truncated model rejected: "
+          f"{r.stderr.strip()[:160]}")
+    extra = os.path.join(WORK, "extra.gguf")
+    write_model(extra, tensors + [("blk.0.attn_q.bias", np.zeros(H * D, np.float32), None)])
+    r = subprocess.run([HMX, "generate", "--model", extra, "--tokens", "1", "-n", "1"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "attn_q.bias" in r.stderr, f"unknown tensor rejected: "
+          f"{r.stderr.strip()[:160]}")
+
+
+def main():
+    dequant_case()
+    llama_case()
+    print(f"test_gguf.py: {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
