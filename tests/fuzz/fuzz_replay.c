@@ -1,18 +1,20 @@
-/* Runs LLVMFuzzerTestOneInput (tests/fuzz/fuzz_safetensors.c) over files and
- * directories given on the command line, without libFuzzer, so that the fuzz
- * entry point and its properties are exercised by every normal test run.
+/* Runs LLVMFuzzerTestOneInput (tests/fuzz/fuzz_safetensors.c, fuzz_gguf.c)
+ * over files and directories given on the command line, without libFuzzer, so
+ * that the fuzz entry point and its properties are exercised by every normal
+ * test run.
  *
- *   fuzz_safetensors_replay DIR_OR_FILE...
+ *   fuzz_safetensors_replay DIR_OR_FILE...   (and fuzz_gguf_replay)
  *
- * Seed files named ok_* must be accepted by hmx_st_parse and files named
- * bad_* rejected; other names (e.g. crash-* artifacts) are only replayed.
+ * Seed files named ok_* must be accepted by the target's parser
+ * (fuzz_parse_status, defined next to each target) and files named bad_*
+ * rejected; other names (e.g. crash-* artifacts) are only replayed.
  * Fails if no input at all was found. Directories are read on POSIX systems
  * only; elsewhere pass the files. */
 #if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "safetensors.h"
+#include "hadamix.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* The target's parser on one input (parse and free): HMX_OK when accepted. */
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
 
 static int n_inputs = 0, n_failures = 0;
 
@@ -75,8 +79,7 @@ static void replay_file(const char *path) {
   const char *name = base_name(path);
   int expect_ok = strncmp(name, "ok_", 3) == 0, expect_bad = strncmp(name, "bad_", 4) == 0;
   if (expect_ok || expect_bad) {
-    hmx_st_file *f = NULL;
-    hmx_status s = hmx_st_parse(b, len, &f);
+    hmx_status s = fuzz_parse_status(b, len);
     if (expect_ok && s != HMX_OK) {
       fprintf(stderr, "%s: expected to be accepted, got %s: %s\n", path, hmx_status_string(s),
               hmx_last_error());
@@ -88,7 +91,6 @@ static void replay_file(const char *path) {
       printf("  %-40s %s%s%s\n", name, hmx_status_string(s), s == HMX_OK ? "" : ": ",
              s == HMX_OK ? "" : hmx_last_error());
     }
-    hmx_st_free(f);
   }
   /* an abort() here is a property violation found by the fuzz target */
   LLVMFuzzerTestOneInput(b, len);
@@ -147,7 +149,8 @@ int main(int argc, char **argv) {
 #endif
     replay_file(argv[i]);
   }
-  printf("fuzz_safetensors_replay: %d inputs, %d failures\n", n_inputs, n_failures);
+  printf("%s: %d inputs, %d failures\n", argc ? base_name(argv[0]) : "fuzz_replay", n_inputs,
+         n_failures);
   if (n_inputs == 0) {
     fprintf(stderr, "no inputs found\n");
     return 1;

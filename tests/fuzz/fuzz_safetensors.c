@@ -19,6 +19,15 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
+
+/* For fuzz_replay.c: does the reader accept this input (ok_* / bad_* seeds)? */
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size) {
+  hmx_st_file *f = NULL;
+  hmx_status s = hmx_st_parse(data, size, &f);
+  hmx_st_free(f);
+  return s;
+}
 
 #define FUZZ_ASSERT(cond)                                                             \
   do {                                                                                \
