@@ -3,13 +3,14 @@
 #define _POSIX_C_SOURCE 200809L /* isatty, fileno */
 #include "model_opts.h"
 #include "safetensors.h"
+#include "hadamix_tokenizer.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static void help(FILE *out) {
-  fputs("usage: hmx generate [--prompt TEXT | --tokens ID,ID,...] [-n N]\n"
+  fputs("usage: hmx generate [--prompt TEXT | --tokens ID,ID,...] [-n N] [--chat]\n"
         "                    [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
         "                    [--backend B] [--threads N] [--print-ids] [--logits-out FILE]\n"
         "                    [model options]\n\n"
@@ -19,6 +20,11 @@ static void help(FILE *out) {
         "logits give the same tokens on any machine). Prints the generated tokens as\n"
         "text (bytes; ids >= 256 as <id>; --print-ids: the ids), and on stderr a live\n"
         "progress line and the prefill and decode tokens/s.\n\n"
+        "With a GGUF model that stores a tokenizer (docs/GGUF.md), TEXT is encoded with\n"
+        "it and the output decoded with it; generation stops at the end-of-text token.\n"
+        "  --chat           wrap TEXT as one user turn of the model's chat format (ChatML:\n"
+        "                   <|im_start|>user ... <|im_end|>, then the assistant turn) and\n"
+        "                   stop at the end of the assistant's turn\n"
         "  --backend B      backend (default: HMX_BACKEND or the best available)\n"
         "  --threads N      threads (0 = default)\n"
         "  --logits-out F   also write the prompt's logits, every position, as tensor\n"
@@ -27,8 +33,11 @@ static void help(FILE *out) {
   hmx_model_opts_help(out);
 }
 
-static void print_token(int32_t t, int ids) {
+static void print_token(int32_t t, int ids, const hmx_tokenizer *tk) {
+  const char *bytes;
+  size_t len;
   if (ids) printf("%d ", (int)t);
+  else if (tk && !hmx_tokenizer_piece(tk, t, &bytes, &len)) fwrite(bytes, 1, len, stdout);
   else if (t >= 32 && t < 127) putchar((int)t);
   else if (t == '\n' || t == '\t') putchar((int)t);
   else if (t < 256) printf("\\x%02x", (unsigned)t);
@@ -55,6 +64,63 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, long *out
   return 0;
 }
 
+static int is_gguf(const char *path) {
+  FILE *fp = path ? fopen(path, "rb") : NULL;
+  char magic[4] = {0};
+  size_t got = fp ? fread(magic, 1, 4, fp) : 0;
+  if (fp) fclose(fp);
+  return got == 4 && !memcmp(magic, "GGUF", 4);
+}
+
+/* The prompt's ids: with a GGUF file that stores a tokenizer, TEXT encoded
+ * by it (as a ChatML user turn with --chat; *stop = the end-of-turn id);
+ * otherwise hmx_prompt_tokens (bytes, or --tokens). */
+static int prompt_tokens(const hmx_model_opts *mo, const char *prompt, const char *toklist,
+                         int chat, hmx_tokenizer **tk, int32_t *stop, int32_t **toks,
+                         int64_t *n) {
+  if (mo->weights && is_gguf(mo->weights)) {
+    hmx_status st = hmx_tokenizer_load(mo->weights, tk);
+    /* no tokenizer in the file (FORMAT): byte tokens, as for other files */
+    if (st && (chat || (prompt && !toklist && st != HMX_ERR_FORMAT)))
+      return hmx_cli_error(HMX_EXIT_FAIL, "generate: %s", hmx_cli_status_message(st));
+  }
+  if (chat && !*tk)
+    return hmx_cli_error(HMX_EXIT_USAGE, "generate: --chat needs a GGUF model with a tokenizer");
+  if (!*tk || toklist || !prompt)
+    return hmx_prompt_tokens("generate", prompt, toklist, "\n", toks, n);
+  const char *text = prompt;
+  char *wrapped = NULL;
+  if (chat) {
+    const int32_t start = hmx_tokenizer_find(*tk, "<|im_start|>");
+    *stop = hmx_tokenizer_find(*tk, "<|im_end|>");
+    if (start < 0 || *stop < 0)
+      return hmx_cli_error(HMX_EXIT_USAGE, "generate: --chat: the vocabulary has no ChatML "
+                           "tokens (<|im_start|>, <|im_end|>), the only chat format known");
+    const size_t len = strlen(prompt) + 64;
+    if (!(wrapped = malloc(len)))
+      return hmx_cli_error(HMX_EXIT_FAIL, "generate: out of memory");
+    snprintf(wrapped, len, "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n", prompt);
+    text = wrapped;
+  }
+  int32_t *ids = NULL;
+  int64_t k = 0;
+  hmx_status st = hmx_tokenizer_encode(*tk, text, strlen(text), chat, &ids, &k);
+  free(wrapped);
+  if (st) return hmx_cli_error(HMX_EXIT_FAIL, "generate: %s", hmx_cli_status_message(st));
+  const int bos = hmx_tokenizer_add_bos(*tk);
+  *toks = malloc((size_t)(k + bos + 1) * sizeof **toks);
+  if (!*toks) {
+    free(ids);
+    return hmx_cli_error(HMX_EXIT_FAIL, "generate: out of memory");
+  }
+  if (bos) (*toks)[0] = hmx_tokenizer_bos(*tk);
+  memcpy(*toks + bos, ids, (size_t)k * sizeof *ids);
+  *n = k + bos;
+  free(ids);
+  if (*n == 0) return hmx_cli_error(HMX_EXIT_USAGE, "generate: the prompt has no tokens");
+  return 0;
+}
+
 int hmx_cmd_generate(int argc, char **argv) {
   hmx_args a;
   hmx_args_init(&a, argc, argv);
@@ -64,7 +130,7 @@ int hmx_cmd_generate(int argc, char **argv) {
   const hmx_backend *be = NULL;
   hmx_sampler smp = {0.0f, 0, 1.0f, 0};
   long n_new = 32, tmp = 0;
-  int threads = 0, err = 0, ids = 0;
+  int threads = 0, err = 0, ids = 0, chat = 0;
   while (a.i < argc) {
     const char *s = argv[a.i];
     if (hmx_is_help(s)) {
@@ -98,6 +164,8 @@ int hmx_cmd_generate(int argc, char **argv) {
       if (!err && hmx_parse_threads("generate", v, &threads)) err = 1;
     } else if (hmx_args_value(&a, "--logits-out", &v, &err)) {
       if (!err) logits_out = v;
+    } else if (hmx_args_flag(&a, "--chat")) {
+      chat = 1;
     } else if (hmx_args_flag(&a, "--print-ids")) {
       ids = 1;
     } else {
@@ -118,11 +186,17 @@ int hmx_cmd_generate(int argc, char **argv) {
 
   int32_t *toks = NULL;
   int64_t n_prompt = 0;
-  int rc = hmx_prompt_tokens("generate", prompt, toklist, "\n", &toks, &n_prompt);
-  if (rc) return rc;
+  hmx_tokenizer *tk = NULL;
+  int32_t stop = -1;
+  int rc = prompt_tokens(&mo, prompt, toklist, chat, &tk, &stop, &toks, &n_prompt);
+  if (rc) {
+    hmx_tokenizer_free(tk);
+    return rc;
+  }
   hmx_model *m = NULL;
   rc = hmx_model_opts_open("generate", &mo, &m);
   if (rc) {
+    hmx_tokenizer_free(tk);
     free(toks);
     return rc;
   }
@@ -178,7 +252,8 @@ int hmx_cmd_generate(int argc, char **argv) {
       rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: sampling: %s", hmx_cli_status_message(st));
       break;
     }
-    print_token(next, ids);
+    if (tk && (next == hmx_tokenizer_eos(tk) || next == stop)) break; /* end of text / turn */
+    print_token(next, ids, tk);
     if (i + 1 == n_new) break; /* the last token needs no logits */
     const int32_t *tp = &next;
     int64_t one = 1;
@@ -202,6 +277,7 @@ int hmx_cmd_generate(int argc, char **argv) {
   }
   hmx_kv_cache_free(cache);
   hmx_model_free(m);
+  hmx_tokenizer_free(tk);
   free(logits);
   free(toks);
   return rc;

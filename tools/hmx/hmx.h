@@ -37,6 +37,7 @@ int hmx_cmd_generate(int argc, char **argv);
 int hmx_cmd_init_weights(int argc, char **argv);
 int hmx_cmd_diff_model(int argc, char **argv);
 int hmx_cmd_bench_model(int argc, char **argv);
+int hmx_cmd_tokenize(int argc, char **argv);
 
 /* Print "hmx: <message>\n" on stderr and return `code`. */
 int hmx_cli_error(int code, const char *fmt, ...) HMX_CLI_PRINTF(2, 3);

@@ -21,6 +21,7 @@ static const hmx_command commands[] = {
     {"generate", hmx_cmd_generate, "run the model: prefill a prompt, decode tokens"},
     {"init-weights", hmx_cmd_init_weights, "write synthetic model weights to a file"},
     {"bench-model", hmx_cmd_bench_model, "prefill/decode tokens/s and memory, dense vs Hadamard"},
+    {"tokenize", hmx_cmd_tokenize, "encode text / decode ids with a GGUF file's tokenizer"},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

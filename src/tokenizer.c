@@ -1,0 +1,448 @@
+/* Byte-level BPE tokenizer from a GGUF file's tokenizer.ggml.* metadata
+ * (include/hadamix_tokenizer.h, docs/GGUF.md "Tokenizer").
+ *
+ * Tokens are stored in the file in GPT-2's byte-to-unicode alphabet (byte b
+ * is a printable character: 'Ġ' for a space); they are turned back into raw
+ * bytes once, at load, so that encoding works on bytes: a piece starts as one
+ * token per byte, then the adjacent pair with the lowest merge rank (the
+ * leftmost on ties) is merged until no pair has a rank. Control and
+ * user-defined tokens are kept as their literal text. Lookups use two open
+ * addressing hash tables: token bytes -> id, and (left id, right id) ->
+ * (rank, merged id). */
+#include "tokenizer_internal.h"
+#include "gguf.h"
+#include "internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TT_NORMAL 1
+#define TT_CONTROL 3
+#define TT_USER 4
+
+struct hmx_tokenizer {
+  int32_t n_vocab;
+  char *bytes;         /* every token's bytes, back to back */
+  size_t *off, *len;   /* n_vocab */
+  int32_t *type;       /* n_vocab (tokenizer.ggml.token_type, else normal) */
+  int32_t byte_id[256];/* the token of each single byte */
+  int32_t *vmap;       /* bytes -> id; -1 empty; vcap slots */
+  size_t vcap;
+  uint64_t *mkey;      /* merges: (left << 32 | right) + 1; 0 empty */
+  int32_t *mrank, *mres;
+  size_t mcap;
+  int32_t *specials;   /* control and user-defined tokens, longest first */
+  int32_t n_specials;
+  hmx_pretok_kind pretok;
+  int32_t bos, eos;
+  int add_bos;
+};
+
+/* ------------------------------------------------------------------ GPT-2 byte alphabet */
+
+/* byte -> code point: printable Latin-1 bytes stand for themselves, the other
+ * 68 bytes for U+0100 + their order among them */
+static void byte_alphabet(uint32_t cp_of[256]) {
+  int n = 0;
+  for (int b = 0; b < 256; b++) {
+    const int keep = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+    cp_of[b] = keep ? (uint32_t)b : 0x100u + (uint32_t)n++;
+  }
+}
+
+/* Decodes a token written in the byte alphabet into bytes (out has room for
+ * len bytes: each character is at least one byte). Returns the byte count, or
+ * -1 when a character is not in the alphabet. */
+static long unmap_token(const char *s, size_t len, const int16_t *byte_of_cp, char *out) {
+  size_t i = 0;
+  long n = 0;
+  while (i < len) {
+    const unsigned char c = (unsigned char)s[i];
+    uint32_t cp;
+    if (c < 0x80) cp = c, i += 1;
+    else if ((c & 0xE0) == 0xC0 && i + 1 < len && ((unsigned char)s[i + 1] & 0xC0) == 0x80)
+      cp = (uint32_t)(c & 0x1F) << 6 | ((unsigned char)s[i + 1] & 0x3F), i += 2;
+    else return -1;
+    if (cp >= 0x144 || byte_of_cp[cp] < 0) return -1;
+    out[n++] = (char)byte_of_cp[cp];
+  }
+  return n;
+}
+
+/* ------------------------------------------------------------------ hashing */
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static uint64_t hash_u64(uint64_t x) { /* SplitMix64's finalizer */
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static int32_t vocab_find(const hmx_tokenizer *t, const char *s, size_t n) {
+  for (size_t h = hash_bytes(s, n) & (t->vcap - 1);; h = (h + 1) & (t->vcap - 1)) {
+    const int32_t id = t->vmap[h];
+    if (id < 0) return -1;
+    if (t->len[id] == n && !memcmp(t->bytes + t->off[id], s, n)) return id;
+  }
+}
+
+/* First id wins for duplicate texts (as the Hugging Face vocabulary does). */
+static void vocab_insert(hmx_tokenizer *t, int32_t id) {
+  const char *s = t->bytes + t->off[id];
+  for (size_t h = hash_bytes(s, t->len[id]) & (t->vcap - 1);; h = (h + 1) & (t->vcap - 1)) {
+    const int32_t o = t->vmap[h];
+    if (o < 0) {
+      t->vmap[h] = id;
+      return;
+    }
+    if (t->len[o] == t->len[id] && !memcmp(t->bytes + t->off[o], s, t->len[id])) return;
+  }
+}
+
+static size_t merge_slot(const hmx_tokenizer *t, uint64_t key) {
+  size_t h = hash_u64(key) & (t->mcap - 1);
+  while (t->mkey[h] && t->mkey[h] != key) h = (h + 1) & (t->mcap - 1);
+  return h;
+}
+
+/* ------------------------------------------------------------------ load */
+
+static size_t pow2_above(size_t n) {
+  size_t c = 16;
+  while (c < n * 2) c *= 2;
+  return c;
+}
+
+static hmx_status fail_meta(const char *path, const char *what) {
+  return hmx_fail(HMX_ERR_FORMAT, "%s: tokenizer: %s", path, what);
+}
+
+static hmx_status load_vocab(hmx_tokenizer *t, const hmx_gguf *f, const char *path) {
+  const hmx_gguf_value *tok = hmx_gguf_find_kv(f, "tokenizer.ggml.tokens");
+  if (!tok || tok->type != HMX_GGUF_ARRAY || tok->elem != HMX_GGUF_STRING || tok->n == 0 ||
+      tok->n > (1u << 24))
+    return fail_meta(path, "tokenizer.ggml.tokens is missing or not an array of 1 to 2^24 "
+                     "strings");
+  const hmx_gguf_value *types = hmx_gguf_find_kv(f, "tokenizer.ggml.token_type");
+  if (types && (types->type != HMX_GGUF_ARRAY || types->n != tok->n ||
+                types->elem == HMX_GGUF_STRING || types->elem == HMX_GGUF_F32 ||
+                types->elem == HMX_GGUF_F64 || types->elem == HMX_GGUF_BOOL))
+    return fail_meta(path, "tokenizer.ggml.token_type is not an integer array as long as the "
+                     "tokens");
+  t->n_vocab = (int32_t)tok->n;
+  size_t total = 0;
+  for (uint64_t i = 0; i < tok->n; i++) total += (size_t)tok->strs[i].len;
+  t->bytes = malloc(total ? total : 1);
+  t->off = hmx_alloc_array(tok->n, sizeof *t->off);
+  t->len = hmx_alloc_array(tok->n, sizeof *t->len);
+  t->type = hmx_alloc_array(tok->n, sizeof *t->type);
+  t->vcap = pow2_above(tok->n);
+  t->vmap = hmx_alloc_array(t->vcap, sizeof *t->vmap);
+  t->specials = hmx_alloc_array(tok->n, sizeof *t->specials);
+  if (!t->bytes || !t->off || !t->len || !t->type || !t->vmap || !t->specials)
+    return hmx_fail(HMX_ERR_NO_MEMORY, "%s: tokenizer: out of memory", path);
+  uint32_t cp_of[256];
+  int16_t byte_of_cp[0x144];
+  byte_alphabet(cp_of);
+  for (int i = 0; i < 0x144; i++) byte_of_cp[i] = -1;
+  for (int b = 0; b < 256; b++) byte_of_cp[cp_of[b]] = (int16_t)b;
+  size_t at = 0;
+  for (int32_t i = 0; i < t->n_vocab; i++) {
+    const hmx_gguf_str *s = &tok->strs[i];
+    t->type[i] = types ? (int32_t)hmx_gguf_array_int(types, (uint64_t)i) : TT_NORMAL;
+    t->off[i] = at;
+    long n = -1;
+    if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER)
+      n = unmap_token(s->ptr, (size_t)s->len, byte_of_cp, t->bytes + at);
+    if (n < 0) { /* control, user-defined, or not in the alphabet: literal text */
+      memcpy(t->bytes + at, s->ptr, (size_t)s->len);
+      n = (long)s->len;
+    }
+    t->len[i] = (size_t)n;
+    at += (size_t)n;
+    if ((t->type[i] == TT_CONTROL || t->type[i] == TT_USER) && n > 0)
+      t->specials[t->n_specials++] = i;
+  }
+  for (size_t i = 0; i < t->vcap; i++) t->vmap[i] = -1;
+  for (int32_t i = 0; i < t->n_vocab; i++)
+    if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER) vocab_insert(t, i);
+  /* a byte without a token of its own (SmolLM2 lacks 21, e.g. 0x04) is
+   * dropped from the text, as Hugging Face's BPE does without an unknown token */
+  for (int b = 0; b < 256; b++) {
+    const char c = (char)b;
+    t->byte_id[b] = vocab_find(t, &c, 1);
+  }
+  /* specials longest first, so that the longest match wins */
+  for (int32_t i = 1; i < t->n_specials; i++)
+    for (int32_t j = i; j > 0 && t->len[t->specials[j]] > t->len[t->specials[j - 1]]; j--) {
+      int32_t x = t->specials[j];
+      t->specials[j] = t->specials[j - 1];
+      t->specials[j - 1] = x;
+    }
+  return HMX_OK;
+}
+
+static hmx_status load_merges(hmx_tokenizer *t, const hmx_gguf *f, const char *path) {
+  const hmx_gguf_value *mv = hmx_gguf_find_kv(f, "tokenizer.ggml.merges");
+  if (!mv || mv->type != HMX_GGUF_ARRAY || mv->elem != HMX_GGUF_STRING || mv->n > (1u << 24))
+    return fail_meta(path, "tokenizer.ggml.merges is missing or not an array of strings");
+  t->mcap = pow2_above(mv->n);
+  t->mkey = calloc(t->mcap, sizeof *t->mkey);
+  t->mrank = hmx_alloc_array(t->mcap, sizeof *t->mrank);
+  t->mres = hmx_alloc_array(t->mcap, sizeof *t->mres);
+  char *buf = malloc(2 * 65536);
+  if (!t->mkey || !t->mrank || !t->mres || !buf) {
+    free(buf);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "%s: tokenizer: out of memory", path);
+  }
+  uint32_t cp_of[256];
+  int16_t byte_of_cp[0x144];
+  byte_alphabet(cp_of);
+  for (int i = 0; i < 0x144; i++) byte_of_cp[i] = -1;
+  for (int b = 0; b < 256; b++) byte_of_cp[cp_of[b]] = (int16_t)b;
+  hmx_status st = HMX_OK;
+  for (uint64_t r = 0; r < mv->n && !st; r++) {
+    const hmx_gguf_str *s = &mv->strs[r];
+    const char *sp = s->len ? memchr(s->ptr, ' ', (size_t)s->len) : NULL;
+    long a = -1, b = -1;
+    if (sp && s->len < 65536) {
+      const size_t la = (size_t)(sp - s->ptr), lb = (size_t)s->len - la - 1;
+      a = unmap_token(s->ptr, la, byte_of_cp, buf);
+      b = a >= 0 ? unmap_token(sp + 1, lb, byte_of_cp, buf + a) : -1;
+    }
+    if (a <= 0 || b <= 0) {
+      st = hmx_fail(HMX_ERR_FORMAT, "%s: tokenizer: merge %llu is not two byte-level tokens "
+                    "separated by a space", path, (unsigned long long)r);
+      break;
+    }
+    const int32_t ia = vocab_find(t, buf, (size_t)a), ib = vocab_find(t, buf + a, (size_t)b),
+                  ir = vocab_find(t, buf, (size_t)(a + b));
+    if (ia < 0 || ib < 0 || ir < 0) {
+      st = hmx_fail(HMX_ERR_FORMAT, "%s: tokenizer: merge %llu ('%.*s') names a token that is "
+                    "not in the vocabulary", path, (unsigned long long)r,
+                    (int)(s->len > 40 ? 40 : s->len), s->ptr);
+      break;
+    }
+    const uint64_t key = ((uint64_t)(uint32_t)ia << 32 | (uint32_t)ib) + 1;
+    const size_t h = merge_slot(t, key);
+    if (!t->mkey[h]) { /* the first (lowest) rank of a pair counts */
+      t->mkey[h] = key;
+      t->mrank[h] = (int32_t)r;
+      t->mres[h] = ir;
+    }
+  }
+  free(buf);
+  return st;
+}
+
+static int str_is(const hmx_gguf_str *s, const char *lit) {
+  return s->len == strlen(lit) && !memcmp(s->ptr, lit, (size_t)s->len);
+}
+
+static int32_t meta_id(const hmx_gguf *f, const char *key, int32_t n_vocab) {
+  int64_t v;
+  if (hmx_gguf_get_int(f, key, &v) || v < 0 || v >= n_vocab) return -1;
+  return (int32_t)v;
+}
+
+hmx_status hmx_tokenizer_load(const char *path, hmx_tokenizer **out) {
+  hmx_clear_error();
+  if (!out || !path) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_load: NULL argument");
+  *out = NULL;
+  hmx_gguf *f;
+  hmx_status st = hmx_gguf_open(path, &f);
+  if (st) return st;
+  hmx_gguf_str model = {0}, pre = {0};
+  if (hmx_gguf_get_str(f, "tokenizer.ggml.model", &model)) {
+    hmx_gguf_free(f);
+    return hmx_fail(HMX_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
+  }
+  if (!str_is(&model, "gpt2")) {
+    st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tokenizer model '%.*s' (hadamix reads byte-level "
+                  "BPE, 'gpt2', so far)", path, (int)(model.len > 32 ? 32 : model.len),
+                  model.ptr);
+    hmx_gguf_free(f);
+    return st;
+  }
+  hmx_pretok_kind kind = HMX_PRETOK_GPT2;
+  if (!hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
+    if (str_is(&pre, "smollm")) kind = HMX_PRETOK_SMOLLM;
+    else if (!str_is(&pre, "gpt2") && !str_is(&pre, "default")) {
+      st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: pre-tokenizer '%.*s' (hadamix knows 'smollm', "
+                    "'gpt2' and 'default')", path, (int)(pre.len > 32 ? 32 : pre.len), pre.ptr);
+      hmx_gguf_free(f);
+      return st;
+    }
+  }
+  hmx_tokenizer *t = calloc(1, sizeof *t);
+  if (!t) {
+    hmx_gguf_free(f);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+  }
+  t->pretok = kind;
+  st = load_vocab(t, f, path);
+  if (!st) st = load_merges(t, f, path);
+  if (!st) {
+    t->bos = meta_id(f, "tokenizer.ggml.bos_token_id", t->n_vocab);
+    t->eos = meta_id(f, "tokenizer.ggml.eos_token_id", t->n_vocab);
+    int b = 0;
+    t->add_bos = !hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) && b && t->bos >= 0;
+  }
+  hmx_gguf_free(f);
+  if (st) {
+    hmx_tokenizer_free(t);
+    return st;
+  }
+  *out = t;
+  return HMX_OK;
+}
+
+void hmx_tokenizer_free(hmx_tokenizer *t) {
+  if (!t) return;
+  free(t->bytes);
+  free(t->off);
+  free(t->len);
+  free(t->type);
+  free(t->vmap);
+  free(t->mkey);
+  free(t->mrank);
+  free(t->mres);
+  free(t->specials);
+  free(t);
+}
+
+/* ------------------------------------------------------------------ encode */
+
+typedef struct ids {
+  int32_t *v;
+  int64_t n, cap;
+} ids;
+
+static int push(ids *o, int32_t id) {
+  if (o->n == o->cap) {
+    int64_t cap = o->cap ? o->cap * 2 : 64;
+    int32_t *v = realloc(o->v, (size_t)cap * sizeof *v);
+    if (!v) return 0;
+    o->v = v;
+    o->cap = cap;
+  }
+  o->v[o->n++] = id;
+  return 1;
+}
+
+/* BPE over one piece's bytes; sym is scratch of len entries. */
+static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, int32_t *sym, ids *o) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (t->byte_id[p[i]] >= 0) sym[n++] = t->byte_id[p[i]];
+  for (;;) {
+    int32_t best = INT32_MAX, res = -1;
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+      const uint64_t key = ((uint64_t)(uint32_t)sym[i] << 32 | (uint32_t)sym[i + 1]) + 1;
+      const size_t h = merge_slot(t, key);
+      if (t->mkey[h] && t->mrank[h] < best) {
+        best = t->mrank[h];
+        res = t->mres[h];
+        at = i;
+      }
+    }
+    if (res < 0) break;
+    sym[at] = res;
+    memmove(sym + at + 1, sym + at + 2, (n - at - 2) * sizeof *sym);
+    n--;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!push(o, sym[i])) return 0;
+  return 1;
+}
+
+static hmx_status encode_plain(const hmx_tokenizer *t, const char *text, size_t len, ids *o) {
+  if (!len) return HMX_OK;
+  hmx_span *sp;
+  size_t ns;
+  hmx_status st = hmx_pretokenize(t->pretok, text, len, &sp, &ns);
+  if (st) return st;
+  size_t longest = 1;
+  for (size_t i = 0; i < ns; i++)
+    if (sp[i].len > longest) longest = sp[i].len;
+  int32_t *sym = hmx_alloc_array(longest, sizeof *sym);
+  int ok = sym != NULL;
+  for (size_t i = 0; i < ns && ok; i++)
+    ok = bpe(t, (const unsigned char *)text + sp[i].start, sp[i].len, sym, o);
+  free(sym);
+  free(sp);
+  return ok ? HMX_OK : hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+}
+
+hmx_status hmx_tokenizer_encode(const hmx_tokenizer *t, const char *text, size_t len, int special,
+                                int32_t **out, int64_t *n) {
+  hmx_clear_error();
+  if (!t || !out || !n || (!text && len))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_encode: NULL argument");
+  *out = NULL;
+  *n = 0;
+  ids o = {NULL, 0, 0};
+  hmx_status st = HMX_OK;
+  size_t a = 0; /* start of the plain text not yet encoded */
+  for (size_t i = 0; i < len && !st && special; i++) {
+    for (int32_t k = 0; k < t->n_specials; k++) {
+      const int32_t id = t->specials[k];
+      if (t->len[id] <= len - i && !memcmp(text + i, t->bytes + t->off[id], t->len[id])) {
+        st = encode_plain(t, text + a, i - a, &o);
+        if (!st && !push(&o, id)) st = hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+        i += t->len[id] - 1;
+        a = i + 1;
+        break;
+      }
+    }
+  }
+  if (!st) st = encode_plain(t, text + a, len - a, &o);
+  if (st) {
+    free(o.v);
+    return st;
+  }
+  *out = o.v ? o.v : malloc(sizeof(int32_t));
+  if (!*out) return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+  *n = o.n;
+  return HMX_OK;
+}
+
+/* ------------------------------------------------------------------ queries */
+
+hmx_status hmx_tokenizer_piece(const hmx_tokenizer *t, int32_t id, const char **bytes,
+                               size_t *len) {
+  if (!t || !bytes || !len)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_piece: NULL argument");
+  if (id < 0 || id >= t->n_vocab)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "token id %d is outside the vocabulary (%d)",
+                    (int)id, (int)t->n_vocab);
+  *bytes = t->bytes + t->off[id];
+  *len = t->len[id];
+  return HMX_OK;
+}
+
+int32_t hmx_tokenizer_vocab_size(const hmx_tokenizer *t) { return t ? t->n_vocab : 0; }
+int32_t hmx_tokenizer_bos(const hmx_tokenizer *t) { return t ? t->bos : -1; }
+int32_t hmx_tokenizer_eos(const hmx_tokenizer *t) { return t ? t->eos : -1; }
+int hmx_tokenizer_add_bos(const hmx_tokenizer *t) { return t ? t->add_bos : 0; }
+int hmx_tokenizer_is_control(const hmx_tokenizer *t, int32_t id) {
+  return t && id >= 0 && id < t->n_vocab && t->type[id] == TT_CONTROL;
+}
+
+int32_t hmx_tokenizer_find(const hmx_tokenizer *t, const char *s) {
+  if (!t || !s) return -1;
+  const size_t n = strlen(s);
+  for (int32_t k = 0; k < t->n_specials; k++)
+    if (t->len[t->specials[k]] == n && !memcmp(t->bytes + t->off[t->specials[k]], s, n))
+      return t->specials[k];
+  return vocab_find(t, s, n);
+}
