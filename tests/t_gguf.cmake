@@ -77,3 +77,5 @@ if(Python3_FOUND AND TARGET hmx AND NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(smollm2 PROPERTIES SKIP_RETURN_CODE 77 LABELS "model;python;slow"
                        TIMEOUT 900)
 endif()
+
+hmx_add_test(NAME tokenizer_pretok SOURCES test_tokenizer.c LABELS unit)
