@@ -86,7 +86,7 @@ static void run_variant(const hmx_model_opts *mo, int outproj, const hmx_backend
                         int64_t n_prompt, int64_t n_decode, result *r) {
   memset(r, 0, sizeof *r);
   hmx_model_opts o = *mo;
-  o.outproj = outproj;
+  if (!mo->weights) o.outproj = outproj; /* a file fixes its own */
   hmx_model *m = NULL;
   if (hmx_model_opts_open("bench-model", &o, &m)) {
     snprintf(r->error, sizeof r->error, "cannot build the model");
@@ -229,7 +229,7 @@ int hmx_cmd_bench_model(int argc, char **argv) {
   hmx_model_opts_init(&mo);
   const char *v = NULL, *which = "both", *llama = NULL, *gguf = NULL;
   const hmx_backend *be = NULL;
-  int threads = 0, err = 0;
+  int threads = 0, err = 0, outproj_given = 0;
   long n_prompt = 512, n_decode = 128;
   while (a.i < argc) {
     const char *s = argv[a.i];
@@ -239,6 +239,7 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     }
     if (hmx_args_value(&a, "--outproj", &v, &err)) {
       if (!err) which = v;
+      outproj_given = 1;
     } else if (hmx_model_opts_parse(&a, &mo, &err)) {
     } else if (hmx_args_value(&a, "--backend", &v, &err)) {
       if (!err && hmx_parse_backend("bench-model", v, &be)) err = 1;
@@ -255,6 +256,15 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     } else
       return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: unknown argument '%s'", s);
     if (err) return HMX_EXIT_USAGE;
+  }
+  /* a file fixes the projection: one run (a GGUF model is dense) */
+  if (mo.weights && !outproj_given) which = "dense";
+  /* --model FILE.gguf with --llama-bench: llama.cpp runs the same file */
+  if (llama && !gguf && mo.weights) {
+    FILE *fp = fopen(mo.weights, "rb");
+    char magic[4] = {0};
+    if (fp && fread(magic, 1, 4, fp) == 4 && !memcmp(magic, "GGUF", 4)) gguf = mo.weights;
+    if (fp) fclose(fp);
   }
   int variants[2], nv = 0;
   if (!strcmp(which, "both") || !strcmp(which, "dense")) variants[nv++] = HMX_OUTPROJ_DENSE;
