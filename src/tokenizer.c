@@ -338,30 +338,86 @@ static int push(ids *o, int32_t id) {
   return 1;
 }
 
-/* BPE over one piece's bytes; sym is scratch of len entries. */
-static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, int32_t *sym, ids *o) {
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    if (t->byte_id[p[i]] >= 0) sym[n++] = t->byte_id[p[i]];
-  for (;;) {
-    int32_t best = INT32_MAX, res = -1;
-    size_t at = 0;
-    for (size_t i = 0; i + 1 < n; i++) {
-      const uint64_t key = ((uint64_t)(uint32_t)sym[i] << 32 | (uint32_t)sym[i + 1]) + 1;
-      const size_t h = merge_slot(t, key);
-      if (t->mkey[h] && t->mrank[h] < best) {
-        best = t->mrank[h];
-        res = t->mres[h];
-        at = i;
-      }
-    }
-    if (res < 0) break;
-    sym[at] = res;
-    memmove(sym + at + 1, sym + at + 2, (n - at - 2) * sizeof *sym);
-    n--;
+/* BPE over one piece's bytes, O(n log n): the symbols form a linked list and
+ * the candidate pairs a binary min-heap ordered by (rank, position); a popped
+ * candidate whose symbols have changed since it was pushed is stale and
+ * skipped. Popping the least (rank, position) merges, at every step, the
+ * lowest-ranked pair and among equals the leftmost: the same result as
+ * rescanning the piece after every merge. */
+typedef struct cand {
+  int32_t rank, res;
+  uint32_t pos;          /* the left symbol's index */
+  int32_t left, right;   /* the ids when pushed */
+} cand;
+
+typedef struct bpe_work {
+  int32_t *sym, *next, *prev; /* per byte; next/prev -1 at the ends, sym -1 when merged away */
+  cand *heap;
+  size_t nheap;
+} bpe_work;
+
+static int cand_less(const cand *a, const cand *b) {
+  return a->rank != b->rank ? a->rank < b->rank : a->pos < b->pos;
+}
+
+static void heap_push(bpe_work *w, cand c) {
+  size_t i = w->nheap++;
+  while (i > 0 && cand_less(&c, &w->heap[(i - 1) / 2])) {
+    w->heap[i] = w->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
   }
-  for (size_t i = 0; i < n; i++)
-    if (!push(o, sym[i])) return 0;
+  w->heap[i] = c;
+}
+
+static cand heap_pop(bpe_work *w) {
+  cand top = w->heap[0], last = w->heap[--w->nheap];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= w->nheap) break;
+    if (c + 1 < w->nheap && cand_less(&w->heap[c + 1], &w->heap[c])) c++;
+    if (!cand_less(&w->heap[c], &last)) break;
+    w->heap[i] = w->heap[c];
+    i = c;
+  }
+  if (w->nheap) w->heap[i] = last;
+  return top;
+}
+
+/* Pushes the pair (i, next[i]) when it has a merge. */
+static void push_pair(const hmx_tokenizer *t, bpe_work *w, int32_t i) {
+  if (i < 0 || w->next[i] < 0) return;
+  const int32_t a = w->sym[i], b = w->sym[w->next[i]];
+  const uint64_t key = ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) + 1;
+  const size_t h = merge_slot(t, key);
+  if (!t->mkey[h]) return;
+  cand c = {t->mrank[h], t->mres[h], (uint32_t)i, a, b};
+  heap_push(w, c);
+}
+
+static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, bpe_work *w, ids *o) {
+  int32_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (t->byte_id[p[i]] >= 0) w->sym[n++] = t->byte_id[p[i]];
+  for (int32_t i = 0; i < n; i++) {
+    w->prev[i] = i - 1;
+    w->next[i] = i + 1 < n ? i + 1 : -1;
+  }
+  w->nheap = 0;
+  for (int32_t i = 0; i + 1 < n; i++) push_pair(t, w, i);
+  while (w->nheap) {
+    const cand c = heap_pop(w);
+    const int32_t i = (int32_t)c.pos, j = w->next[i];
+    if (w->sym[i] != c.left || j < 0 || w->sym[j] != c.right) continue; /* stale */
+    w->sym[i] = c.res;
+    w->sym[j] = -1;
+    w->next[i] = w->next[j];
+    if (w->next[j] >= 0) w->prev[w->next[j]] = i;
+    push_pair(t, w, w->prev[i]);
+    push_pair(t, w, i);
+  }
+  for (int32_t i = n ? 0 : -1; i >= 0; i = w->next[i])
+    if (!push(o, w->sym[i])) return 0;
   return 1;
 }
 
@@ -374,11 +430,17 @@ static hmx_status encode_plain(const hmx_tokenizer *t, const char *text, size_t 
   size_t longest = 1;
   for (size_t i = 0; i < ns; i++)
     if (sp[i].len > longest) longest = sp[i].len;
-  int32_t *sym = hmx_alloc_array(longest, sizeof *sym);
-  int ok = sym != NULL;
+  /* a piece of n bytes pushes at most n - 1 pairs, then 2 per merge (< n) */
+  bpe_work w = {hmx_alloc_array(longest, sizeof(int32_t)), hmx_alloc_array(longest, sizeof(int32_t)),
+                hmx_alloc_array(longest, sizeof(int32_t)), hmx_alloc_array(longest, 3 * sizeof(cand)),
+                0};
+  int ok = w.sym && w.next && w.prev && w.heap && longest < INT32_MAX / 3;
   for (size_t i = 0; i < ns && ok; i++)
-    ok = bpe(t, (const unsigned char *)text + sp[i].start, sp[i].len, sym, o);
-  free(sym);
+    ok = bpe(t, (const unsigned char *)text + sp[i].start, sp[i].len, &w, o);
+  free(w.sym);
+  free(w.next);
+  free(w.prev);
+  free(w.heap);
   free(sp);
   return ok ? HMX_OK : hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
 }

@@ -9,7 +9,8 @@ on sys.path. Without it the test is SKIPPED (exit 77), never passed.
 
 1. Tokenization: `hmx tokenize` equals the `tokenizers` package's BPE built from the same
    vocabulary and merges (SmolLM2's pre-tokenizer: Digits(individual) + ByteLevel) on varied
-   texts: unicode, whitespace runs, digits, code, contractions, control tokens. (Skipped
+   texts: unicode, whitespace runs, digits, code, contractions, control tokens, a
+   6000-letter word. (Skipped
    part, with a message, without `tokenizers`.)
 2. Logits of a 16-token chat prompt: every position, against an independent float64 numpy
    forward pass of Hugging Face's Llama (rotate_half RoPE on un-permuted Q/K) on the weights
@@ -89,6 +90,8 @@ TEXTS = [
     "x",
     "!!!???...,,,;;;",
     "The quick brown fox jumps over the lazy dog. THE QUICK BROWN FOX!",
+    # one 6000-letter word (many competing merges), deterministic letters
+    "".join("etaoinshrdlucmfwypvbgkqjxz"[(i * i * 7 + i * 13) % 26] for i in range(6000)),
 ]
 
 
