@@ -57,6 +57,9 @@ void hmx_model_link(hmx_model *m);
 void *hmx_model_arena_alloc(size_t bytes);
 /* A Llama-family GGUF file (model_gguf.c, docs/GGUF.md). */
 hmx_status hmx_model_load_gguf(const char *path, hmx_model **out);
+/* A Hugging Face Llama checkpoint: a directory with config.json and
+ * model.safetensors or model.safetensors.index.json + shards (model_hf.c). */
+hmx_status hmx_model_load_hf(const char *dir, hmx_model **out);
 
 /* The weights of a config in their canonical order; *n set. Caller frees. */
 hmx_status hmx_model_layout(const hmx_model_config *cfg, hmx_weight_spec **specs, int *n);

@@ -287,8 +287,16 @@ hmx_status hmx_model_load(const char *path, hmx_model **out) {
   hmx_clear_error();
   if (!out || !path) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_load: NULL argument");
   *out = NULL;
+  /* a Hugging Face checkpoint: a directory with config.json (docs/GGUF.md) */
+  char cfg_path[4096];
+  FILE *fp = NULL;
+  if (snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path) < (int)sizeof cfg_path &&
+      (fp = fopen(cfg_path, "rb")) != NULL) {
+    fclose(fp);
+    return hmx_model_load_hf(path, out);
+  }
   /* a GGUF file (docs/GGUF.md) by its magic; everything else is safetensors */
-  FILE *fp = fopen(path, "rb");
+  fp = fopen(path, "rb");
   char magic[4] = {0};
   if (fp) {
     size_t got = fread(magic, 1, 4, fp);

@@ -17,6 +17,10 @@ Usage: test_gguf.py GGUF_READER HMX WORKDIR   (ctest gguf_pip: tests/t_gguf.cmak
    permuted weights (what a reader that skipped the interleaved RoPE would compute)
    misses the bound.
 3. Rejections: a truncated model file and a file with an extra tensor fail with a message.
+4. Hugging Face checkpoints of the same tiny Llama (config.json + safetensors written here):
+   f32 in one file and bf16 in two shards with model.safetensors.index.json, against the
+   float64 forward pass (of the bf16-rounded weights for bf16), bound 1e-4; a bias tensor and
+   rope_scaling are rejected.
 Exit 0 pass, 1 fail, 77 skip (numpy or gguf missing).
 """
 import json
@@ -199,7 +203,7 @@ def rel_err(got, ref):
     return float(np.max(np.max(np.abs(got - ref), axis=1) / np.max(np.abs(ref), axis=1)))
 
 
-def llama_case():
+def tiny_hf_weights():
     rng = np.random.default_rng(11)
     nrm = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
     hf = {"embed": nrm(V, d), "norm": 1 + nrm(d) * 0.3, "lm_head": nrm(V, d)}
@@ -209,6 +213,10 @@ def llama_case():
                    p + "q": nrm(H * D, d), p + "k": nrm(G * D, d), p + "v": nrm(G * D, d),
                    p + "o": nrm(d, H * D), p + "gate": nrm(FF, d), p + "up": nrm(FF, d),
                    p + "down": nrm(d, FF) * 0.3})
+    return hf
+
+
+def llama_case(hf):
     # (gguf name, HF name, type, permute heads)
     plan = [("token_embd.weight", "embed", Q.Q8_0, 0), ("output_norm.weight", "norm", Q.F32, 0),
             ("output.weight", "lm_head", Q.Q8_0, 0)]
@@ -281,9 +289,103 @@ def llama_case():
           f"{r.stderr.strip()[:160]}")
 
 
+# ------------------------------------------------------------------ 4. Hugging Face checkpoints
+
+HF_NAMES = {"embed": "model.embed_tokens.weight", "norm": "model.norm.weight",
+            "lm_head": "lm_head.weight"}
+for _n in range(L):
+    for _k, _v in (("in_norm", "input_layernorm"), ("post_norm", "post_attention_layernorm"),
+                   ("q", "self_attn.q_proj"), ("k", "self_attn.k_proj"),
+                   ("v", "self_attn.v_proj"), ("o", "self_attn.o_proj"),
+                   ("gate", "mlp.gate_proj"), ("up", "mlp.up_proj"), ("down", "mlp.down_proj")):
+        HF_NAMES[f"{_n}.{_k}"] = f"model.layers.{_n}.{_v}.weight"
+
+
+def write_safetensors(path, tensors):
+    """{name: (dtype name, uint8 bytes, shape)} -> a safetensors file, written here."""
+    header, off, blobs = {}, 0, []
+    for name, (dt, raw, shape) in tensors.items():
+        header[name] = {"dtype": dt, "shape": list(shape), "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((-len(h)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def bf16_round(a):
+    """f32 -> bf16 bits, round to nearest even (integer arithmetic), and back."""
+    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return r, (r.astype(np.uint32) << 16).view(np.float32)
+
+
+def hf_case(hf):
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": d,
+              "intermediate_size": FF, "num_hidden_layers": L, "num_attention_heads": H,
+              "num_key_value_heads": G, "rms_norm_eps": EPS, "rope_theta": BASE,
+              "max_position_embeddings": CTX, "vocab_size": V, "tie_word_embeddings": False,
+              "hidden_act": "silu", "rope_scaling": None, "attention_bias": False,
+              "torch_dtype": "float32"}
+    # f32, one file
+    one = os.path.join(WORK, "hf_f32")
+    os.makedirs(one, exist_ok=True)
+    with open(os.path.join(one, "config.json"), "w") as f:
+        json.dump(config, f)
+    write_safetensors(os.path.join(one, "model.safetensors"),
+                      {HF_NAMES[k]: ("F32", a.astype("<f4").tobytes(), a.shape)
+                       for k, a in hf.items()})
+    got = hmx_logits(one, "hf_f32")
+    if got is not None:
+        err = rel_err(got, hf_forward(hf, TOKENS))
+        check(err < 1e-4, f"Hugging Face f32 checkpoint vs float64 forward pass: {err:.2e}")
+    # bf16, two shards with an index
+    two = os.path.join(WORK, "hf_bf16")
+    os.makedirs(two, exist_ok=True)
+    with open(os.path.join(two, "config.json"), "w") as f:
+        json.dump(dict(config, torch_dtype="bfloat16"), f)
+    rounded, shard = {}, [{}, {}]
+    weight_map = {}
+    for i, (k, a) in enumerate(sorted(hf.items())):
+        bits, back = bf16_round(a)
+        rounded[k] = back
+        name, fn = HF_NAMES[k], f"model-0000{i % 2 + 1}-of-00002.safetensors"
+        shard[i % 2][name] = ("BF16", bits.astype("<u2").tobytes(), a.shape)
+        weight_map[name] = fn
+    for i in range(2):
+        write_safetensors(os.path.join(two, f"model-0000{i + 1}-of-00002.safetensors"), shard[i])
+    with open(os.path.join(two, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f)
+    got = hmx_logits(two, "hf_bf16")
+    if got is not None:
+        err = rel_err(got, hf_forward(rounded, TOKENS))
+        check(err < 1e-4, f"Hugging Face bf16 sharded checkpoint vs float64 forward pass of the "
+              f"rounded weights: {err:.2e}")
+    # rejections: a bias, scaled RoPE
+    bad = os.path.join(WORK, "hf_bias")
+    os.makedirs(bad, exist_ok=True)
+    with open(os.path.join(bad, "config.json"), "w") as f:
+        json.dump(config, f)
+    t = {HF_NAMES[k]: ("F32", a.astype("<f4").tobytes(), a.shape) for k, a in hf.items()}
+    t["model.layers.0.self_attn.q_proj.bias"] = ("F32", np.zeros(H * D, "<f4").tobytes(), (H * D,))
+    write_safetensors(os.path.join(bad, "model.safetensors"), t)
+    r = subprocess.run([HMX, "generate", "--model", bad, "--tokens", "1", "-n", "1"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "q_proj.bias" in r.stderr, f"bias rejected: {r.stderr.strip()[:120]}")
+    with open(os.path.join(bad, "config.json"), "w") as f:
+        json.dump(dict(config, rope_scaling={"rope_type": "llama3", "factor": 8.0}), f)
+    r = subprocess.run([HMX, "generate", "--model", bad, "--tokens", "1", "-n", "1"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "rope_scaling" in r.stderr, f"rope_scaling rejected: "
+          f"{r.stderr.strip()[:120]}")
+
+
 def main():
     dequant_case()
-    llama_case()
+    hf = tiny_hf_weights()
+    llama_case(hf)
+    hf_case(hf)
     print(f"test_gguf.py: {len(failures)} failed")
     return 1 if failures else 0
 

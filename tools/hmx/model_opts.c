@@ -62,8 +62,9 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
 
 void hmx_model_opts_help(FILE *out) {
   fputs("model (synthetic weights unless --weights is given):\n"
-        "  --weights FILE      a weights file (docs/MODEL.md) or a Llama GGUF (docs/GGUF.md);\n"
-        "                      its config comes from the file (--model FILE: the same)\n"
+        "  --weights FILE      a weights file (docs/MODEL.md), a Llama GGUF or a Hugging Face\n"
+        "                      checkpoint directory (docs/GGUF.md); its config comes from the\n"
+        "                      file (--model FILE: the same)\n"
         "  --config NAME       preset: tiny (default), small, base, test\n"
         "  --outproj P         attention output projection: dense (default) or hadamard\n"
         "  --set KEY=VALUE     change a config field: n_layer d_model n_head n_kv_head\n"
