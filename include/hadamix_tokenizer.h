@@ -2,7 +2,8 @@
  *
  * Byte-level BPE (GPT-2 style: tokenizer.ggml.model = "gpt2"), as used by
  * SmolLM2 (pre-tokenizer "smollm": digits split one by one, then GPT-2's
- * pattern) and GPT-2 itself ("gpt2", "default"): the text is split into
+ * pattern), Llama 3 ("llama-bpe") and GPT-2 itself ("gpt2", "default"): the
+ * text is split into
  * pieces by the pre-tokenizer, each piece's bytes are merged by the ranked
  * merges (tokenizer.ggml.merges), and control / user-defined tokens in the
  * text (e.g. "<|im_start|>") are matched first when asked. docs/GGUF.md

@@ -106,6 +106,54 @@ static int gpt2(out *o, const uchar *u, size_t i, size_t e, size_t text_len, siz
   return 1;
 }
 
+static int is_crlf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
+
+/* The case-insensitive contraction at i for Llama 3, its length or 0. */
+static size_t contraction_ci(const uchar *u, size_t i, size_t e) {
+  if (u[i].cp != '\'' || i + 1 >= e) return 0;
+  const uint32_t a = u[i + 1].cp | 0x20, b = i + 2 < e ? u[i + 2].cp | 0x20 : 0;
+  if (u[i + 1].cp >= 0x80) return 0;
+  if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+  if (i + 2 < e && u[i + 2].cp < 0x80 &&
+      ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')))
+    return 3;
+  return 0;
+}
+
+/* Llama 3's pattern over chars [i, e):
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d) | [^\r\n\p{L}\p{N}]?\p{L}+ | \p{N}{1,3} |
+ *    ?[^\s\p{L}\p{N}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+ */
+static int llama3(out *o, const uchar *u, size_t i, size_t e, size_t text_len, size_t total) {
+  while (i < e) {
+    const hmx_uclass c = u[i].cls;
+    const hmx_uclass c1 = i + 1 < e ? u[i + 1].cls : HMX_UC_OTHER;
+    size_t j = 0, k = contraction_ci(u, i, e);
+    if (k) j = i + k;
+    else if (c == HMX_UC_LETTER)
+      j = run(u, i, e, HMX_UC_LETTER);
+    else if (c != HMX_UC_NUMBER && !is_crlf(u[i].cp) && i + 1 < e && c1 == HMX_UC_LETTER)
+      j = run(u, i + 1, e, HMX_UC_LETTER); /* one non-letter, non-digit, non-newline prefix */
+    else if (c == HMX_UC_NUMBER) {
+      j = i + 1;
+      while (j < e && j < i + 3 && u[j].cls == HMX_UC_NUMBER) j++;
+    } else if (c == HMX_UC_OTHER || (u[i].cp == ' ' && i + 1 < e && c1 == HMX_UC_OTHER)) {
+      j = run_other(u, c == HMX_UC_OTHER ? i : i + 1, e);
+      while (j < e && is_crlf(u[j].cp)) j++;
+    } else { /* whitespace */
+      const size_t end = run(u, i, e, HMX_UC_SPACE);
+      size_t last_nl = end;
+      for (size_t q = i; q < end; q++)
+        if (is_crlf(u[q].cp)) last_nl = q;
+      if (last_nl < end) j = last_nl + 1;          /* \s*[\r\n]+ */
+      else if (end < e && end - i >= 2) j = end - 1; /* \s+(?!\S) */
+      else j = end;                                /* \s+ */
+    }
+    if (!emit(o, u, i, j, text_len, total)) return 0;
+    i = j;
+  }
+  return 1;
+}
+
 hmx_status hmx_pretokenize(hmx_pretok_kind kind, const char *text, size_t len, hmx_span **spans,
                            size_t *n) {
   if (!spans || !n || (!text && len))
@@ -135,7 +183,9 @@ hmx_status hmx_pretokenize(hmx_pretok_kind kind, const char *text, size_t len, h
         a = i + 1;
       }
     if (ok) ok = gpt2(&o, u, a, m, len, m);
-  } else
+  } else if (kind == HMX_PRETOK_LLAMA3)
+    ok = llama3(&o, u, 0, m, len, m);
+  else
     ok = gpt2(&o, u, 0, m, len, m);
   free(u);
   if (!ok) {

@@ -275,9 +275,11 @@ hmx_status hmx_tokenizer_load(const char *path, hmx_tokenizer **out) {
   hmx_pretok_kind kind = HMX_PRETOK_GPT2;
   if (!hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
     if (str_is(&pre, "smollm")) kind = HMX_PRETOK_SMOLLM;
+    else if (str_is(&pre, "llama-bpe")) kind = HMX_PRETOK_LLAMA3;
     else if (!str_is(&pre, "gpt2") && !str_is(&pre, "default")) {
       st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: pre-tokenizer '%.*s' (hadamix knows 'smollm', "
-                    "'gpt2' and 'default')", path, (int)(pre.len > 32 ? 32 : pre.len), pre.ptr);
+                    "'llama-bpe', 'gpt2' and 'default')", path,
+                    (int)(pre.len > 32 ? 32 : pre.len), pre.ptr);
       hmx_gguf_free(f);
       return st;
     }
@@ -396,6 +398,11 @@ static void push_pair(const hmx_tokenizer *t, bpe_work *w, int32_t i) {
 }
 
 static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, bpe_work *w, ids *o) {
+  /* Llama 3 (Hugging Face's ignore_merges): a piece that is a token is that token */
+  if (t->pretok == HMX_PRETOK_LLAMA3) {
+    const int32_t whole = vocab_find(t, (const char *)p, len);
+    if (whole >= 0) return push(o, whole);
+  }
   int32_t n = 0;
   for (size_t i = 0; i < len; i++)
     if (t->byte_id[p[i]] >= 0) w->sym[n++] = t->byte_id[p[i]];

@@ -12,7 +12,8 @@ hmx_uclass hmx_uni_class(uint32_t cp);
 
 typedef enum hmx_pretok_kind {
   HMX_PRETOK_GPT2,   /* GPT-2's pattern */
-  HMX_PRETOK_SMOLLM  /* every decimal digit alone, then GPT-2's pattern on the rest */
+  HMX_PRETOK_SMOLLM, /* every \p{N} character alone, then GPT-2's pattern on the rest */
+  HMX_PRETOK_LLAMA3  /* Llama 3's pattern (llama.cpp's "llama-bpe") */
 } hmx_pretok_kind;
 
 typedef struct hmx_span {

