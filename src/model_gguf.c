@@ -3,9 +3,11 @@
  * The config comes from the llama.* metadata, the weights from the tensors
  * token_embd, blk.N.{attn_norm,attn_q,attn_k,attn_v,attn_output,ffn_norm,
  * ffn_gate,ffn_up,ffn_down}, output_norm and output (absent: tied). Every
- * tensor is dequantized to f32 (docs/NUMERICS.md "GGUF dequantization") into
- * the model's arena, so the forward pass is the model runtime's as it is:
- * the same bits on every backend. RoPE is `interleaved`: llama.cpp's
+ * quantized or F32 tensor is dequantized to f32 (docs/NUMERICS.md "GGUF
+ * dequantization") into the model's arena, F16 and BF16 ones are kept as they
+ * are (the ops widen them exactly: the same values as dequantized), so the
+ * forward pass is the model runtime's as it is: the same bits on every
+ * backend. RoPE is `interleaved`: llama.cpp's
  * converter permutes the rows of Q and K so that the pairs that Hugging Face's
  * rotate_half rotates together (i, i + D/2) become adjacent (2i, 2i + 1), and
  * llama.cpp rotates adjacent pairs for this architecture. A tensor the model
@@ -148,6 +150,11 @@ static hmx_status check_shape(const char *path, const hmx_weight_spec *s,
                   path, t->name, (long long)(transpose ? r : c), (long long)(transpose ? c : r));
 }
 
+/* Bytes per element in the model: f16 and bf16 are kept, the rest become f32. */
+static size_t elem_size(uint32_t type) {
+  return type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 2 : 4;
+}
+
 static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path) {
   const hmx_gguf_tensor **src = hmx_alloc_array((size_t)m->n_weights, sizeof *src);
   int *tr = hmx_alloc_array((size_t)m->n_weights, sizeof *tr);
@@ -172,7 +179,8 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
       break;
     }
     size_t b;
-    if (!hmx_mul_size((size_t)src[i]->numel, sizeof(float), &b) || total + b + ARENA_ALIGN < total) {
+    if (!hmx_mul_size((size_t)src[i]->numel, elem_size(src[i]->type), &b) ||
+        total + b + ARENA_ALIGN < total) {
       st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: the dequantized weights do not fit in memory", path);
       break;
     }
@@ -197,15 +205,31 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
   size_t off = 0;
   for (int i = 0; i < m->n_weights && !st; i++) {
     const hmx_gguf_tensor *t = src[i];
-    float *dst = (float *)((char *)m->arena + off);
-    if (!tr[i]) st = hmx_gguf_tensor_to_f32(t, dst);
+    void *dst = (char *)m->arena + off;
+    const hmx_dtype dt = t->type == HMX_GGML_F16    ? HMX_F16
+                         : t->type == HMX_GGML_BF16 ? HMX_BF16
+                                                    : HMX_F32;
+    if (dt != HMX_F32) {
+      /* f16 / bf16 stay as they are: the ops widen them exactly, so the
+       * results are the bits of the dequantized f32, with half the memory */
+      const unsigned char *p = t->data;
+      uint16_t *d16 = dst;
+      const int64_t rows = tr[i] ? t->ne[1] : 1, cols = tr[i] ? t->ne[0] : t->numel;
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+          const int64_t k = r * cols + c;
+          d16[tr[i] ? c * rows + r : k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
+        }
+    } else if (!tr[i])
+      st = hmx_gguf_tensor_to_f32(t, dst);
     else if (!(st = hmx_gguf_tensor_to_f32(t, tmp))) {
       const int64_t rows = t->ne[1], cols = t->ne[0]; /* GGUF [rows][cols] -> [cols][rows] */
+      float *df = dst;
       for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = tmp[r * cols + c];
+        for (int64_t c = 0; c < cols; c++) df[c * rows + r] = tmp[r * cols + c];
     }
-    m->weights[i] = hmx_tensor_make(dst, HMX_F32, m->specs[i].ndim, m->specs[i].shape);
-    const size_t b = (size_t)t->numel * sizeof(float);
+    m->weights[i] = hmx_tensor_make(dst, dt, m->specs[i].ndim, m->specs[i].shape);
+    const size_t b = (size_t)t->numel * elem_size(t->type);
     off += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     m->weight_bytes += (int64_t)b;
   }

@@ -270,6 +270,15 @@ def llama_case(hf):
     bad = rel_err(got, hf_forward(deq_perm, TOKENS))
     check(bad > 1e-4, f"negative control (permuted weights with rotate_half RoPE): error "
           f"{bad:.2e} misses the bound")
+    # F16/BF16 tensors are kept as they are: the same bits as storing their values as F32
+    as_f32 = [(n, dequantize(a, qt).reshape(back.shape).astype(np.float32), None)
+              if qt in (Q.F16, Q.BF16) else (n, a, qt)
+              for (n, a, qt), back in zip(tensors, [deq_perm[h] for _, h, _, _ in plan])]
+    path32 = os.path.join(WORK, "tiny_llama_f32.gguf")
+    write_model(path32, as_f32)
+    got32 = hmx_logits(path32, "tiny_llama_f32")
+    check(got32 is not None and np.array_equal(got.view(np.uint64), got32.view(np.uint64)),
+          "F16/BF16 kept as f16/bf16: logits bit-identical to the same values stored as F32")
 
     # 3. rejections
     with open(path, "rb") as f:
