@@ -125,18 +125,16 @@ static hmx_status fail_meta(const char *path, const char *what) {
   return hmx_fail(HMX_ERR_FORMAT, "%s: tokenizer: %s", path, what);
 }
 
-static hmx_status load_vocab(hmx_tokenizer *t, const hmx_gguf *f, const char *path) {
-  const hmx_gguf_value *tok = hmx_gguf_find_kv(f, "tokenizer.ggml.tokens");
-  if (!tok || tok->type != HMX_GGUF_ARRAY || tok->elem != HMX_GGUF_STRING || tok->n == 0 ||
-      tok->n > (1u << 24))
-    return fail_meta(path, "tokenizer.ggml.tokens is missing or not an array of 1 to 2^24 "
-                     "strings");
-  const hmx_gguf_value *types = hmx_gguf_find_kv(f, "tokenizer.ggml.token_type");
-  if (types && (types->type != HMX_GGUF_ARRAY || types->n != tok->n ||
-                types->elem == HMX_GGUF_STRING || types->elem == HMX_GGUF_F32 ||
-                types->elem == HMX_GGUF_F64 || types->elem == HMX_GGUF_BOOL))
-    return fail_meta(path, "tokenizer.ggml.token_type is not an integer array as long as the "
-                     "tokens");
+/* tok: n strings, types: n token types or NULL (all normal). */
+typedef struct tok_list {
+  uint64_t n;
+  const hmx_gguf_str *strs;
+} tok_list;
+
+static hmx_status load_vocab(hmx_tokenizer *t, const tok_list *tok, const int32_t *types,
+                             const char *path) {
+  if (tok->n == 0 || tok->n > (1u << 24))
+    return fail_meta(path, "the vocabulary must hold 1 to 2^24 tokens");
   t->n_vocab = (int32_t)tok->n;
   size_t total = 0;
   for (uint64_t i = 0; i < tok->n; i++) total += (size_t)tok->strs[i].len;
@@ -157,7 +155,7 @@ static hmx_status load_vocab(hmx_tokenizer *t, const hmx_gguf *f, const char *pa
   size_t at = 0;
   for (int32_t i = 0; i < t->n_vocab; i++) {
     const hmx_gguf_str *s = &tok->strs[i];
-    t->type[i] = types ? (int32_t)hmx_gguf_array_int(types, (uint64_t)i) : TT_NORMAL;
+    t->type[i] = types ? types[i] : TT_NORMAL;
     t->off[i] = at;
     long n = -1;
     if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER)
@@ -190,10 +188,8 @@ static hmx_status load_vocab(hmx_tokenizer *t, const hmx_gguf *f, const char *pa
   return HMX_OK;
 }
 
-static hmx_status load_merges(hmx_tokenizer *t, const hmx_gguf *f, const char *path) {
-  const hmx_gguf_value *mv = hmx_gguf_find_kv(f, "tokenizer.ggml.merges");
-  if (!mv || mv->type != HMX_GGUF_ARRAY || mv->elem != HMX_GGUF_STRING || mv->n > (1u << 24))
-    return fail_meta(path, "tokenizer.ggml.merges is missing or not an array of strings");
+static hmx_status load_merges(hmx_tokenizer *t, const tok_list *mv, const char *path) {
+  if (mv->n > (1u << 24)) return fail_meta(path, "more than 2^24 merges");
   t->mcap = pow2_above(mv->n);
   t->mkey = calloc(t->mcap, sizeof *t->mkey);
   t->mrank = hmx_alloc_array(t->mcap, sizeof *t->mrank);
@@ -253,58 +249,90 @@ static int32_t meta_id(const hmx_gguf *f, const char *key, int32_t n_vocab) {
   return (int32_t)v;
 }
 
-hmx_status hmx_tokenizer_load(const char *path, hmx_tokenizer **out) {
-  hmx_clear_error();
-  if (!out || !path) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_load: NULL argument");
+hmx_status hmx_tokenizer_build(hmx_pretok_kind kind, uint64_t n_vocab,
+                               const hmx_gguf_str *tokens, const int32_t *types,
+                               uint64_t n_merges, const hmx_gguf_str *merges, const char *source,
+                               hmx_tokenizer **out) {
   *out = NULL;
-  hmx_gguf *f;
-  hmx_status st = hmx_gguf_open(path, &f);
-  if (st) return st;
-  hmx_gguf_str model = {0}, pre = {0};
-  if (hmx_gguf_get_str(f, "tokenizer.ggml.model", &model)) {
-    hmx_gguf_free(f);
-    return hmx_fail(HMX_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
-  }
-  if (!str_is(&model, "gpt2")) {
-    st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tokenizer model '%.*s' (hadamix reads byte-level "
-                  "BPE, 'gpt2', so far)", path, (int)(model.len > 32 ? 32 : model.len),
-                  model.ptr);
-    hmx_gguf_free(f);
-    return st;
-  }
-  hmx_pretok_kind kind = HMX_PRETOK_GPT2;
-  if (!hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
-    if (str_is(&pre, "smollm")) kind = HMX_PRETOK_SMOLLM;
-    else if (str_is(&pre, "llama-bpe")) kind = HMX_PRETOK_LLAMA3;
-    else if (!str_is(&pre, "gpt2") && !str_is(&pre, "default")) {
-      st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: pre-tokenizer '%.*s' (hadamix knows 'smollm', "
-                    "'llama-bpe', 'gpt2' and 'default')", path,
-                    (int)(pre.len > 32 ? 32 : pre.len), pre.ptr);
-      hmx_gguf_free(f);
-      return st;
-    }
-  }
   hmx_tokenizer *t = calloc(1, sizeof *t);
-  if (!t) {
-    hmx_gguf_free(f);
-    return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
-  }
+  if (!t) return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
   t->pretok = kind;
-  st = load_vocab(t, f, path);
-  if (!st) st = load_merges(t, f, path);
-  if (!st) {
-    t->bos = meta_id(f, "tokenizer.ggml.bos_token_id", t->n_vocab);
-    t->eos = meta_id(f, "tokenizer.ggml.eos_token_id", t->n_vocab);
-    int b = 0;
-    t->add_bos = !hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) && b && t->bos >= 0;
-  }
-  hmx_gguf_free(f);
+  t->bos = t->eos = -1;
+  const tok_list tl = {n_vocab, tokens}, ml = {n_merges, merges};
+  hmx_status st = load_vocab(t, &tl, types, source);
+  if (!st) st = load_merges(t, &ml, source);
   if (st) {
     hmx_tokenizer_free(t);
     return st;
   }
   *out = t;
   return HMX_OK;
+}
+
+void hmx_tokenizer_set_ids(hmx_tokenizer *t, int32_t bos, int32_t eos, int add_bos) {
+  t->bos = bos >= 0 && bos < t->n_vocab ? bos : -1;
+  t->eos = eos >= 0 && eos < t->n_vocab ? eos : -1;
+  t->add_bos = add_bos && t->bos >= 0;
+}
+
+/* The tokenizer.ggml.* metadata of an open GGUF file. */
+static hmx_status from_gguf(const hmx_gguf *f, const char *path, hmx_tokenizer **out) {
+  hmx_gguf_str model = {0}, pre = {0};
+  if (hmx_gguf_get_str(f, "tokenizer.ggml.model", &model))
+    return hmx_fail(HMX_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
+  if (!str_is(&model, "gpt2"))
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tokenizer model '%.*s' (hadamix reads byte-level "
+                    "BPE, 'gpt2', so far)", path, (int)(model.len > 32 ? 32 : model.len),
+                    model.ptr);
+  hmx_pretok_kind kind = HMX_PRETOK_GPT2;
+  if (!hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
+    if (str_is(&pre, "smollm")) kind = HMX_PRETOK_SMOLLM;
+    else if (str_is(&pre, "llama-bpe")) kind = HMX_PRETOK_LLAMA3;
+    else if (!str_is(&pre, "gpt2") && !str_is(&pre, "default"))
+      return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: pre-tokenizer '%.*s' (hadamix knows 'smollm', "
+                      "'llama-bpe', 'gpt2' and 'default')", path,
+                      (int)(pre.len > 32 ? 32 : pre.len), pre.ptr);
+  }
+  const hmx_gguf_value *tok = hmx_gguf_find_kv(f, "tokenizer.ggml.tokens");
+  if (!tok || tok->type != HMX_GGUF_ARRAY || tok->elem != HMX_GGUF_STRING)
+    return fail_meta(path, "tokenizer.ggml.tokens is missing or not an array of strings");
+  const hmx_gguf_value *types = hmx_gguf_find_kv(f, "tokenizer.ggml.token_type");
+  if (types && (types->type != HMX_GGUF_ARRAY || types->n != tok->n ||
+                types->elem == HMX_GGUF_STRING || types->elem == HMX_GGUF_F32 ||
+                types->elem == HMX_GGUF_F64 || types->elem == HMX_GGUF_BOOL))
+    return fail_meta(path, "tokenizer.ggml.token_type is not an integer array as long as the "
+                     "tokens");
+  const hmx_gguf_value *mv = hmx_gguf_find_kv(f, "tokenizer.ggml.merges");
+  if (!mv || mv->type != HMX_GGUF_ARRAY || mv->elem != HMX_GGUF_STRING)
+    return fail_meta(path, "tokenizer.ggml.merges is missing or not an array of strings");
+  int32_t *ty = NULL;
+  if (types) {
+    if (!(ty = hmx_alloc_array(tok->n ? (size_t)tok->n : 1, sizeof *ty)))
+      return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+    for (uint64_t i = 0; i < tok->n; i++) ty[i] = (int32_t)hmx_gguf_array_int(types, i);
+  }
+  hmx_status st = hmx_tokenizer_build(kind, tok->n, tok->strs, ty, mv->n, mv->strs, path, out);
+  free(ty);
+  if (st) return st;
+  int b = 0;
+  const int add = !hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) && b;
+  hmx_tokenizer_set_ids(*out, meta_id(f, "tokenizer.ggml.bos_token_id", (*out)->n_vocab),
+                        meta_id(f, "tokenizer.ggml.eos_token_id", (*out)->n_vocab), add);
+  return HMX_OK;
+}
+
+hmx_status hmx_tokenizer_load(const char *path, hmx_tokenizer **out) {
+  hmx_clear_error();
+  if (!out || !path) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_load: NULL argument");
+  *out = NULL;
+  /* a Hugging Face tokenizer.json, or a directory holding one (tokenizer_hf.c) */
+  if (hmx_tokenizer_is_hf(path)) return hmx_tokenizer_load_hf(path, out);
+  hmx_gguf *f;
+  hmx_status st = hmx_gguf_open(path, &f);
+  if (st) return st;
+  st = from_gguf(f, path, out);
+  hmx_gguf_free(f);
+  return st;
 }
 
 void hmx_tokenizer_free(hmx_tokenizer *t) {

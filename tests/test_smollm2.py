@@ -166,20 +166,29 @@ def llama3_tokenization():
         pre_tokenizers.Split(Regex(LLAMA3_PATTERN), behavior="isolated", invert=False),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tk.add_special_tokens([t for t, ty in zip(toks, types) if ty == 3])
+    same_ids(path, tk, "llama-bpe pre-tokenizer (GGUF)")
+    hf_dir = os.path.join(WORK, "llama3_hf")
+    os.makedirs(hf_dir, exist_ok=True)
+    tk.save(os.path.join(hf_dir, "tokenizer.json"))
+    same_ids(hf_dir, tk, "llama-bpe pre-tokenizer (tokenizer.json saved by tokenizers)")
+
+
+def same_ids(model, tk, label):
+    """hmx tokenize --model MODEL equals tk on every text."""
     bad = 0
     for i, text in enumerate(TEXTS):
-        tp = os.path.join(WORK, f"l3text{i}.txt")
+        tp = os.path.join(WORK, f"same{i}.txt")
         with open(tp, "wb") as f:
             f.write(text.encode("utf-8"))
-        g = hmx("tokenize", "--model", path, "--file", tp)
+        g = hmx("tokenize", "--model", model, "--file", tp)
         got = [int(x) for x in g.stdout.decode().strip().split(",") if x] if g.returncode == 0 \
             else None
         want = tk.encode(text).ids
         if got != want:
             bad += 1
-            print(f"     llama-bpe text {i} {text[:30]!r}: hmx {got[:16] if got else g.stderr} vs "
-                  f"tokenizers {want[:16]}")
-    check(bad == 0, f"llama-bpe pre-tokenizer: {len(TEXTS) - bad} of {len(TEXTS)} texts equal")
+            print(f"     {label}: text {i} {text[:30]!r}: hmx "
+                  f"{got[:16] if got else g.stderr.decode().strip()} vs tokenizers {want[:16]}")
+    check(bad == 0, f"{label}: {len(TEXTS) - bad} of {len(TEXTS)} texts give the same ids")
 
 
 def tokenization():
@@ -203,6 +212,11 @@ def tokenization():
             d = hmx("tokenize", "--model", MODEL, "--decode", ",".join(map(str, got)))
             back = tk.decode(want, skip_special_tokens=False).encode("utf-8")
             check(d.returncode == 0 and d.stdout == back, f"decode text {i}")
+    # the same tokenizer as a Hugging Face tokenizer.json (tokenizers' own serialization)
+    hf_dir = os.path.join(WORK, "smollm2_hf")
+    os.makedirs(hf_dir, exist_ok=True)
+    tk.save(os.path.join(hf_dir, "tokenizer.json"))
+    same_ids(hf_dir, tk, "SmolLM2 tokenizer.json")
 
 
 # ------------------------------------------------------------------ 2. logits

@@ -72,13 +72,23 @@ static int is_gguf(const char *path) {
   return got == 4 && !memcmp(magic, "GGUF", 4);
 }
 
-/* The prompt's ids: with a GGUF file that stores a tokenizer, TEXT encoded
+/* A Hugging Face checkpoint directory with its tokenizer.json. */
+static int has_tokenizer_json(const char *dir) {
+  char p[4096];
+  FILE *fp = NULL;
+  if (snprintf(p, sizeof p, "%s/tokenizer.json", dir) < (int)sizeof p) fp = fopen(p, "rb");
+  if (fp) fclose(fp);
+  return fp != NULL;
+}
+
+/* The prompt's ids: with a GGUF file that stores a tokenizer (or a Hugging
+ * Face directory with tokenizer.json), TEXT encoded
  * by it (as a ChatML user turn with --chat; *stop = the end-of-turn id);
  * otherwise hmx_prompt_tokens (bytes, or --tokens). */
 static int prompt_tokens(const hmx_model_opts *mo, const char *prompt, const char *toklist,
                          int chat, hmx_tokenizer **tk, int32_t *stop, int32_t **toks,
                          int64_t *n) {
-  if (mo->weights && is_gguf(mo->weights)) {
+  if (mo->weights && (is_gguf(mo->weights) || has_tokenizer_json(mo->weights))) {
     hmx_status st = hmx_tokenizer_load(mo->weights, tk);
     /* no tokenizer in the file (FORMAT): byte tokens, as for other files */
     if (st && (chat || (prompt && !toklist && st != HMX_ERR_FORMAT)))
