@@ -7,7 +7,9 @@
  * pieces by the pre-tokenizer, each piece's bytes are merged by the ranked
  * merges (tokenizer.ggml.merges), and control / user-defined tokens in the
  * text (e.g. "<|im_start|>") are matched first when asked. docs/GGUF.md
- * "Tokenizer" states the rules and what is not supported yet. */
+ * "Tokenizer" states the rules and what is not supported yet. SentencePiece
+ * BPE (tokenizer.ggml.model = "llama": Llama 2, TinyLlama) is read too, and
+ * a Hugging Face tokenizer.json (a .json path or a directory holding one). */
 #ifndef HADAMIX_TOKENIZER_H
 #define HADAMIX_TOKENIZER_H
 

@@ -17,27 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_NORMAL 1
-#define TT_CONTROL 3
-#define TT_USER 4
 
-struct hmx_tokenizer {
-  int32_t n_vocab;
-  char *bytes;         /* every token's bytes, back to back */
-  size_t *off, *len;   /* n_vocab */
-  int32_t *type;       /* n_vocab (tokenizer.ggml.token_type, else normal) */
-  int32_t byte_id[256];/* the token of each single byte */
-  int32_t *vmap;       /* bytes -> id; -1 empty; vcap slots */
-  size_t vcap;
-  uint64_t *mkey;      /* merges: (left << 32 | right) + 1; 0 empty */
-  int32_t *mrank, *mres;
-  size_t mcap;
-  int32_t *specials;   /* control and user-defined tokens, longest first */
-  int32_t n_specials;
-  hmx_pretok_kind pretok;
-  int32_t bos, eos;
-  int add_bos;
-};
 
 /* ------------------------------------------------------------------ GPT-2 byte alphabet */
 
@@ -86,7 +66,7 @@ static uint64_t hash_u64(uint64_t x) { /* SplitMix64's finalizer */
   return x ^ (x >> 31);
 }
 
-static int32_t vocab_find(const hmx_tokenizer *t, const char *s, size_t n) {
+int32_t hmx_tok_vocab_find(const hmx_tokenizer *t, const char *s, size_t n) {
   for (size_t h = hash_bytes(s, n) & (t->vcap - 1);; h = (h + 1) & (t->vcap - 1)) {
     const int32_t id = t->vmap[h];
     if (id < 0) return -1;
@@ -158,7 +138,7 @@ static hmx_status load_vocab(hmx_tokenizer *t, const tok_list *tok, const int32_
     t->type[i] = types ? types[i] : TT_NORMAL;
     t->off[i] = at;
     long n = -1;
-    if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER)
+    if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER && t->pretok != HMX_TOK_SPM)
       n = unmap_token(s->ptr, (size_t)s->len, byte_of_cp, t->bytes + at);
     if (n < 0) { /* control, user-defined, or not in the alphabet: literal text */
       memcpy(t->bytes + at, s->ptr, (size_t)s->len);
@@ -171,12 +151,14 @@ static hmx_status load_vocab(hmx_tokenizer *t, const tok_list *tok, const int32_
   }
   for (size_t i = 0; i < t->vcap; i++) t->vmap[i] = -1;
   for (int32_t i = 0; i < t->n_vocab; i++)
-    if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER) vocab_insert(t, i);
+    if (t->pretok == HMX_TOK_SPM ? t->type[i] == TT_NORMAL
+                                 : t->type[i] != TT_CONTROL && t->type[i] != TT_USER)
+      vocab_insert(t, i);
   /* a byte without a token of its own (SmolLM2 lacks 21, e.g. 0x04) is
    * dropped from the text, as Hugging Face's BPE does without an unknown token */
   for (int b = 0; b < 256; b++) {
     const char c = (char)b;
-    t->byte_id[b] = vocab_find(t, &c, 1);
+    t->byte_id[b] = hmx_tok_vocab_find(t, &c, 1);
   }
   /* specials longest first, so that the longest match wins */
   for (int32_t i = 1; i < t->n_specials; i++)
@@ -219,8 +201,8 @@ static hmx_status load_merges(hmx_tokenizer *t, const tok_list *mv, const char *
                     "separated by a space", path, (unsigned long long)r);
       break;
     }
-    const int32_t ia = vocab_find(t, buf, (size_t)a), ib = vocab_find(t, buf + a, (size_t)b),
-                  ir = vocab_find(t, buf, (size_t)(a + b));
+    const int32_t ia = hmx_tok_vocab_find(t, buf, (size_t)a), ib = hmx_tok_vocab_find(t, buf + a, (size_t)b),
+                  ir = hmx_tok_vocab_find(t, buf, (size_t)(a + b));
     if (ia < 0 || ib < 0 || ir < 0) {
       st = hmx_fail(HMX_ERR_FORMAT, "%s: tokenizer: merge %llu ('%.*s') names a token that is "
                     "not in the vocabulary", path, (unsigned long long)r,
@@ -280,12 +262,13 @@ static hmx_status from_gguf(const hmx_gguf *f, const char *path, hmx_tokenizer *
   hmx_gguf_str model = {0}, pre = {0};
   if (hmx_gguf_get_str(f, "tokenizer.ggml.model", &model))
     return hmx_fail(HMX_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
-  if (!str_is(&model, "gpt2"))
-    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tokenizer model '%.*s' (hadamix reads byte-level "
-                    "BPE, 'gpt2', so far)", path, (int)(model.len > 32 ? 32 : model.len),
-                    model.ptr);
-  hmx_pretok_kind kind = HMX_PRETOK_GPT2;
-  if (!hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
+  const int spm = str_is(&model, "llama");
+  if (!spm && !str_is(&model, "gpt2"))
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tokenizer model '%.*s' (hadamix reads 'gpt2', "
+                    "byte-level BPE, and 'llama', SentencePiece BPE)", path,
+                    (int)(model.len > 32 ? 32 : model.len), model.ptr);
+  hmx_pretok_kind kind = spm ? HMX_TOK_SPM : HMX_PRETOK_GPT2;
+  if (!spm && !hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
     if (str_is(&pre, "smollm")) kind = HMX_PRETOK_SMOLLM;
     else if (str_is(&pre, "llama-bpe")) kind = HMX_PRETOK_LLAMA3;
     else if (!str_is(&pre, "gpt2") && !str_is(&pre, "default"))
@@ -303,19 +286,45 @@ static hmx_status from_gguf(const hmx_gguf *f, const char *path, hmx_tokenizer *
     return fail_meta(path, "tokenizer.ggml.token_type is not an integer array as long as the "
                      "tokens");
   const hmx_gguf_value *mv = hmx_gguf_find_kv(f, "tokenizer.ggml.merges");
-  if (!mv || mv->type != HMX_GGUF_ARRAY || mv->elem != HMX_GGUF_STRING)
+  if (!spm && (!mv || mv->type != HMX_GGUF_ARRAY || mv->elem != HMX_GGUF_STRING))
     return fail_meta(path, "tokenizer.ggml.merges is missing or not an array of strings");
+  const hmx_gguf_value *sc = hmx_gguf_find_kv(f, "tokenizer.ggml.scores");
+  if (spm && sc && (sc->type != HMX_GGUF_ARRAY || sc->elem != HMX_GGUF_F32 || sc->n != tok->n))
+    return fail_meta(path, "tokenizer.ggml.scores is not an f32 array as long as the tokens");
   int32_t *ty = NULL;
   if (types) {
     if (!(ty = hmx_alloc_array(tok->n ? (size_t)tok->n : 1, sizeof *ty)))
       return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
     for (uint64_t i = 0; i < tok->n; i++) ty[i] = (int32_t)hmx_gguf_array_int(types, i);
   }
-  hmx_status st = hmx_tokenizer_build(kind, tok->n, tok->strs, ty, mv->n, mv->strs, path, out);
+  hmx_status st = hmx_tokenizer_build(kind, tok->n, tok->strs, ty, spm ? 0 : mv->n,
+                                      spm ? NULL : mv->strs, path, out);
   free(ty);
+  if (!st && spm) {
+    float *scores = NULL;
+    if (sc && !(scores = hmx_alloc_array((size_t)sc->n, sizeof *scores)))
+      st = hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+    for (uint64_t i = 0; !st && sc && i < sc->n; i++) {
+      const unsigned char *p = sc->raw + 4 * i;
+      const uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                         (uint32_t)p[3] << 24;
+      memcpy(&scores[i], &u, 4);
+    }
+    int sp = 1;
+    if (hmx_gguf_get_bool(f, "tokenizer.ggml.add_space_prefix", &sp)) sp = 1;
+    if (!st)
+      st = hmx_spm_setup(*out, scores, sp, meta_id(f, "tokenizer.ggml.unknown_token_id",
+                                                   (*out)->n_vocab), path);
+    free(scores);
+    if (st) {
+      hmx_tokenizer_free(*out);
+      *out = NULL;
+    }
+  }
   if (st) return st;
   int b = 0;
-  const int add = !hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) && b;
+  /* SentencePiece models add BOS unless told not to (llama.cpp's default) */
+  const int add = hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) ? spm : b;
   hmx_tokenizer_set_ids(*out, meta_id(f, "tokenizer.ggml.bos_token_id", (*out)->n_vocab),
                         meta_id(f, "tokenizer.ggml.eos_token_id", (*out)->n_vocab), add);
   return HMX_OK;
@@ -346,17 +355,17 @@ void hmx_tokenizer_free(hmx_tokenizer *t) {
   free(t->mrank);
   free(t->mres);
   free(t->specials);
+  free(t->score);
+  free(t->srank);
+  free(t->dec);
+  free(t->doff);
+  free(t->dlen);
   free(t);
 }
 
 /* ------------------------------------------------------------------ encode */
 
-typedef struct ids {
-  int32_t *v;
-  int64_t n, cap;
-} ids;
-
-static int push(ids *o, int32_t id) {
+int hmx_tok_push(hmx_tok_ids *o, int32_t id) {
   if (o->n == o->cap) {
     int64_t cap = o->cap ? o->cap * 2 : 64;
     int32_t *v = realloc(o->v, (size_t)cap * sizeof *v);
@@ -374,23 +383,11 @@ static int push(ids *o, int32_t id) {
  * skipped. Popping the least (rank, position) merges, at every step, the
  * lowest-ranked pair and among equals the leftmost: the same result as
  * rescanning the piece after every merge. */
-typedef struct cand {
-  int32_t rank, res;
-  uint32_t pos;          /* the left symbol's index */
-  int32_t left, right;   /* the ids when pushed */
-} cand;
-
-typedef struct bpe_work {
-  int32_t *sym, *next, *prev; /* per byte; next/prev -1 at the ends, sym -1 when merged away */
-  cand *heap;
-  size_t nheap;
-} bpe_work;
-
-static int cand_less(const cand *a, const cand *b) {
+static int cand_less(const hmx_tok_cand *a, const hmx_tok_cand *b) {
   return a->rank != b->rank ? a->rank < b->rank : a->pos < b->pos;
 }
 
-static void heap_push(bpe_work *w, cand c) {
+void hmx_tok_heap_push(hmx_tok_work *w, hmx_tok_cand c) {
   size_t i = w->nheap++;
   while (i > 0 && cand_less(&c, &w->heap[(i - 1) / 2])) {
     w->heap[i] = w->heap[(i - 1) / 2];
@@ -399,8 +396,8 @@ static void heap_push(bpe_work *w, cand c) {
   w->heap[i] = c;
 }
 
-static cand heap_pop(bpe_work *w) {
-  cand top = w->heap[0], last = w->heap[--w->nheap];
+hmx_tok_cand hmx_tok_heap_pop(hmx_tok_work *w) {
+  hmx_tok_cand top = w->heap[0], last = w->heap[--w->nheap];
   size_t i = 0;
   for (;;) {
     size_t c = 2 * i + 1;
@@ -415,21 +412,21 @@ static cand heap_pop(bpe_work *w) {
 }
 
 /* Pushes the pair (i, next[i]) when it has a merge. */
-static void push_pair(const hmx_tokenizer *t, bpe_work *w, int32_t i) {
+static void push_pair(const hmx_tokenizer *t, hmx_tok_work *w, int32_t i) {
   if (i < 0 || w->next[i] < 0) return;
   const int32_t a = w->sym[i], b = w->sym[w->next[i]];
   const uint64_t key = ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) + 1;
   const size_t h = merge_slot(t, key);
   if (!t->mkey[h]) return;
-  cand c = {t->mrank[h], t->mres[h], (uint32_t)i, a, b};
-  heap_push(w, c);
+  hmx_tok_cand c = {t->mrank[h], t->mres[h], (uint32_t)i, a, b};
+  hmx_tok_heap_push(w, c);
 }
 
-static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, bpe_work *w, ids *o) {
+static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, hmx_tok_work *w, hmx_tok_ids *o) {
   /* Llama 3 (Hugging Face's ignore_merges): a piece that is a token is that token */
   if (t->pretok == HMX_PRETOK_LLAMA3) {
-    const int32_t whole = vocab_find(t, (const char *)p, len);
-    if (whole >= 0) return push(o, whole);
+    const int32_t whole = hmx_tok_vocab_find(t, (const char *)p, len);
+    if (whole >= 0) return hmx_tok_push(o, whole);
   }
   int32_t n = 0;
   for (size_t i = 0; i < len; i++)
@@ -441,7 +438,7 @@ static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, bpe_w
   w->nheap = 0;
   for (int32_t i = 0; i + 1 < n; i++) push_pair(t, w, i);
   while (w->nheap) {
-    const cand c = heap_pop(w);
+    const hmx_tok_cand c = hmx_tok_heap_pop(w);
     const int32_t i = (int32_t)c.pos, j = w->next[i];
     if (w->sym[i] != c.left || j < 0 || w->sym[j] != c.right) continue; /* stale */
     w->sym[i] = c.res;
@@ -452,11 +449,13 @@ static int bpe(const hmx_tokenizer *t, const unsigned char *p, size_t len, bpe_w
     push_pair(t, w, i);
   }
   for (int32_t i = n ? 0 : -1; i >= 0; i = w->next[i])
-    if (!push(o, w->sym[i])) return 0;
+    if (!hmx_tok_push(o, w->sym[i])) return 0;
   return 1;
 }
 
-static hmx_status encode_plain(const hmx_tokenizer *t, const char *text, size_t len, ids *o) {
+static hmx_status encode_plain(const hmx_tokenizer *t, const char *text, size_t len, int at_start,
+                               hmx_tok_ids *o) {
+  if (t->pretok == HMX_TOK_SPM) return hmx_spm_encode(t, text, len, at_start, o);
   if (!len) return HMX_OK;
   hmx_span *sp;
   size_t ns;
@@ -466,8 +465,8 @@ static hmx_status encode_plain(const hmx_tokenizer *t, const char *text, size_t 
   for (size_t i = 0; i < ns; i++)
     if (sp[i].len > longest) longest = sp[i].len;
   /* a piece of n bytes pushes at most n - 1 pairs, then 2 per merge (< n) */
-  bpe_work w = {hmx_alloc_array(longest, sizeof(int32_t)), hmx_alloc_array(longest, sizeof(int32_t)),
-                hmx_alloc_array(longest, sizeof(int32_t)), hmx_alloc_array(longest, 3 * sizeof(cand)),
+  hmx_tok_work w = {hmx_alloc_array(longest, sizeof(int32_t)), hmx_alloc_array(longest, sizeof(int32_t)),
+                hmx_alloc_array(longest, sizeof(int32_t)), hmx_alloc_array(longest, 3 * sizeof(hmx_tok_cand)),
                 0};
   int ok = w.sym && w.next && w.prev && w.heap && longest < INT32_MAX / 3;
   for (size_t i = 0; i < ns && ok; i++)
@@ -487,22 +486,22 @@ hmx_status hmx_tokenizer_encode(const hmx_tokenizer *t, const char *text, size_t
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_encode: NULL argument");
   *out = NULL;
   *n = 0;
-  ids o = {NULL, 0, 0};
+  hmx_tok_ids o = {NULL, 0, 0};
   hmx_status st = HMX_OK;
   size_t a = 0; /* start of the plain text not yet encoded */
   for (size_t i = 0; i < len && !st && special; i++) {
     for (int32_t k = 0; k < t->n_specials; k++) {
       const int32_t id = t->specials[k];
       if (t->len[id] <= len - i && !memcmp(text + i, t->bytes + t->off[id], t->len[id])) {
-        st = encode_plain(t, text + a, i - a, &o);
-        if (!st && !push(&o, id)) st = hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
+        st = encode_plain(t, text + a, i - a, a == 0, &o);
+        if (!st && !hmx_tok_push(&o, id)) st = hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
         i += t->len[id] - 1;
         a = i + 1;
         break;
       }
     }
   }
-  if (!st) st = encode_plain(t, text + a, len - a, &o);
+  if (!st) st = encode_plain(t, text + a, len - a, a == 0, &o);
   if (st) {
     free(o.v);
     return st;
@@ -522,6 +521,11 @@ hmx_status hmx_tokenizer_piece(const hmx_tokenizer *t, int32_t id, const char **
   if (id < 0 || id >= t->n_vocab)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "token id %d is outside the vocabulary (%d)",
                     (int)id, (int)t->n_vocab);
+  if (t->dec) { /* SentencePiece: the text with '▁' as a space, byte tokens as bytes */
+    *bytes = t->dec + t->doff[id];
+    *len = t->dlen[id];
+    return HMX_OK;
+  }
   *bytes = t->bytes + t->off[id];
   *len = t->len[id];
   return HMX_OK;
@@ -541,5 +545,5 @@ int32_t hmx_tokenizer_find(const hmx_tokenizer *t, const char *s) {
   for (int32_t k = 0; k < t->n_specials; k++)
     if (t->len[t->specials[k]] == n && !memcmp(t->bytes + t->off[t->specials[k]], s, n))
       return t->specials[k];
-  return vocab_find(t, s, n);
+  return hmx_tok_vocab_find(t, s, n);
 }

