@@ -21,6 +21,24 @@ static void staging_release(staging *st) {
   hmx_fbuf_release(&st->out);
 }
 
+/* Whether weight tensors w0 (and w1, w2 when not NULL) may be passed to
+ * backend `be` as 16-bit floats in place (backend.h, HMX_W16_*): the backend
+ * reads them for this op, and they are all bf16, or all f16, contiguous and
+ * aligned to 2 bytes. Otherwise they are staged to f32 like any input. */
+static int weights16_in_place(const hmx_backend *be, unsigned op_bit, const hmx_tensor *w0,
+                              const hmx_tensor *w1, const hmx_tensor *w2) {
+  if (!(be->weights16 & op_bit)) return 0;
+  if (w0->dtype != HMX_BF16 && w0->dtype != HMX_F16) return 0;
+  const hmx_tensor *ws[] = {w0, w1, w2};
+  for (int i = 0; i < 3; i++) {
+    if (!ws[i]) continue;
+    if (ws[i]->dtype != w0->dtype || !hmx_tensor_is_contiguous(ws[i]) ||
+        (uintptr_t)ws[i]->data % 2u)
+      return 0;
+  }
+  return 1;
+}
+
 /* Stage inputs (NULL entries allowed) and the output. */
 static hmx_status stage(staging *st, const hmx_tensor *const *ins, int nin, const hmx_tensor *out) {
   st->nin = 0;
@@ -185,17 +203,19 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
     hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, gemm, dfn);
     hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
-                       ex.threads};
+                       ex.threads, HMX_F32, NULL};
     return device_finish(dfn(&g, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
   staging st;
-  const hmx_tensor *ins[] = {a, b, bias};
+  /* 16-bit weights go to a backend that reads them in place unconverted */
+  const int w16 = weights16_in_place(ex.be, HMX_W16_GEMM, b, NULL, NULL);
+  const hmx_tensor *ins[] = {a, w16 ? NULL : b, bias};
   hmx_status s = stage(&st, ins, 3, c);
   if (s == HMX_OK) {
     hmx_gemm_args g = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, m, n, k, trans_b,
-                       ex.threads};
+                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL};
     s = fn(&g);
   }
   return finish(&st, c, s, op, &ex);
@@ -427,16 +447,21 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
     hmx_status (*dfn)(const hmx_swiglu_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, swiglu, dfn);
     hmx_swiglu_args a = {x->data, w1->data, w3->data, w2->data, y->data, t, d, h, d_out, block,
-                         ex.threads};
+                         ex.threads, HMX_F32, NULL, NULL, NULL};
     return device_finish(dfn(&a, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);
   staging st;
-  hmx_status s = stage(&st, ins, 4, y);
+  /* 16-bit weights (all three of one dtype) go to a backend that reads them
+   * in place unconverted */
+  const int w16 = weights16_in_place(ex.be, HMX_W16_SWIGLU, w1, w3, w2);
+  const hmx_tensor *staged[] = {x, w16 ? NULL : w1, w16 ? NULL : w3, w16 ? NULL : w2};
+  hmx_status s = stage(&st, staged, 4, y);
   if (s == HMX_OK) {
     hmx_swiglu_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.in[3].p, st.out.p, t, d, h,
-                         d_out, block, ex.threads};
+                         d_out, block, ex.threads, w16 ? w1->dtype : HMX_F32,
+                         w16 ? w1->data : NULL, w16 ? w3->data : NULL, w16 ? w2->data : NULL};
     s = fn(&a);
   }
   return finish(&st, y, s, op, &ex);

@@ -3,6 +3,7 @@
  * 2 zmm of B, 1 broadcast of A; 12 x 32 makes gcc 12 spill in the p loop).
  * Every output: acc = bias[j] or +0, then fma over p = 0 .. K-1 in order. */
 #include "avx512_gemm.h"
+#include "avx512_vec.h" /* xv_ loads of 16-bit weights (weights16_x86.h) */
 
 #include <immintrin.h>
 
@@ -24,11 +25,10 @@ static inline __mmask16 gx_lanes(int n) { return (__mmask16)((1u << n) - 1u); }
 #define gx_loadu_n(p, n) _mm512_maskz_loadu_ps(gx_lanes(n), (p))
 #define gx_storeu_n(p, v, n) _mm512_mask_storeu_ps((p), gx_lanes(n), (v))
 
-/* dst[t*ldd + i] = src[i*lds + t] for a 16 x 16 block: unpack ps, unpack pd,
+/* dst[t*ldd + i] = lane t of r[i] for a 16 x 16 block: unpack ps, unpack pd,
  * then a 4 x 4 transpose of 128-bit lanes. Copies only, no arithmetic. */
-static inline void gx_transpose_block(const float *src, int64_t lds, float *dst, int64_t ldd) {
-  __m512 r[16], t[16];
-  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
+static inline void gx_transpose_regs(__m512 r[16], float *dst, int64_t ldd) {
+  __m512 t[16];
   for (int i = 0; i < 8; i++) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
