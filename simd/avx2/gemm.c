@@ -29,11 +29,13 @@ static inline __m256i gx_lanes(int n) {
  * then swap 128-bit halves. Copies only, no arithmetic. */
 static inline void gx_transpose_regs(__m256 r[8], float *dst, int64_t ldd) {
   __m256 t[8];
+  #pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
   /* u[4g + e]: rows 4g..4g+3, column 4L+e in 128-bit lane L. */
+  #pragma GCC unroll 2
   for (int g = 0; g < 2; g++) {
     __m256d t0 = _mm256_castps_pd(t[4 * g]), t1 = _mm256_castps_pd(t[4 * g + 1]);
     __m256d t2 = _mm256_castps_pd(t[4 * g + 2]), t3 = _mm256_castps_pd(t[4 * g + 3]);
@@ -42,6 +44,7 @@ static inline void gx_transpose_regs(__m256 r[8], float *dst, int64_t ldd) {
     r[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(t1, t3));
     r[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(t1, t3));
   }
+  #pragma GCC unroll 4
   for (int e = 0; e < 4; e++) {
     _mm256_storeu_ps(dst + e * ldd, _mm256_permute2f128_ps(r[e], r[4 + e], 0x20));
     _mm256_storeu_ps(dst + (4 + e) * ldd, _mm256_permute2f128_ps(r[e], r[4 + e], 0x31));

@@ -162,7 +162,13 @@ typedef void (*gx_kernel_fn)(int64_t, const float *, const float *, float *, int
 GX_INLINE void gx_transpose_w(const void *w, int64_t idx, int64_t lds, int rows, float *dst,
                               int64_t ldd, const int wt) {
   gx_v r[GX_VL];
-  for (int i = 0; i < GX_VL; i++) r[i] = i < rows ? xw_load(w, idx + i * lds, wt) : gx_zero();
+  if (rows == GX_VL) { /* whole blocks: plain loads, unrolled (r stays in registers) */
+#pragma GCC unroll 16
+    for (int i = 0; i < GX_VL; i++) r[i] = xw_load(w, idx + i * lds, wt);
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < GX_VL; i++) r[i] = i < rows ? xw_load(w, idx + i * lds, wt) : gx_zero();
+  }
   gx_transpose_regs(r, dst, ldd);
 }
 
