@@ -278,6 +278,14 @@ static float *xs_scratch_for(float *base, const void *w) {
   return base + ((want - have) & 4095u) / sizeof(float);
 }
 
+/* Thread t's share of n outputs (nv vectors): whole vectors, from *c0, *w of
+ * them (the last share ends at n). */
+static void xs_thread_range(int64_t nv, int64_t n, int t, int nt, int64_t *c0, int64_t *w) {
+  const int64_t v0 = nv * t / nt, v1 = nv * (t + 1) / nt;
+  *c0 = v0 * XV_W;
+  *w = (v1 * XV_W < n ? v1 * XV_W : n) - *c0;
+}
+
 /* The whole op for T = 1. Phase 1: each thread owns a range of hidden units
  * (whole vectors) and computes a = x W1, b = x W3 for them (xs_rows, p in
  * order from +0), then g = silu(a) * b. Phase 2: each thread owns a range of
@@ -303,11 +311,11 @@ static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void
   }
   HMX_OMP_FOR(nt1)
   for (int t = 0; t < nt1; t++) { /* unit ranges: independent */
-    const int64_t v0 = hv * t / nt1, v1 = hv * (t + 1) / nt1;
-    const int64_t c0 = v0 * XV_W, w = (v1 * XV_W < h ? v1 * XV_W : h) - c0;
+    int64_t c0, w;
+    xs_thread_range(hv, h, t, nt1, &c0, &w);
     if (w <= 0) continue;
     float *a = xs_scratch_for(scratch + per * t, (const char *)w1 + (size_t)c0 * es);
-    float *b = a + (v1 - v0) * XV_W;
+    float *b = a + (w + XV_W - 1) / XV_W * XV_W;
     xs_rows_any(s->x, w1, c0, h, d, w, a, wt); /* §swiglu: a = sum_p x[p] W1[p][u] */
     xs_rows_any(s->x, w3, c0, h, d, w, b, wt); /* b = sum_p x[p] W3[p][u] */
     for (int64_t o = 0; o < w; o += XV_W) /* §swiglu, §E: g = silu(a) * b */
@@ -315,8 +323,8 @@ static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void
   }
   HMX_OMP_FOR(nt2)
   for (int t = 0; t < nt2; t++) { /* column ranges: independent */
-    const int64_t v0 = ov * t / nt2, v1 = ov * (t + 1) / nt2;
-    const int64_t c0 = v0 * XV_W, w = (v1 * XV_W < dout ? v1 * XV_W : dout) - c0;
+    int64_t c0, w;
+    xs_thread_range(ov, dout, t, nt2, &c0, &w);
     if (w <= 0) continue;
     float *y = xs_scratch_for(scratch + per * t, (const char *)w2 + (size_t)c0 * es);
     xs_rows_any(g, w2, c0, dout, h, w, y, wt); /* §swiglu: y = sum_u g[u] W2[u][j] */
