@@ -300,10 +300,12 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
 
 /* ---- attention, tiled (prefill): one block (256 threads) per (query tile of
  * kAQ = 64 rows, head, batch). Two passes over the visible keys in tiles of
- * kAK = 64 keys through shared memory (docs/NUMERICS.md §attention: the row
+ * kAK = 64 keys through shared memory, double-buffered with cp.async (the
+ * next tile is in flight while the current one is used)
+ * (docs/NUMERICS.md §attention: the row
  * maximum comes first, no online rescaling):
  *   pass 1: S = Q K^T for the tile (thread (ty, tx) = (t/16, t%16) owns rows
- *           4ty..4ty+3 and keys 4tx..4tx+3; each score a sequential
+ *           4ty..4ty+3 and keys tx + 16c, c < 4; each score a sequential
  *           __fmaf_rn chain over d from +0, then * scale); per-row exact
  *           maximum over the visible keys (`if (s > m) m = s`, combined over
  *           the 16 threads of a row the same way: the maximum is exact, so
@@ -320,14 +322,9 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  * test j < n_r; full tiles do not need to). */
 constexpr int kAQ = 64, kAK = 64, kAThreads = 256;
 
-/* cp.async (sm_80+): copy 4 or 16 bytes global -> shared without passing
+/* cp.async (sm_80+): copy 16 bytes global -> shared without passing
  * through registers; with in == false nothing is read and the destination
  * is zero-filled (source size 0). */
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool in) {
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
-               "r"(in ? 4 : 0));
-}
 __device__ __forceinline__ void cp_async16(float *dst, const float *src, bool in) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
@@ -341,8 +338,8 @@ __device__ __forceinline__ void cp_async_wait() {
 
 template <int D>
 constexpr size_t att_tiled_smem() {
-  return sizeof(float) * ((size_t)D * (kAQ + 4) + 2 * (size_t)D * (kAK + 4) +
-                          2 * (size_t)kAK * (D + 4) + (size_t)kAK * (kAQ + 4));
+  return sizeof(float) * ((size_t)D * (kAQ + 4) + 4 * (size_t)kAK * (D + 4) +
+                          (size_t)kAK * (kAQ + 4));
 }
 
 template <int D>
@@ -355,11 +352,11 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
   /* Qs[d][q]; Ks[buf][d][j] and Vs[buf][j][d], two buffers each (cp.async
    * fills one while the other is used); Ps[j][q] = e */
   float(*Qs)[kAQ + 4] = reinterpret_cast<float(*)[kAQ + 4]>(att_sm);
-  float(*Ks)[D][kAK + 4] = reinterpret_cast<float(*)[D][kAK + 4]>(att_sm + D * (kAQ + 4));
+  float(*Ks)[kAK][D + 4] = reinterpret_cast<float(*)[kAK][D + 4]>(att_sm + D * (kAQ + 4));
   float(*Vs)[kAK][D + 4] =
-      reinterpret_cast<float(*)[kAK][D + 4]>(att_sm + D * (kAQ + 4) + 2 * D * (kAK + 4));
+      reinterpret_cast<float(*)[kAK][D + 4]>(att_sm + D * (kAQ + 4) + 2 * kAK * (D + 4));
   float(*Ps)[kAQ + 4] = reinterpret_cast<float(*)[kAQ + 4]>(
-      att_sm + D * (kAQ + 4) + 2 * D * (kAK + 4) + 2 * kAK * (D + 4));
+      att_sm + D * (kAQ + 4) + 4 * kAK * (D + 4));
   __shared__ float lanes[kAQ][17];
   __shared__ float rsum[kAQ];
 
@@ -392,46 +389,46 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
 #pragma unroll
   for (int i = 0; i < 4; i++) nr[i] = nvis(4 * ty + i);
 
-  /* K tile j0 .. j0+63 into Ks[buf] transposed (4-byte cp.async: lanes take
-   * consecutive keys, so the shared stores are conflict-free), V tile into
-   * Vs[buf] (16-byte cp.async); keys past Skv are zero-filled (source size
-   * 0). One commit group per call. */
+  /* K and V tile j0 .. j0+63 into Ks[buf], Vs[buf] ([j][d], rows padded to
+   * D + 4 floats) by 16-byte cp.async (L2 -> shared, no registers); keys
+   * past Skv are zero-filled (source size 0). One commit group per call. */
   auto load_kv = [&](int64_t j0, int buf, bool with_v) {
 #pragma unroll
     for (int p = 0; p < kAK * D / 4 / kAThreads; p++) {
       const int f = t + kAThreads * p;
-      const int j = f % kAK, d4 = (f / kAK) * 4;
+      const int j = f / (D / 4), d4 = (f % (D / 4)) * 4;
       const bool in = j0 + j < skv;
-      const float *src = kb + (in ? (j0 + j) * ldk : 0) + d4;
-#pragma unroll
-      for (int i = 0; i < 4; i++) cp_async4(&Ks[buf][d4 + i][j], src + i, in);
-    }
-    if (with_v) {
-#pragma unroll
-      for (int p = 0; p < kAK * D / 4 / kAThreads; p++) {
-        const int f = t + kAThreads * p;
-        const int j = f / (D / 4), d4 = (f % (D / 4)) * 4;
-        const bool in = j0 + j < skv;
-        cp_async16(&Vs[buf][j][d4], vb + (in ? (j0 + j) * ldk : 0) + d4, in);
-      }
+      const int64_t off = (in ? (j0 + j) * ldk : 0) + d4;
+      cp_async16(&Ks[buf][j][d4], kb + off, in);
+      if (with_v) cp_async16(&Vs[buf][j][d4], vb + off, in);
     }
     cp_async_commit();
   };
-  /* s[i][c] = score of row 4ty+i, key j0 + 4tx+c */
+  /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c: a sequential fma chain
+   * over d = 0 .. D-1 (four d per step from one 16-byte read of the key row;
+   * a quarter warp reads 8 rows 68 floats apart: no bank conflict) */
   auto scores = [&](float (&s)[4][4], int buf) {
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
       for (int c = 0; c < 4; c++) s[i][c] = 0.0f;
-#pragma unroll 16
-    for (int d = 0; d < D; d++) {
-      const float4 a = *reinterpret_cast<const float4 *>(&Qs[d][4 * ty]);
-      const float4 kk = *reinterpret_cast<const float4 *>(&Ks[buf][d][4 * tx]);
-      const float av[4] = {a.x, a.y, a.z, a.w}, kv[4] = {kk.x, kk.y, kk.z, kk.w};
+#pragma unroll 4
+    for (int d4 = 0; d4 < D; d4 += 4) {
+      float kv[4][4];
 #pragma unroll
-      for (int i = 0; i < 4; i++)
+      for (int c = 0; c < 4; c++) {
+        const float4 x = *reinterpret_cast<const float4 *>(&Ks[buf][tx + 16 * c][d4]);
+        kv[c][0] = x.x; kv[c][1] = x.y; kv[c][2] = x.z; kv[c][3] = x.w;
+      }
 #pragma unroll
-        for (int c = 0; c < 4; c++) s[i][c] = __fmaf_rn(av[i], kv[c], s[i][c]);
+      for (int u = 0; u < 4; u++) {
+        const float4 a = *reinterpret_cast<const float4 *>(&Qs[d4 + u][4 * ty]);
+        const float av[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+          for (int c = 0; c < 4; c++) s[i][c] = __fmaf_rn(av[i], kv[c][u], s[i][c]);
+      }
     }
 #pragma unroll
     for (int i = 0; i < 4; i++)
@@ -460,7 +457,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     for (int i = 0; i < 4; i++)
 #pragma unroll
       for (int c = 0; c < 4; c++)
-        if ((full || j0 + 4 * tx + c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
+        if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
     __syncthreads(); /* Ks[buf] free for tile kt + 2 */
   }
 #pragma unroll
@@ -499,7 +496,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       float e[4];
 #pragma unroll
       for (int i = 0; i < 4; i++) e[i] = dev_expf(__fsub_rn(s[i][c], m[i]));
-      *reinterpret_cast<float4 *>(&Ps[4 * tx + c][4 * ty]) = make_float4(e[0], e[1], e[2], e[3]);
+      *reinterpret_cast<float4 *>(&Ps[tx + 16 * c][4 * ty]) = make_float4(e[0], e[1], e[2], e[3]);
     }
     __syncthreads();
     const bool full = j0 + kAK <= n_lo;
