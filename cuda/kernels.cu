@@ -304,7 +304,7 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  * next tile is in flight while the current one is used)
  * (docs/NUMERICS.md §attention: the row
  * maximum comes first, no online rescaling):
- *   pass 1: S = Q K^T for the tile (thread (ty, tx) = (t/16, t%16) owns rows
+ *   pass 1: S = Q K^T for the tile (thread (ty, tx) owns rows
  *           4ty..4ty+3 and keys tx + 16c, c < 4; each score a sequential
  *           __fmaf_rn chain over d from +0, then * scale); per-row exact
  *           maximum over the visible keys (`if (s > m) m = s`, combined over
@@ -359,8 +359,12 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       att_sm + D * (kAQ + 4) + 4 * kAK * (D + 4));
   __shared__ float lanes[kAQ][17];
   __shared__ float rsum[kAQ];
+  __shared__ float mred[kAQ][4];
 
-  const int t = threadIdx.x, tx = t % 16, ty = t / 16;
+  /* thread -> (ty, tx), 16 x 16: a warp holds 8 ty x 4 tx, so each 16-byte
+   * shared read of Q / P (by ty) and of K / V (by tx) is one wavefront */
+  const int t = threadIdx.x, lane_id = t % 32, warp = t / 32;
+  const int tx = (warp % 4) * 4 + lane_id % 4, ty = (warp / 4) * 8 + lane_id / 4;
   const int64_t qt = (int64_t)gridDim.x - 1 - blockIdx.x; /* the longest rows first */
   const int64_t h = blockIdx.y, b = blockIdx.z;
   const int64_t i0 = qt * kAQ;
@@ -460,13 +464,24 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
         if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
     __syncthreads(); /* Ks[buf] free for tile kt + 2 */
   }
+  /* combine the 16 threads of each row: the 4 of a warp by shuffles, then
+   * the 4 warps through shared memory */
 #pragma unroll
   for (int i = 0; i < 4; i++) {
 #pragma unroll
-    for (int off = 1; off < 16; off *= 2) {
+    for (int off = 1; off < 4; off *= 2) {
       const float x = __shfl_xor_sync(0xffffffffu, m[i], off);
       if (x > m[i]) m[i] = x;
     }
+    if (lane_id % 4 == 0) mred[4 * ty + i][warp % 4] = m[i];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    m[i] = mred[4 * ty + i][0];
+#pragma unroll
+    for (int w = 1; w < 4; w++)
+      if (mred[4 * ty + i][w] > m[i]) m[i] = mred[4 * ty + i][w];
   }
 
   /* ---- pass 2: e, lane sums, P·V */
@@ -1004,7 +1019,9 @@ void attention_body(Job *j, const hmx_attention_args *a) {
   const int aligned =
       (((uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v | (uintptr_t)d_o) & 15) == 0;
   static volatile long long tiled_lim = 0, row64_lim = 0, row128_lim = 0;
-  const size_t row_sm = (size_t)(kARTile * a->d + a->skv) * sizeof(float);
+  /* attention_row's scores: Skv rounded up to 4 floats (the compiler reads
+   * the last 1-3 of a P·V tile as one aligned 16-byte group) */
+  const size_t row_sm = (size_t)(kARTile * a->d + (a->skv + 3) / 4 * 4) * sizeof(float);
   if (aligned && a->d == 64 && a->sq >= 16 && a->hq <= 65535 && a->b <= 65535 &&
       att_tiled_smem<64>() <= att_smem_limit(attention_tiled<64>, att_tiled_smem<64>(), &tiled_lim)) {
     dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
