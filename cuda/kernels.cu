@@ -416,7 +416,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     for (int i = 0; i < 4; i++)
 #pragma unroll
       for (int c = 0; c < 4; c++) s[i][c] = 0.0f;
-#pragma unroll 4
+#pragma unroll
     for (int d4 = 0; d4 < D; d4 += 4) {
       float kv[4][4];
 #pragma unroll
@@ -520,7 +520,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       for (int u = 0; u < 4; u++)
 #pragma unroll
         for (int w = 0; w < kAK / 16; w++) lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
-#pragma unroll 8
+#pragma unroll 16
       for (int jj = 0; jj < kAK; jj++) {
         const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
         const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][4 * tx]);
