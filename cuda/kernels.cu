@@ -297,6 +297,394 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
   for (int64_t dd = t; dd < d; dd += kAttThreads) orow[dd] = __fdiv_rn(orow[dd], sum);
 }
 
+
+/* ---- attention, tiled (prefill): one block (256 threads) per (query tile of
+ * kAQ = 64 rows, head, batch). Two passes over the visible keys in tiles of
+ * kAK = 64 keys through shared memory, double-buffered with cp.async (the
+ * next tile is in flight while the current one is used)
+ * (docs/NUMERICS.md §attention: the row
+ * maximum comes first, no online rescaling):
+ *   pass 1: S = Q K^T for the tile (thread (ty, tx) owns rows
+ *           4ty..4ty+3 and keys tx + 16c, c < 4; each score a sequential
+ *           __fmaf_rn chain over d from +0, then * scale); per-row exact
+ *           maximum over the visible keys (`if (s > m) m = s`, combined over
+ *           the 16 threads of a row the same way: the maximum is exact, so
+ *           its order does not matter);
+ *   pass 2: the same scores again (same bits), e = exp(s - m) into shared
+ *           memory, then the §R lane sums (thread t: row t/4, lanes
+ *           4(t%4) .. +3, lane l adds e_j for j = l mod 16 in increasing j,
+ *           carried across tiles: tiles start at multiples of 16) and
+ *           acc[r][d] = fma(e_j, v_jd, acc) with the thread owning rows
+ *           4ty..+3, d = 4tx..+3, over j in increasing order, carried across
+ *           tiles.
+ * Then the tree (+8, +4, +2, +1) per row and one __fdiv_rn per output. Only
+ * keys j < n_r of each row enter the max, the sums and P·V (partial tiles
+ * test j < n_r; full tiles do not need to). */
+constexpr int kAQ = 64, kAK = 64, kAThreads = 256;
+
+/* cp.async (sm_80+): copy 16 bytes global -> shared without passing
+ * through registers; with in == false nothing is read and the destination
+ * is zero-filled (source size 0). */
+__device__ __forceinline__ void cp_async16(float *dst, const float *src, bool in) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+               "r"(in ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <int D>
+constexpr size_t att_tiled_smem() {
+  return sizeof(float) * ((size_t)D * (kAQ + 4) + 4 * (size_t)kAK * (D + 4) +
+                          (size_t)kAK * (kAQ + 4));
+}
+
+template <int D>
+__global__ void __launch_bounds__(kAThreads, 2)
+attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
+                const float *__restrict__ v, float *__restrict__ o, int64_t sq, int64_t skv,
+                int64_t hq, int64_t hkv, int causal, int64_t q_offset, float scale) {
+  static_assert(D == 64, "attention_tiled: the thread layout assumes D = 64");
+  extern __shared__ __align__(16) float att_sm[];
+  /* Qs[d][q]; Ks[buf][d][j] and Vs[buf][j][d], two buffers each (cp.async
+   * fills one while the other is used); Ps[j][q] = e */
+  float(*Qs)[kAQ + 4] = reinterpret_cast<float(*)[kAQ + 4]>(att_sm);
+  float(*Ks)[kAK][D + 4] = reinterpret_cast<float(*)[kAK][D + 4]>(att_sm + D * (kAQ + 4));
+  float(*Vs)[kAK][D + 4] =
+      reinterpret_cast<float(*)[kAK][D + 4]>(att_sm + D * (kAQ + 4) + 2 * kAK * (D + 4));
+  float(*Ps)[kAQ + 4] = reinterpret_cast<float(*)[kAQ + 4]>(
+      att_sm + D * (kAQ + 4) + 4 * kAK * (D + 4));
+  __shared__ float lanes[kAQ][17];
+  __shared__ float rsum[kAQ];
+  __shared__ float mred[kAQ][4];
+
+  /* thread -> (ty, tx), 16 x 16: a warp holds 8 ty x 4 tx, so each 16-byte
+   * shared read of Q / P (by ty) and of K / V (by tx) is one wavefront */
+  const int t = threadIdx.x, lane_id = t % 32, warp = t / 32;
+  const int tx = (warp % 4) * 4 + lane_id % 4, ty = (warp / 4) * 8 + lane_id / 4;
+  const int64_t qt = (int64_t)gridDim.x - 1 - blockIdx.x; /* the longest rows first */
+  const int64_t h = blockIdx.y, b = blockIdx.z;
+  const int64_t i0 = qt * kAQ;
+  const int nq = (int)(sq - i0 < kAQ ? sq - i0 : kAQ);
+  const int64_t kvh = h / (hq / hkv);
+  const int64_t ldq = hq * D, ldk = hkv * D;
+  const float *qb = q + ((b * sq + i0) * hq + h) * D;
+  const float *kb = k + (b * skv * hkv + kvh) * D;
+  const float *vb = v + (b * skv * hkv + kvh) * D;
+  /* visible keys of local row r: n(r) (0 for rows past Sq) */
+  auto nvis = [&](int r) -> int64_t {
+    if (r >= nq) return 0;
+    return causal ? q_offset + i0 + r + 1 : skv;
+  };
+  const int64_t n_lo = nvis(0), n_hi = nvis(nq - 1);
+  const int64_t ntiles = (n_hi + kAK - 1) / kAK;
+
+  /* Q tile, transposed: Qs[d][r]; rows past Sq are zero */
+  for (int f = t; f < kAQ * D / 4; f += kAThreads) {
+    const int r = f / (D / 4), d4 = (f % (D / 4)) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (r < nq) x = __ldg(reinterpret_cast<const float4 *>(qb + r * ldq + d4));
+    Qs[d4][r] = x.x; Qs[d4 + 1][r] = x.y; Qs[d4 + 2][r] = x.z; Qs[d4 + 3][r] = x.w;
+  }
+  int64_t nr[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) nr[i] = nvis(4 * ty + i);
+
+  /* K and V tile j0 .. j0+63 into Ks[buf], Vs[buf] ([j][d], rows padded to
+   * D + 4 floats) by 16-byte cp.async (L2 -> shared, no registers); keys
+   * past Skv are zero-filled (source size 0). One commit group per call. */
+  auto load_kv = [&](int64_t j0, int buf, bool with_v) {
+#pragma unroll
+    for (int p = 0; p < kAK * D / 4 / kAThreads; p++) {
+      const int f = t + kAThreads * p;
+      const int j = f / (D / 4), d4 = (f % (D / 4)) * 4;
+      const bool in = j0 + j < skv;
+      const int64_t off = (in ? (j0 + j) * ldk : 0) + d4;
+      cp_async16(&Ks[buf][j][d4], kb + off, in);
+      if (with_v) cp_async16(&Vs[buf][j][d4], vb + off, in);
+    }
+    cp_async_commit();
+  };
+  /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c: a sequential fma chain
+   * over d = 0 .. D-1 (four d per step from one 16-byte read of the key row;
+   * a quarter warp reads 8 rows 68 floats apart: no bank conflict) */
+  auto scores = [&](float (&s)[4][4], int buf) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int c = 0; c < 4; c++) s[i][c] = 0.0f;
+#pragma unroll
+    for (int d4 = 0; d4 < D; d4 += 4) {
+      float kv[4][4];
+#pragma unroll
+      for (int c = 0; c < 4; c++) {
+        const float4 x = *reinterpret_cast<const float4 *>(&Ks[buf][tx + 16 * c][d4]);
+        kv[c][0] = x.x; kv[c][1] = x.y; kv[c][2] = x.z; kv[c][3] = x.w;
+      }
+#pragma unroll
+      for (int u = 0; u < 4; u++) {
+        const float4 a = *reinterpret_cast<const float4 *>(&Qs[d4 + u][4 * ty]);
+        const float av[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+          for (int c = 0; c < 4; c++) s[i][c] = __fmaf_rn(av[i], kv[c][u], s[i][c]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int c = 0; c < 4; c++) s[i][c] = __fmul_rn(s[i][c], scale);
+  };
+
+  /* ---- pass 1: row maxima */
+  const float ninf = -__uint_as_float(0x7F800000u);
+  float m[4] = {ninf, ninf, ninf, ninf};
+  if (ntiles > 0) load_kv(0, 0, false);
+  for (int64_t kt = 0; kt < ntiles; kt++) {
+    const int64_t j0 = kt * kAK;
+    const int buf = (int)(kt & 1);
+    if (kt + 1 < ntiles) {
+      load_kv(j0 + kAK, buf ^ 1, false);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads(); /* tile kt (and Qs) visible to all */
+    float s[4][4];
+    scores(s, buf);
+    const bool full = j0 + kAK <= n_lo;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int c = 0; c < 4; c++)
+        if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
+    __syncthreads(); /* Ks[buf] free for tile kt + 2 */
+  }
+  /* combine the 16 threads of each row: the 4 of a warp by shuffles, then
+   * the 4 warps through shared memory */
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+#pragma unroll
+    for (int off = 1; off < 4; off *= 2) {
+      const float x = __shfl_xor_sync(0xffffffffu, m[i], off);
+      if (x > m[i]) m[i] = x;
+    }
+    if (lane_id % 4 == 0) mred[4 * ty + i][warp % 4] = m[i];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    m[i] = mred[4 * ty + i][0];
+#pragma unroll
+    for (int w = 1; w < 4; w++)
+      if (mred[4 * ty + i][w] > m[i]) m[i] = mred[4 * ty + i][w];
+  }
+
+  /* ---- pass 2: e, lane sums, P·V */
+  const int lrow = t / 4, lbase = (t % 4) * 4;
+  const int64_t nl = nvis(lrow);
+  float lane[4] = {0.f, 0.f, 0.f, 0.f};
+  float acc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; i++)
+#pragma unroll
+    for (int c = 0; c < 4; c++) acc[i][c] = 0.0f;
+  if (ntiles > 0) load_kv(0, 0, true);
+  for (int64_t kt = 0; kt < ntiles; kt++) {
+    const int64_t j0 = kt * kAK;
+    const int buf = (int)(kt & 1);
+    if (kt + 1 < ntiles) {
+      load_kv(j0 + kAK, buf ^ 1, true);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads(); /* tile kt visible; Ps free (the last P·V is done) */
+    float s[4][4];
+    scores(s, buf);
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      float e[4];
+#pragma unroll
+      for (int i = 0; i < 4; i++) e[i] = dev_expf(__fsub_rn(s[i][c], m[i]));
+      *reinterpret_cast<float4 *>(&Ps[tx + 16 * c][4 * ty]) = make_float4(e[0], e[1], e[2], e[3]);
+    }
+    __syncthreads();
+    const bool full = j0 + kAK <= n_lo;
+    if (full) {
+#pragma unroll
+      for (int u = 0; u < 4; u++)
+#pragma unroll
+        for (int w = 0; w < kAK / 16; w++) lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
+#pragma unroll 16
+      for (int jj = 0; jj < kAK; jj++) {
+        const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
+        const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][4 * tx]);
+        const float pv[4] = {p.x, p.y, p.z, p.w}, xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+          for (int c = 0; c < 4; c++) acc[i][c] = __fmaf_rn(pv[i], xv[c], acc[i][c]);
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < 4; u++)
+#pragma unroll
+        for (int w = 0; w < kAK / 16; w++)
+          if (j0 + lbase + u + 16 * w < nl) lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
+      for (int jj = 0; jj < kAK; jj++) {
+        const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
+        const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][4 * tx]);
+        const float pv[4] = {p.x, p.y, p.z, p.w}, xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          if (j0 + jj < nr[i])
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[i][c] = __fmaf_rn(pv[i], xv[c], acc[i][c]);
+      }
+    }
+    __syncthreads(); /* Ks/Vs[buf] and Ps free for the next tile's loads */
+  }
+#pragma unroll
+  for (int u = 0; u < 4; u++) lanes[lrow][lbase + u] = lane[u];
+  __syncthreads();
+  if (t < kAQ) {
+    float *l = lanes[t];
+    for (int half = 8; half >= 1; half /= 2)
+      for (int kk = 0; kk < half; kk++) l[kk] = __fadd_rn(l[kk], l[kk + half]);
+    rsum[t] = l[0];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const int r = 4 * ty + i;
+    if (r >= nq) continue;
+    const float sum = rsum[r];
+    float *op = o + ((b * sq + i0 + r) * hq + h) * D + 4 * tx;
+    *reinterpret_cast<float4 *>(op) =
+        make_float4(__fdiv_rn(acc[i][0], sum), __fdiv_rn(acc[i][1], sum),
+                    __fdiv_rn(acc[i][2], sum), __fdiv_rn(acc[i][3], sum));
+  }
+}
+
+/* ---- attention, one row per block (decode, and short prefills): one block
+ * (256 threads) per output row ((b*Sq + i)*Hq + h). Scores: a thread per key
+ * (16-byte loads of k_j, the dot a sequential __fmaf_rn chain over d from +0,
+ * then * scale) into shared memory, with the exact maximum (per thread, then
+ * over warps: exact, any order); e_j = exp(s_j - m) in place; then the keys in
+ * tiles of 64: the whole block loads the V tile into shared memory (16-byte
+ * loads, the next tile already in registers while the current one is used),
+ * threads d < D carry acc_d = fma(e_j, v_jd, acc_d) over j in increasing
+ * order, and threads 224..239 are the §R lanes (lane l adds e_j, j = l mod 16,
+ * in increasing j). Then the tree and one division per output. */
+constexpr int kARThreads = 256, kARTile = 64;
+
+template <int D>
+__global__ void __launch_bounds__(kARThreads)
+attention_row(const float *__restrict__ q, const float *__restrict__ k,
+              const float *__restrict__ v, float *__restrict__ o, int64_t sq, int64_t skv,
+              int64_t hq, int64_t hkv, int causal, int64_t q_offset, float scale) {
+  static_assert(D % 4 == 0 && D <= kARThreads && (kARTile * D / 4) % kARThreads == 0, "D");
+  extern __shared__ __align__(16) float att_sm[];
+  float(*Vs)[D] = reinterpret_cast<float(*)[D]>(att_sm); /* [kARTile][D] */
+  float *e = att_sm + kARTile * D;                       /* [n] */
+  __shared__ __align__(16) float qs[D];
+  __shared__ float red[kARThreads / 32];
+  __shared__ float lanes[16];
+  __shared__ float m_s, sum_s;
+  const int64_t row = blockIdx.x;
+  const int64_t h = row % hq, bi = row / hq;
+  const int64_t i = bi % sq, b = bi / sq;
+  const int64_t kvh = h / (hq / hkv);
+  const int64_t ldk = hkv * D;
+  const float *kb = k + (b * skv * hkv + kvh) * D;
+  const float *vb = v + (b * skv * hkv + kvh) * D;
+  const int n = (int)(causal ? q_offset + i + 1 : skv);
+  const int t = threadIdx.x;
+  if (t < D) qs[t] = q[row * D + t];
+  __syncthreads();
+
+  const float ninf = -__uint_as_float(0x7F800000u);
+  float m = ninf;
+  for (int j = t; j < n; j += kARThreads) {
+    const float4 *kp = reinterpret_cast<const float4 *>(kb + (int64_t)j * ldk);
+    float4 kv[D / 4];
+#pragma unroll
+    for (int c = 0; c < D / 4; c++) kv[c] = __ldg(kp + c);
+    float dot = 0.0f;
+#pragma unroll
+    for (int c = 0; c < D / 4; c++) {
+      dot = __fmaf_rn(qs[4 * c], kv[c].x, dot);
+      dot = __fmaf_rn(qs[4 * c + 1], kv[c].y, dot);
+      dot = __fmaf_rn(qs[4 * c + 2], kv[c].z, dot);
+      dot = __fmaf_rn(qs[4 * c + 3], kv[c].w, dot);
+    }
+    const float s = __fmul_rn(dot, scale);
+    e[j] = s;
+    if (s > m) m = s; /* NaN never wins */
+  }
+#pragma unroll
+  for (int off = 16; off >= 1; off /= 2) {
+    const float x = __shfl_xor_sync(0xffffffffu, m, off);
+    if (x > m) m = x;
+  }
+  if (t % 32 == 0) red[t / 32] = m;
+  __syncthreads();
+  if (t == 0) {
+    float mm = red[0];
+    for (int w = 1; w < kARThreads / 32; w++)
+      if (red[w] > mm) mm = red[w];
+    m_s = mm;
+  }
+  __syncthreads();
+  m = m_s;
+  for (int j = t; j < n; j += kARThreads) e[j] = dev_expf(__fsub_rn(e[j], m));
+
+  constexpr int kPer = kARTile * D / 4 / kARThreads; /* float4 per thread per V tile */
+  float4 rv[kPer];
+  auto load_v = [&](int j0) {
+#pragma unroll
+    for (int p = 0; p < kPer; p++) {
+      const int f = t + kARThreads * p;
+      const int j = f / (D / 4), d4 = (f % (D / 4)) * 4;
+      rv[p] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (j0 + j < n) rv[p] = __ldg(reinterpret_cast<const float4 *>(vb + (int64_t)(j0 + j) * ldk + d4));
+    }
+  };
+  load_v(0);
+  float acc = 0.0f, lane = 0.0f;
+  for (int j0 = 0; j0 < n; j0 += kARTile) {
+    __syncthreads(); /* e written (first tile); Vs free (later tiles) */
+#pragma unroll
+    for (int p = 0; p < kPer; p++) {
+      const int f = t + kARThreads * p;
+      *reinterpret_cast<float4 *>(&Vs[f / (D / 4)][(f % (D / 4)) * 4]) = rv[p];
+    }
+    __syncthreads();
+    if (j0 + kARTile < n) load_v(j0 + kARTile);
+    const int len = n - j0 < kARTile ? n - j0 : kARTile;
+    if (t < D) {
+      if (len == kARTile) {
+#pragma unroll 16
+        for (int jj = 0; jj < kARTile; jj++) acc = __fmaf_rn(e[j0 + jj], Vs[jj][t], acc);
+      } else {
+        for (int jj = 0; jj < len; jj++) acc = __fmaf_rn(e[j0 + jj], Vs[jj][t], acc);
+      }
+    } else if (t >= 224 && t < 240) {
+      for (int jj = t - 224; jj < len; jj += 16) lane = __fadd_rn(lane, e[j0 + jj]);
+    }
+  }
+  if (t >= 224 && t < 240) lanes[t - 224] = lane;
+  __syncthreads();
+  if (t == 0) sum_s = lane_tree(lanes);
+  __syncthreads();
+  if (t < D) o[row * D + t] = __fdiv_rn(acc, sum_s);
+}
+
 /* ------------------------------------------------------------------ swiglu */
 
 /* g = silu(a) * b elementwise, in place in a. */
@@ -308,70 +696,158 @@ __global__ void swiglu_gate(float *__restrict__ a, const float *__restrict__ b, 
 
 /* ------------------------------------------------------------------ gemm */
 
-/* docs/NUMERICS.md §gemm: SIMT, a 64x64 tile of C per block, 4x4 outputs per
- * thread (rows ty + 16r, columns tx + 16c), K through shared memory 16 at a
- * time. Each accumulator starts from bias[j] (or +0) and takes one __fmaf_rn
- * per k, k = 0 .. K-1 in order, carried from tile to tile; the last K tile
+/* docs/NUMERICS.md §gemm: SIMT, register-blocked. A block (256 threads)
+ * computes a 128x128 tile of C; thread (ty, tx) = (t / 16, t % 16) owns the
+ * 8x8 outputs at rows {4ty .. 4ty+3, 64+4ty .. 64+4ty+3} and the same columns
+ * with tx, in 64 registers. K goes through shared memory 8 at a time, double
+ * buffered: while the block computes tile kt from one buffer, the next tile
+ * is already loaded from global memory into registers (16-byte loads when the
+ * shapes and pointers allow: GemmVec) and is stored into the other buffer
+ * after the compute; one barrier per tile. A and B^T (trans_b) are stored
+ * transposed (k-major) so that each thread reads its 8 a and 8 b values of
+ * one k with four 16-byte shared loads.
+ *
+ * Order kept: each accumulator starts from bias[j] (or +0) and takes one
+ * __fmaf_rn per k, k = 0 .. K-1 in increasing order, carried from tile to
+ * tile (every thread owns its outputs for the whole of K); the last K tile
  * stops at K (an extra fma with zeros would turn -0 into +0). No split-K, no
- * atomics, no tensor cores. */
-constexpr int kTile = 64, kTk = 16;
+ * atomics, no tensor cores. Loads past M, N or K are zero-filled and never
+ * reach an output. */
+constexpr int kGBM = 128, kGBN = 128, kGBK = 8, kGPad = 4, kGThreads = 256;
 
-__global__ void __launch_bounds__(256)
+template <bool VEC, bool TB>
+__global__ void __launch_bounds__(kGThreads, 2)
 gemm_kernel(const float *__restrict__ A, const float *__restrict__ B,
             const float *__restrict__ bias, float *__restrict__ C, int64_t M, int64_t N,
-            int64_t K, int trans_b) {
-  __shared__ float As[kTk][kTile + 1];
-  __shared__ float Bs[kTk][kTile + 1];
-  int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  int64_t row0 = (int64_t)blockIdx.x * kTile, col0 = (int64_t)blockIdx.y * kTile;
-  float acc[4][4];
+            int64_t K) {
+  __shared__ __align__(16) float As[2][kGBK][kGBM + kGPad];
+  __shared__ __align__(16) float Bs[2][kGBK][kGBN + kGPad];
+  const int t = threadIdx.x, tx = t % 16, ty = t / 16;
+  const int64_t row0 = (int64_t)blockIdx.x * kGBM, col0 = (int64_t)blockIdx.y * kGBN;
+  /* global -> register mapping of one K tile: A (and B^T) 128 rows x 8 k,
+   * thread t takes row t/2, k (t%2)*4 .. +3; B (K x N) 8 k x 128 columns,
+   * thread t takes k t/32, columns (t%32)*4 .. +3 */
+  const int lr = t / 2, lk = (t % 2) * 4;
+  const int lbk = t / 32, lbc = (t % 32) * 4;
+  /* per-thread sources of the current K tile, advanced by kGBK (A, B^T) or
+   * kGBK rows (B) per tile; rows/columns past M or N never load */
+  const bool a_in = row0 + lr < M;
+  const float *pa = A + (a_in ? (row0 + lr) * K : 0) + lk;
+  const bool b_in = TB ? col0 + lr < N : true;
+  const float *pb = TB ? B + (b_in ? (col0 + lr) * K : 0) + lk : B + (int64_t)lbk * N + col0 + lbc;
+  const int64_t b_step = TB ? kGBK : kGBK * N;
+  int ncol_b = (int)(N - col0 - lbc < 4 ? N - col0 - lbc : 4); /* B[K][N]: columns in range */
+  float ra[4], rb[4];
+
+  /* load the K tile starting at k0 (pa, pb point at it) into ra, rb */
+  auto load = [&](int64_t k0) {
+    {
+      const int64_t kl = K - (k0 + lk); /* k left from this thread's first */
+      if (VEC) {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (a_in && kl > 0) v = __ldg(reinterpret_cast<const float4 *>(pa));
+        ra[0] = v.x; ra[1] = v.y; ra[2] = v.z; ra[3] = v.w;
+      } else {
 #pragma unroll
-  for (int c = 0; c < 4; c++) {
-    int64_t col = col0 + tx + 16 * c;
-    float b0 = (bias && col < N) ? bias[col] : 0.0f;
+        for (int i = 0; i < 4; i++) ra[i] = (a_in && i < kl) ? __ldg(pa + i) : 0.0f;
+      }
+      if (TB) {
+        if (VEC) {
+          float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+          if (b_in && kl > 0) v = __ldg(reinterpret_cast<const float4 *>(pb));
+          rb[0] = v.x; rb[1] = v.y; rb[2] = v.z; rb[3] = v.w;
+        } else {
 #pragma unroll
-    for (int r = 0; r < 4; r++) acc[r][c] = b0;
-  }
-  for (int64_t k0 = 0; k0 < K; k0 += kTk) {
-    for (int e = threadIdx.x; e < kTile * kTk; e += 256) {
-      /* A tile: consecutive threads read consecutive k of one row */
-      int kk = e % kTk, rr = e / kTk;
-      int64_t gr = row0 + rr, gk = k0 + kk;
-      As[kk][rr] = (gr < M && gk < K) ? A[gr * K + gk] : 0.0f;
-      int64_t gc;
-      if (trans_b) { /* B[N][K]: consecutive threads read consecutive k */
-        gc = col0 + rr;
-        Bs[kk][rr] = (gc < N && gk < K) ? B[gc * K + gk] : 0.0f;
-      } else { /* B[K][N]: consecutive threads read consecutive columns */
-        int cc = e % kTile, k2 = e / kTile;
-        gc = col0 + cc;
-        gk = k0 + k2;
-        Bs[k2][cc] = (gc < N && gk < K) ? B[gk * N + gc] : 0.0f;
+          for (int i = 0; i < 4; i++) rb[i] = (b_in && i < kl) ? __ldg(pb + i) : 0.0f;
+        }
       }
     }
-    __syncthreads();
-    int kmax = (int)(K - k0 < kTk ? K - k0 : kTk);
-    for (int kk = 0; kk < kmax; kk++) {
-      float a[4], b[4];
+    if (!TB) { /* B[K][N] */
+      const bool k_in = k0 + lbk < K;
+      if (VEC) {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (k_in && ncol_b > 0) v = __ldg(reinterpret_cast<const float4 *>(pb));
+        rb[0] = v.x; rb[1] = v.y; rb[2] = v.z; rb[3] = v.w;
+      } else {
 #pragma unroll
-      for (int r = 0; r < 4; r++) a[r] = As[kk][ty + 16 * r];
-#pragma unroll
-      for (int c = 0; c < 4; c++) b[c] = Bs[kk][tx + 16 * c];
-#pragma unroll
-      for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) acc[r][c] = __fmaf_rn(a[r], b[c], acc[r][c]);
+        for (int i = 0; i < 4; i++) rb[i] = (k_in && i < ncol_b) ? __ldg(pb + i) : 0.0f;
+      }
     }
+    pa += kGBK;
+    pb += b_step;
+  };
+  auto store = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) As[buf][lk + i][lr] = ra[i];
+    if (TB) {
+#pragma unroll
+      for (int i = 0; i < 4; i++) Bs[buf][lk + i][lr] = rb[i];
+    } else {
+      *reinterpret_cast<float4 *>(&Bs[buf][lbk][lbc]) = make_float4(rb[0], rb[1], rb[2], rb[3]);
+    }
+  };
+
+  float acc[8][8];
+#pragma unroll
+  for (int c = 0; c < 8; c++) {
+    const int64_t col = col0 + (c < 4 ? 4 * tx + c : 64 + 4 * tx + c - 4);
+    const float b0 = (bias && col < N) ? bias[col] : 0.0f;
+#pragma unroll
+    for (int r = 0; r < 8; r++) acc[r][c] = b0;
+  }
+
+  auto step = [&](int buf, int kk) {
+    const float4 a0 = *reinterpret_cast<const float4 *>(&As[buf][kk][4 * ty]);
+    const float4 a1 = *reinterpret_cast<const float4 *>(&As[buf][kk][64 + 4 * ty]);
+    const float4 b0 = *reinterpret_cast<const float4 *>(&Bs[buf][kk][4 * tx]);
+    const float4 b1 = *reinterpret_cast<const float4 *>(&Bs[buf][kk][64 + 4 * tx]);
+    const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+    const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+#pragma unroll
+      for (int c = 0; c < 8; c++) acc[r][c] = __fmaf_rn(a[r], b[c], acc[r][c]);
+  };
+
+  const int64_t ntiles = (K + kGBK - 1) / kGBK;
+  load(0);
+  store(0);
+  __syncthreads();
+  for (int64_t kt = 0; kt < ntiles; kt++) {
+    const int cur = (int)(kt & 1);
+    const int more = kt + 1 < ntiles;
+    if (more) load((kt + 1) * kGBK);
+    const int64_t left = K - kt * kGBK;
+    if (left >= kGBK) {
+#pragma unroll
+      for (int kk = 0; kk < kGBK; kk++) step(cur, kk);
+    } else {
+      for (int kk = 0; kk < (int)left; kk++) step(cur, kk);
+    }
+    if (more) store(cur ^ 1);
     __syncthreads();
   }
+
+  const int mrows = (int)(M - row0 < kGBM ? M - row0 : kGBM);
+  const int ncols = (int)(N - col0 < kGBN ? N - col0 : kGBN);
+  float *cb = C + row0 * N + col0;
 #pragma unroll
-  for (int r = 0; r < 4; r++) {
-    int64_t gr = row0 + ty + 16 * r;
-    if (gr >= M) continue;
+  for (int r = 0; r < 8; r++) {
+    const int lrow = r < 4 ? 4 * ty + r : 64 + 4 * ty + r - 4;
+    if (lrow >= mrows) continue;
 #pragma unroll
-    for (int c = 0; c < 4; c++) {
-      int64_t gc = col0 + tx + 16 * c;
-      if (gc < N) C[gr * N + gc] = acc[r][c];
+    for (int h = 0; h < 2; h++) {
+      const int lc = 64 * h + 4 * tx;
+      float *p = cb + (int64_t)lrow * N + lc;
+      if (VEC) {
+        if (lc < ncols)
+          *reinterpret_cast<float4 *>(p) = make_float4(acc[r][4 * h], acc[r][4 * h + 1],
+                                                       acc[r][4 * h + 2], acc[r][4 * h + 3]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          if (lc + i < ncols) p[i] = acc[r][4 * h + i];
+      }
     }
   }
 }
@@ -426,18 +902,30 @@ void rope_body(Job *j, const hmx_rope_args *a) {
 }
 
 /* C[M][N] = A[M][K] * B (+ bias) on device buffers, by gemm_kernel: each
- * output from bias[j] or +0, one __fmaf_rn per k in increasing k. */
+ * output from bias[j] or +0, one __fmaf_rn per k in increasing k. The
+ * 16-byte load/store variant needs K (and N for B[K][N], C) a multiple of 4
+ * and 16-byte aligned A, B, C; otherwise the scalar variant (same order, same
+ * bits). */
 void gemm_device(Job *j, const float *d_a, const float *d_b, const float *d_bias, float *d_c,
                  int64_t m, int64_t n, int64_t k, int trans_b) {
   if (j->st != HMX_OK || m <= 0 || n <= 0) return;
-  const int64_t mt = (m + kTile - 1) / kTile, nt = (n + kTile - 1) / kTile;
+  const int64_t mt = (m + kGBM - 1) / kGBM, nt = (n + kGBN - 1) / kGBN;
   if (mt > INT32_MAX || nt > 65535) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: %lld x %lld is too large", j->op,
                      (long long)m, (long long)n);
     return;
   }
+  const int vec = k % 4 == 0 && n % 4 == 0 &&
+                  (((uintptr_t)d_a | (uintptr_t)d_b | (uintptr_t)d_c) & 15) == 0;
   dim3 grid((unsigned)mt, (unsigned)nt);
-  gemm_kernel<<<grid, 256, 0, j->stream>>>(d_a, d_b, d_bias, d_c, m, n, k, trans_b);
+  if (vec && trans_b)
+    gemm_kernel<true, true><<<grid, kGThreads, 0, j->stream>>>(d_a, d_b, d_bias, d_c, m, n, k);
+  else if (vec)
+    gemm_kernel<true, false><<<grid, kGThreads, 0, j->stream>>>(d_a, d_b, d_bias, d_c, m, n, k);
+  else if (trans_b)
+    gemm_kernel<false, true><<<grid, kGThreads, 0, j->stream>>>(d_a, d_b, d_bias, d_c, m, n, k);
+  else
+    gemm_kernel<false, false><<<grid, kGThreads, 0, j->stream>>>(d_a, d_b, d_bias, d_c, m, n, k);
   job_launched(j, "gemm_kernel");
 }
 
@@ -478,6 +966,43 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   job_out_done(j, s->y, d_y, s->t * s->d_out);
 }
 
+/* The dynamic shared memory a kernel may use: 48 KB without asking; more
+ * after cudaFuncSetAttribute, asked once per kernel and process for
+ * `want` bytes (capped by the device's opt-in limit less the kernel's static
+ * shared memory). If that fails (a tool such as compute-sanitizer may keep
+ * some shared memory), the error is cleared and 48 KB is the limit: the
+ * caller then takes the general kernel, which gives the same bits. The race
+ * of two first calls is benign: both ask for the same size. */
+template <typename F>
+size_t att_smem_limit(F *kernel, size_t want, volatile long long *granted) {
+  long long g = *granted;
+  if (g > 0) return (size_t)g;
+  size_t lim = 48 * 1024;
+  int dev = 0, optin = 0;
+  cudaFuncAttributes fa;
+  if (cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+      cudaFuncGetAttributes(&fa, kernel) == cudaSuccess) {
+    size_t cap = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
+    size_t ask = want < cap ? want : cap;
+    if (ask > lim &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ask) ==
+            cudaSuccess)
+      lim = ask;
+  }
+  (void)cudaGetLastError(); /* a refusal is not an error of this call */
+  *granted = (long long)lim;
+  return lim;
+}
+
+/* Which kernel: attention_tiled for D = 64 and at least 16 query rows per
+ * (batch, head); attention_row for D = 64 or 128 (decode, short prefills)
+ * while the row's scores and a V tile fit in shared memory; else the
+ * general attention_kernel. All three keep the order of docs/NUMERICS.md
+ * §attention, so the choice changes no bit. The first two use 16-byte loads
+ * and need 16-byte aligned q, k, v, o. */
+constexpr size_t kARSmemMax = 200 * 1024;
+
 void attention_body(Job *j, const hmx_attention_args *a) {
   const int64_t rows = a->b * a->sq * a->hq, total = rows * a->d;
   const int64_t kv = a->b * a->skv * a->hkv * a->d;
@@ -491,9 +1016,33 @@ void attention_body(Job *j, const hmx_attention_args *a) {
   const float *d_v = job_in(j, a->v, kv);
   float *d_o = job_out(j, a->o, total);
   if (j->st != HMX_OK) return;
-  attention_kernel<<<(unsigned)rows, kAttThreads, 0, j->stream>>>(
-      d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->d, a->causal, a->q_offset, a->scale);
-  job_launched(j, "attention_kernel");
+  const int aligned =
+      (((uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v | (uintptr_t)d_o) & 15) == 0;
+  static volatile long long tiled_lim = 0, row64_lim = 0, row128_lim = 0;
+  /* attention_row's scores: Skv rounded up to 4 floats (the compiler reads
+   * the last 1-3 of a P·V tile as one aligned 16-byte group) */
+  const size_t row_sm = (size_t)(kARTile * a->d + (a->skv + 3) / 4 * 4) * sizeof(float);
+  if (aligned && a->d == 64 && a->sq >= 16 && a->hq <= 65535 && a->b <= 65535 &&
+      att_tiled_smem<64>() <= att_smem_limit(attention_tiled<64>, att_tiled_smem<64>(), &tiled_lim)) {
+    dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
+    attention_tiled<64><<<grid, kAThreads, att_tiled_smem<64>(), j->stream>>>(
+        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
+    job_launched(j, "attention_tiled");
+  } else if (aligned && a->d == 64 &&
+             row_sm <= att_smem_limit(attention_row<64>, kARSmemMax, &row64_lim)) {
+    attention_row<64><<<(unsigned)rows, kARThreads, row_sm, j->stream>>>(
+        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
+    job_launched(j, "attention_row");
+  } else if (aligned && a->d == 128 &&
+             row_sm <= att_smem_limit(attention_row<128>, kARSmemMax, &row128_lim)) {
+    attention_row<128><<<(unsigned)rows, kARThreads, row_sm, j->stream>>>(
+        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
+    job_launched(j, "attention_row");
+  } else {
+    attention_kernel<<<(unsigned)rows, kAttThreads, 0, j->stream>>>(
+        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->d, a->causal, a->q_offset, a->scale);
+    job_launched(j, "attention_kernel");
+  }
   job_out_done(j, a->o, d_o, total);
 }
 

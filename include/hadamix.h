@@ -223,6 +223,74 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
 hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *w1,
                       const hmx_tensor *w3, const hmx_tensor *w2, int64_t block, hmx_tensor *y);
 
+/* strassen: c[M, N] = a[M, K] b[K, N] by Strassen's recursion, its own op
+ * (its rounding differs from hmx_gemm's): while min(M, K, N) > cutoff, every
+ * odd dimension is padded with one zero row/column, the 2x2 blocks of halves
+ * are combined through Strassen's seven products, and the padding is
+ * dropped; at or below the cutoff the canonical gemm (no bias) runs, so
+ * min(M, K, N) <= cutoff gives hmx_gemm's bits. cutoff = 0 means 64; at most
+ * 2^20 (docs/NUMERICS.md §strassen). */
+hmx_status hmx_strassen(const hmx_context *ctx, const hmx_tensor *a, const hmx_tensor *b,
+                        int64_t cutoff, hmx_tensor *c);
+
+/* mhffn, the naive multi-head FFN: q = x W_in split into H heads of dh; head
+ * i: o_i = (silu(q_i W1_i) * (q_i W3_i)) W2_i; y = concat(o) W_out.
+ * x [T, d], w_in [d, H*dh], w1 and w3 [H, dh, f], w2 [H, f, dh],
+ * w_out [H*dh, d_out], y [T, d_out]. */
+hmx_status hmx_mhffn(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *w_in,
+                     const hmx_tensor *w1, const hmx_tensor *w3, const hmx_tensor *w2,
+                     const hmx_tensor *w_out, hmx_tensor *y);
+
+/* flashmhf: q = x W_in split into H heads of dh; head i: gate
+ * g = sigmoid(q_i G_i) in R^E, w = g / sum(g); E SwiGLU sub-networks of
+ * width de, y_e = (silu(q_i K_ie) * (q_i U_ie)) V_ie; o_i = sum_e w_e y_e;
+ * y = concat(o) W_out. Computed in blocks of `block` hidden units of a
+ * sub-network (0: the backend's choice) with the gate folded into the hidden
+ * values, so only one block is ever stored; the bits do not depend on block.
+ * x [T, d], w_in [d, H*dh], gate [H, dh, E], wk and wu [H, E, dh, de],
+ * wv [H, E, de, dh], w_out [H*dh, d_out], y [T, d_out]. */
+hmx_status hmx_flashmhf(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *w_in,
+                        const hmx_tensor *gate, const hmx_tensor *wk, const hmx_tensor *wu,
+                        const hmx_tensor *wv, const hmx_tensor *w_out, int64_t block,
+                        hmx_tensor *y);
+
+/* Sketched bidirectional attention, per head: q [B, S, Hq, D], k and v
+ * [B, N, Hkv, D], o [B, S, Hq, D], Hq a multiple of Hkv (query head h reads
+ * kv head h / (Hq/Hkv)); no causal mask. scale <= 0 or NaN means 1/sqrt(D).
+ * The selecting methods choose `k` keys per (batch, kv head) and attend to
+ * exactly those (the attention op with the others masked out); idx
+ * [B, Hkv, k] (i32, may be NULL) receives them in increasing order. Ties in
+ * the selection go to the lower index (docs/NUMERICS.md §sketch). */
+typedef struct hmx_sketch_params {
+  int64_t k;      /* keys kept, 1 <= k <= N */
+  float scale;    /* score multiplier; <= 0 or NaN: 1/sqrt(D) */
+  float lambda;   /* levattention, lewis: damping of K^T K, finite and > 0 */
+  int iters;      /* lewis: fixed-point iterations, >= 1 */
+  uint64_t seed;  /* priority: seed of the counter RNG */
+} hmx_sketch_params;
+
+/* linformer: K' = E K, V' = F V with e and f [kp, N] (1 <= kp), then
+ * attention of every query over the kp projected keys. */
+hmx_status hmx_linformer(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                         const hmx_tensor *v, const hmx_tensor *e, const hmx_tensor *f,
+                         float scale, hmx_tensor *o);
+/* levattention: the k keys with the largest leverage scores
+ * tau_j = k_j (K^T K + lambda I)^-1 k_j^T (binary64 Cholesky solve). */
+hmx_status hmx_levattention(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                            const hmx_tensor *v, const hmx_sketch_params *p, hmx_tensor *o,
+                            hmx_tensor *idx);
+/* lewis: the k keys with the largest l1 Lewis weights after p->iters
+ * iterations of w <- sqrt(w * tau(W^-1/2 K)) from w = 1 (binary64). */
+hmx_status hmx_lewis(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                     const hmx_tensor *v, const hmx_sketch_params *p, hmx_tensor *o,
+                     hmx_tensor *idx);
+/* priority: priority sampling with weights |k_j|^2: h_j uniform in (0, 1]
+ * from the counter RNG (p->seed, stream b*Hkv + g, counter j); the k keys of
+ * smallest rank h_j / |k_j|^2 are kept (no reweighting). */
+hmx_status hmx_priority(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                        const hmx_tensor *v, const hmx_sketch_params *p, hmx_tensor *o,
+                        hmx_tensor *idx);
+
 /* ------------------------------------------------------------------ canonical math
  * The scalar functions every backend mirrors op-for-op (docs/NUMERICS.md). */
 float hmx_expf(float x);

@@ -13,6 +13,13 @@ hmx_status hmx_ref_layernorm(const hmx_norm_args *a);
 hmx_status hmx_ref_rope(const hmx_rope_args *a);
 hmx_status hmx_ref_attention(const hmx_attention_args *a);
 hmx_status hmx_ref_swiglu(const hmx_swiglu_args *a);
+hmx_status hmx_ref_strassen(const hmx_strassen_args *a);
+hmx_status hmx_ref_mhffn(const hmx_mhffn_args *a);
+hmx_status hmx_ref_flashmhf(const hmx_flashmhf_args *a);
+hmx_status hmx_ref_linformer(const hmx_sketch_args *a);
+hmx_status hmx_ref_levattention(const hmx_sketch_args *a);
+hmx_status hmx_ref_lewis(const hmx_sketch_args *a);
+hmx_status hmx_ref_priority(const hmx_sketch_args *a);
 
 /* Largest power-of-two part of an FWHT size: n = 2^k alone, or m * 2^k. */
 #define HMX_FWHT_MAX_POW2 (INT64_C(1) << 20)

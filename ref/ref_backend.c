@@ -16,4 +16,11 @@ const hmx_backend hmx_backend_ref = {
     .rope = hmx_ref_rope,
     .attention = hmx_ref_attention,
     .swiglu = hmx_ref_swiglu,
+    .strassen = hmx_ref_strassen,
+    .mhffn = hmx_ref_mhffn,
+    .flashmhf = hmx_ref_flashmhf,
+    .linformer = hmx_ref_linformer,
+    .levattention = hmx_ref_levattention,
+    .lewis = hmx_ref_lewis,
+    .priority_attn = hmx_ref_priority,
 };

@@ -29,14 +29,25 @@ typedef struct hmx_hadamard_mix_args {
   int threads;
 } hmx_hadamard_mix_args;
 
+/* 16-bit weights. A backend whose table sets HMX_W16_<OP> in `weights16`
+ * also takes gemm's b, or swiglu's w1, w3, w2, as bf16 or f16 in place: the
+ * args then have wdt = HMX_BF16 or HMX_F16, the f32 pointers NULL and the
+ * *16 pointers set (contiguous, 2-byte aligned). The kernel converts each
+ * element to f32 as it loads it (exact: every bf16 and f16 value is an f32)
+ * and computes as for f32, so the bits are those of the staged f32 call.
+ * Otherwise (wdt = HMX_F32) the dispatcher has converted them to f32. */
+enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u };
+
 typedef struct hmx_gemm_args {
   const float *a;    /* [M, K] */
-  const float *b;    /* [K, N], or [N, K] when trans_b */
+  const float *b;    /* [K, N], or [N, K] when trans_b; NULL when wdt != HMX_F32 */
   const float *bias; /* [N] or NULL */
   float *c;          /* [M, N] */
   int64_t m, n, k;
   int trans_b;
   int threads;
+  hmx_dtype wdt;       /* b's dtype: HMX_F32, or HMX_BF16 / HMX_F16 in b16 */
+  const uint16_t *b16; /* b as 16-bit floats (HMX_W16_GEMM backends only) */
 } hmx_gemm_args;
 
 typedef struct hmx_norm_args {
@@ -70,19 +81,74 @@ typedef struct hmx_attention_args {
 
 typedef struct hmx_swiglu_args {
   const float *x;  /* [T, d] */
-  const float *w1, *w3; /* [d, h] */
-  const float *w2; /* [h, d_out] */
+  const float *w1, *w3; /* [d, h]; NULL when wdt != HMX_F32 */
+  const float *w2; /* [h, d_out]; NULL when wdt != HMX_F32 */
   float *y;        /* [T, d_out] */
   int64_t t, d, h, d_out;
   int64_t block;   /* resolved: 1 <= block <= h */
   int threads;
+  hmx_dtype wdt;   /* the weights' dtype: HMX_F32, or HMX_BF16 / HMX_F16 in the *16 */
+  const uint16_t *w1_16, *w3_16, *w2_16; /* HMX_W16_SWIGLU backends only */
 } hmx_swiglu_args;
+
+typedef struct hmx_strassen_args {
+  const float *a;  /* [M, K] */
+  const float *b;  /* [K, N] */
+  float *c;        /* [M, N] */
+  int64_t m, n, k;
+  int64_t cutoff;  /* resolved: >= 1; canonical gemm once min(M, K, N) <= cutoff */
+  int threads;
+} hmx_strassen_args;
+
+/* mhffn: per-head SwiGLU. */
+typedef struct hmx_mhffn_args {
+  const float *x;      /* [T, d] */
+  const float *w_in;   /* [d, H*dh] */
+  const float *w1, *w3; /* [H, dh, f] */
+  const float *w2;     /* [H, f, dh] */
+  const float *w_out;  /* [H*dh, d_out] */
+  float *y;            /* [T, d_out] */
+  int64_t t, d, heads, dh, f, d_out;
+  int threads;
+} hmx_mhffn_args;
+
+/* flashmhf: per head, E gated SwiGLU sub-networks of width de. */
+typedef struct hmx_flashmhf_args {
+  const float *x;      /* [T, d] */
+  const float *w_in;   /* [d, H*dh] */
+  const float *gate;   /* [H, dh, E] */
+  const float *wk, *wu; /* [H, E, dh, de] */
+  const float *wv;     /* [H, E, de, dh] */
+  const float *w_out;  /* [H*dh, d_out] */
+  float *y;            /* [T, d_out] */
+  int64_t t, d, heads, dh, e, de, d_out;
+  int64_t block;       /* resolved: 1 <= block <= de */
+  int threads;
+} hmx_flashmhf_args;
+
+/* Sketched bidirectional attention (linformer, levattention, lewis, priority):
+ * one struct for the four kernels; each reads the fields it needs. */
+typedef struct hmx_sketch_args {
+  const float *q;      /* [B, S, Hq, D] */
+  const float *k, *v;  /* [B, N, Hkv, D] */
+  const float *e, *f;  /* linformer: [kp, N] projections of keys and values; else NULL */
+  float *o;            /* [B, S, Hq, D] */
+  int32_t *idx;        /* selecting methods: [B, Hkv, kk] kept keys, increasing; else NULL */
+  int64_t b, s, n, hq, hkv, d;
+  int64_t kk;          /* keys kept (selecting) or projected length kp (linformer), 1..N */
+  float scale;         /* resolved */
+  double lambda;       /* levattention, lewis: damping, > 0 */
+  int iters;           /* lewis: fixed-point iterations, >= 1 */
+  uint64_t seed;       /* priority: seed of the counter RNG */
+  int threads;
+} hmx_sketch_args;
 
 struct hmx_backend {
   const char *name;
   const char *description;
   int (*probe)(void); /* 1 if this machine can run it */
   int priority;       /* higher wins for "best" */
+  unsigned weights16; /* HMX_W16_* bits: ops that read 16-bit weights in place */
   hmx_status (*fwht)(const hmx_fwht_args *a);
   hmx_status (*hadamard_mix)(const hmx_hadamard_mix_args *a);
   hmx_status (*gemm)(const hmx_gemm_args *a);
@@ -91,6 +157,14 @@ struct hmx_backend {
   hmx_status (*rope)(const hmx_rope_args *a);
   hmx_status (*attention)(const hmx_attention_args *a);
   hmx_status (*swiglu)(const hmx_swiglu_args *a);
+  /* issue 7: NULL in a backend that does not implement them yet */
+  hmx_status (*strassen)(const hmx_strassen_args *a);
+  hmx_status (*mhffn)(const hmx_mhffn_args *a);
+  hmx_status (*flashmhf)(const hmx_flashmhf_args *a);
+  hmx_status (*linformer)(const hmx_sketch_args *a);
+  hmx_status (*levattention)(const hmx_sketch_args *a);
+  hmx_status (*lewis)(const hmx_sketch_args *a);
+  hmx_status (*priority_attn)(const hmx_sketch_args *a); /* op "priority" */
 };
 
 /* The compiled-in backends, `ref` first (src/backend_registry.c). */

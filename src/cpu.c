@@ -42,13 +42,14 @@ static hmx_cpu_features detect_uncached(void) {
   cpuid(1, 0, l1);
   cpuid(7, 0, l7);
   int osxsave = (l1[2] >> 27) & 1, avx = (l1[2] >> 28) & 1, fma = (l1[2] >> 12) & 1;
+  int f16c = (l1[2] >> 29) & 1;
   unsigned long long xcr0 = osxsave ? xgetbv0() : 0;
   int ymm_os = (xcr0 & 0x6) == 0x6;
   int zmm_os = (xcr0 & 0xe6) == 0xe6;
   int avx2 = (l7[1] >> 5) & 1;
   int avx512f = (l7[1] >> 16) & 1, avx512dq = (l7[1] >> 17) & 1;
   int avx512bw = (l7[1] >> 30) & 1, avx512vl = (l7[1] >> 31) & 1;
-  f.avx2_fma = avx && avx2 && fma && ymm_os;
+  f.avx2_fma = avx && avx2 && fma && f16c && ymm_os;
   f.avx512 = f.avx2_fma && avx512f && avx512dq && avx512bw && avx512vl && zmm_os;
 #elif defined(__aarch64__) || defined(_M_ARM64)
   f.neon = 1;

@@ -3,7 +3,7 @@
 #define HMX_CPU_H
 
 typedef struct hmx_cpu_features {
-  int avx2_fma;    /* AVX2 + FMA, and the OS saves YMM state (XCR0 bits 1, 2) */
+  int avx2_fma;    /* AVX2 + FMA + F16C (every AVX2 CPU has it), and the OS saves YMM state (XCR0 bits 1, 2) */
   int avx512;      /* AVX-512 F/BW/DQ/VL + FMA, and the OS saves ZMM/opmask state (XCR0 5-7) */
   int neon;        /* AArch64 Advanced SIMD (always present on AArch64) */
 } hmx_cpu_features;

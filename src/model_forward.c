@@ -8,6 +8,7 @@
  * computes each query row alone). That is why prefill, decode and batching
  * agree bit for bit. */
 #include "model_internal.h"
+#include "dispatch.h" /* hmx_tensor_is_contiguous */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -75,7 +76,7 @@ typedef struct fwd {
   const hmx_model *m;
   const hmx_forward_opts *opts;
   int64_t t; /* tokens in the step */
-  float *x, *h, *q, *k, *v, *att, *o;
+  float *x, *h, *q, *k, *v, *att, *o, *qkv;
   int32_t *pos;
 } fwd;
 
@@ -104,6 +105,65 @@ static void add_inplace(float *x, const float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) x[i] += y[i];
 }
 
+/* Q, K, V = h Wq^T, h Wk^T, h Wv^T as one gemm when the three weights lie back
+ * to back in memory (in some order, one dtype, contiguous: the synthetic
+ * arena and files written by hmx_model_save are laid out so): one call reads
+ * one [hd + 2 kvd, d] matrix instead of three, and each output column is the
+ * same fma chain as in its own gemm (§gemm: c[i][j] depends on row i of a and
+ * row j of b only), so the bits do not change. Returns 0 when the weights
+ * are not adjacent (then three gemms). */
+static int qkv_adjacent(const hmx_layer_weights *L, const hmx_tensor *order[3]) {
+  const hmx_tensor *w[3] = {L->wq, L->wk, L->wv};
+  for (int i = 0; i < 3; i++)
+    if (w[i]->dtype != w[0]->dtype || !hmx_tensor_is_contiguous(w[i]) ||
+        w[i]->shape[1] != w[0]->shape[1] || w[i]->memory != HMX_MEMORY_HOST)
+      return 0;
+  /* sort by address (three elements) */
+  for (int i = 0; i < 3; i++) order[i] = w[i];
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if ((uintptr_t)order[j]->data < (uintptr_t)order[i]->data) {
+        const hmx_tensor *t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+      }
+  const size_t es = hmx_dtype_size(w[0]->dtype);
+  for (int i = 0; i + 1 < 3; i++) {
+    const size_t bytes = (size_t)(order[i]->shape[0] * order[i]->shape[1]) * es;
+    if ((const char *)order[i]->data + bytes != (const char *)order[i + 1]->data) return 0;
+  }
+  return 1;
+}
+
+static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tensor *H) {
+  const hmx_model_config *c = &f->m->cfg;
+  const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
+                kvd = (int64_t)c->n_kv_head * c->head_dim, n3 = hd + 2 * kvd;
+  const hmx_tensor *order[3];
+  if (!qkv_adjacent(L, order)) {
+    hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
+               V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
+    hmx_status st = hmx_gemm(f->ctx, H, L->wq, 1, NULL, &Q);
+    if (!st) st = hmx_gemm(f->ctx, H, L->wk, 1, NULL, &K);
+    if (!st) st = hmx_gemm(f->ctx, H, L->wv, 1, NULL, &V);
+    return st;
+  }
+  hmx_tensor W = hmx_tensor_2d((void *)(uintptr_t)order[0]->data, order[0]->dtype, n3, d);
+  hmx_tensor QKV = hmx_tensor_2d(f->qkv, HMX_F32, T, n3);
+  hmx_status st = hmx_gemm(f->ctx, H, &W, 1, NULL, &QKV);
+  if (st) return st;
+  /* the columns of each part, in the fused (address) order, to q, k, v */
+  int64_t col = 0;
+  for (int i = 0; i < 3; i++) {
+    const int64_t w = order[i]->shape[0];
+    float *dst = order[i] == L->wq ? f->q : order[i] == L->wk ? f->k : f->v;
+    for (int64_t t = 0; t < T; t++)
+      memcpy(dst + t * w, f->qkv + t * n3 + col, (size_t)w * sizeof(float));
+    col += w;
+  }
+  return HMX_OK;
+}
+
 #define TRY(expr)                                                                              \
   do {                                                                                         \
     hmx_status st_ = (expr);                                                                   \
@@ -117,16 +177,12 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
   hmx_tensor X = hmx_tensor_2d(f->x, HMX_F32, T, d), H = hmx_tensor_2d(f->h, HMX_F32, T, d);
-  hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
-             V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
   hmx_tensor O = hmx_tensor_2d(f->o, HMX_F32, T, d), A = hmx_tensor_2d(f->att, HMX_F32, T, hd);
 
   /* attention block: h = rmsnorm(x); q, k, v = h W^T; rope; attend; project */
   TRY(hmx_rmsnorm(f->ctx, &X, L->attn_norm, c->norm_eps, &H));
   TRY(trace(f, l, "attn_norm", f->h, T, d));
-  TRY(hmx_gemm(f->ctx, &H, L->wq, 1, NULL, &Q));
-  TRY(hmx_gemm(f->ctx, &H, L->wk, 1, NULL, &K));
-  TRY(hmx_gemm(f->ctx, &H, L->wv, 1, NULL, &V));
+  TRY(qkv_project(f, L, &H));
   TRY(trace(f, l, "q", f->q, T, hd));
   TRY(trace(f, l, "k", f->k, T, kvd));
   TRY(trace(f, l, "v", f->v, T, kvd));
@@ -250,9 +306,9 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   const hmx_model_config *c = &m->cfg;
   const int64_t d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
-  fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-  /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd] */
-  size_t per_tok = (size_t)(3 * d + 2 * hd + 2 * kvd), n;
+  fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd] */
+  size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd), n;
   if (!hmx_mul_size(per_tok, (size_t)T, &n) || !(f.x = hmx_alloc_array(n, sizeof(float))) ||
       !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t)))) {
     free(f.x);
@@ -265,6 +321,7 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   f.att = f.q + T * hd;
   f.k = f.att + T * hd;
   f.v = f.k + T * kvd;
+  f.qkv = f.v + T * kvd;
   st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
   free(f.x);
   free(f.pos);

@@ -103,7 +103,9 @@ hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt) {
     }
   for (int a = 0; a < op->nargs; a++) {
     if (!op->args[a].is_output) continue;
-    hmx_tensor out = hmx_tensor_make(NULL, dt < 0 ? first : (hmx_dtype)dt, 0, NULL);
+    /* index outputs (selected keys) are always i32 */
+    hmx_dtype odt = op->args[a].is_int ? HMX_I32 : dt < 0 ? first : (hmx_dtype)dt;
+    hmx_tensor out = hmx_tensor_make(NULL, odt, 0, NULL);
     hmx_status s = op->out_shape(io->tp, io->p, a, &out);
     if (s != HMX_OK) return s;
     int64_t n = hmx_tensor_numel(&out);

@@ -1,46 +1,32 @@
 /* The public entry points: validate, resolve the backend, stage to
  * contiguous f32, call the kernel, write back. One function per operation. */
 #include "dispatch.h"
+#include "ops_stage.h" /* hmx_staging_begin / _finish */
 #include "canon.h"
 #include "ref.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#define HMX_MAX_STAGED 6
 
 /* Inputs staged to f32 and one output; released together. */
-typedef struct staging {
-  hmx_fbuf in[HMX_MAX_STAGED];
-  int nin;
-  hmx_fbuf out;
-} staging;
 
-static void staging_release(staging *st) {
-  for (int i = 0; i < st->nin; i++) hmx_fbuf_release(&st->in[i]);
-  hmx_fbuf_release(&st->out);
-}
-
-/* Stage inputs (NULL entries allowed) and the output. */
-static hmx_status stage(staging *st, const hmx_tensor *const *ins, int nin, const hmx_tensor *out) {
-  st->nin = 0;
-  st->out.p = NULL;
-  st->out.owned = 0;
-  for (int i = 0; i < nin; i++) {
-    hmx_status s = hmx_stage_in(ins[i], &st->in[i]);
-    st->nin = i + 1;
-    if (s != HMX_OK) return s;
+/* Whether weight tensors w0 (and w1, w2 when not NULL) may be passed to
+ * backend `be` as 16-bit floats in place (backend.h, HMX_W16_*): the backend
+ * reads them for this op, and they are all bf16, or all f16, contiguous and
+ * aligned to 2 bytes. Otherwise they are staged to f32 like any input. */
+static int weights16_in_place(const hmx_backend *be, unsigned op_bit, const hmx_tensor *w0,
+                              const hmx_tensor *w1, const hmx_tensor *w2) {
+  if (!(be->weights16 & op_bit)) return 0;
+  if (w0->dtype != HMX_BF16 && w0->dtype != HMX_F16) return 0;
+  const hmx_tensor *ws[] = {w0, w1, w2};
+  for (int i = 0; i < 3; i++) {
+    if (!ws[i]) continue;
+    if (ws[i]->dtype != w0->dtype || !hmx_tensor_is_contiguous(ws[i]) ||
+        (uintptr_t)ws[i]->data % 2u)
+      return 0;
   }
-  return hmx_stage_out(out, &st->out);
-}
-
-static hmx_status finish(staging *st, const hmx_tensor *out, hmx_status s, const char *op,
-                         const hmx_exec *ex) {
-  if (s == HMX_OK) hmx_commit_out(out, &st->out);
-  staging_release(st);
-  if (s != HMX_OK && hmx_last_error()[0] == '\0')
-    hmx_fail(s, "%s: backend '%s' failed: %s", op, ex->be->name, hmx_status_string(s));
-  return s;
+  return 1;
 }
 
 #define TRY(expr) do { hmx_status s_ = (expr); if (s_ != HMX_OK) return s_; } while (0)
@@ -105,14 +91,14 @@ hmx_status hmx_fwht_factor(const hmx_context *ctx, const hmx_tensor *x, hmx_tens
   }
   hmx_status (*fn)(const hmx_fwht_args *);
   HMX_PICK(ex, fwht, fn);
-  staging st;
+  hmx_staging st;
   const hmx_tensor *ins[] = {x};
-  hmx_status s = stage(&st, ins, 1, y);
+  hmx_status s = hmx_staging_begin(&st, ins, 1, y);
   if (s == HMX_OK) {
     hmx_fwht_args a = {st.in[0].p, st.out.p, x->shape[0], x->shape[1], m, scale, ex.threads};
     s = fn(&a);
   }
-  return finish(&st, y, s, op, &ex);
+  return hmx_staging_finish(&st, y, s, op, &ex);
 }
 
 hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
@@ -146,15 +132,15 @@ hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
   }
   hmx_status (*fn)(const hmx_hadamard_mix_args *);
   HMX_PICK(ex, hadamard_mix, fn);
-  staging st;
+  hmx_staging st;
   const hmx_tensor *ins[] = {x, alpha, beta};
-  hmx_status s = stage(&st, ins, 3, y);
+  hmx_status s = hmx_staging_begin(&st, ins, 3, y);
   if (s == HMX_OK) {
     hmx_hadamard_mix_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p,
                                x->shape[0], n, m, ex.threads};
     s = fn(&a);
   }
-  return finish(&st, y, s, op, &ex);
+  return hmx_staging_finish(&st, y, s, op, &ex);
 }
 
 hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tensor *b,
@@ -185,20 +171,22 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
     hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, gemm, dfn);
     hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
-                       ex.threads};
+                       ex.threads, HMX_F32, NULL};
     return device_finish(dfn(&g, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
-  staging st;
-  const hmx_tensor *ins[] = {a, b, bias};
-  hmx_status s = stage(&st, ins, 3, c);
+  hmx_staging st;
+  /* 16-bit weights go to a backend that reads them in place unconverted */
+  const int w16 = weights16_in_place(ex.be, HMX_W16_GEMM, b, NULL, NULL);
+  const hmx_tensor *ins[] = {a, w16 ? NULL : b, bias};
+  hmx_status s = hmx_staging_begin(&st, ins, 3, c);
   if (s == HMX_OK) {
     hmx_gemm_args g = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, m, n, k, trans_b,
-                       ex.threads};
+                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL};
     s = fn(&g);
   }
-  return finish(&st, c, s, op, &ex);
+  return hmx_staging_finish(&st, c, s, op, &ex);
 }
 
 static hmx_status norm_common(const hmx_context *ctx, const char *op, int layer,
@@ -240,15 +228,15 @@ static hmx_status norm_common(const hmx_context *ctx, const char *op, int layer,
   hmx_status (*fn)(const hmx_norm_args *);
   if (layer) HMX_PICK(ex, layernorm, fn);
   else HMX_PICK(ex, rmsnorm, fn);
-  staging st;
+  hmx_staging st;
   const hmx_tensor *ins[] = {x, w, bias};
-  hmx_status s = stage(&st, ins, 3, y);
+  hmx_status s = hmx_staging_begin(&st, ins, 3, y);
   if (s == HMX_OK) {
     hmx_norm_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, x->shape[0], n, eps,
                        ex.threads};
     s = fn(&a);
   }
-  return finish(&st, y, s, op, &ex);
+  return hmx_staging_finish(&st, y, s, op, &ex);
 }
 
 hmx_status hmx_rmsnorm(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *weight,
@@ -323,16 +311,16 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
     free(cs);
     return device_finish(s, op, &ex);
   }
-  staging st;
+  hmx_staging st;
   const hmx_tensor *ins[] = {x};
-  s = stage(&st, ins, 1, y);
+  s = hmx_staging_begin(&st, ins, 1, y);
   if (s == HMX_OK) {
     hmx_rope_args a = {st.in[0].p, st.out.p, cs, cs + t * half, t, x->shape[1], x->shape[2],
                        rot_dim, style, ex.threads};
     s = fn(&a);
   }
   free(cs);
-  return finish(&st, y, s, op, &ex);
+  return hmx_staging_finish(&st, y, s, op, &ex);
 }
 
 hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
@@ -384,15 +372,15 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   }
   hmx_status (*fn)(const hmx_attention_args *);
   HMX_PICK(ex, attention, fn);
-  staging st;
+  hmx_staging st;
   const hmx_tensor *ins[] = {q, k, v};
-  hmx_status s = stage(&st, ins, 3, o);
+  hmx_status s = hmx_staging_begin(&st, ins, 3, o);
   if (s == HMX_OK) {
     hmx_attention_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
                             d, p->causal, q_offset, scale, ex.threads};
     s = fn(&a);
   }
-  return finish(&st, o, s, op, &ex);
+  return hmx_staging_finish(&st, o, s, op, &ex);
 }
 
 hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *w1,
@@ -427,17 +415,22 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
     hmx_status (*dfn)(const hmx_swiglu_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, swiglu, dfn);
     hmx_swiglu_args a = {x->data, w1->data, w3->data, w2->data, y->data, t, d, h, d_out, block,
-                         ex.threads};
+                         ex.threads, HMX_F32, NULL, NULL, NULL};
     return device_finish(dfn(&a, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);
-  staging st;
-  hmx_status s = stage(&st, ins, 4, y);
+  hmx_staging st;
+  /* 16-bit weights (all three of one dtype) go to a backend that reads them
+   * in place unconverted */
+  const int w16 = weights16_in_place(ex.be, HMX_W16_SWIGLU, w1, w3, w2);
+  const hmx_tensor *staged[] = {x, w16 ? NULL : w1, w16 ? NULL : w3, w16 ? NULL : w2};
+  hmx_status s = hmx_staging_begin(&st, staged, 4, y);
   if (s == HMX_OK) {
     hmx_swiglu_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.in[3].p, st.out.p, t, d, h,
-                         d_out, block, ex.threads};
+                         d_out, block, ex.threads, w16 ? w1->dtype : HMX_F32,
+                         w16 ? w1->data : NULL, w16 ? w3->data : NULL, w16 ? w2->data : NULL};
     s = fn(&a);
   }
-  return finish(&st, y, s, op, &ex);
+  return hmx_staging_finish(&st, y, s, op, &ex);
 }

@@ -36,6 +36,43 @@ static hmx_status inv_swiglu(const hmx_context *c, hmx_tensor *const *t, const d
   return hmx_swiglu(c, t[0], t[1], t[2], t[3], (int64_t)p[0], t[4]);
 }
 
+/* issue 7 ops */
+static hmx_status inv_strassen(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_strassen(c, t[0], t[1], (int64_t)p[0], t[2]);
+}
+static hmx_status inv_mhffn(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  (void)p;
+  return hmx_mhffn(c, t[0], t[1], t[2], t[3], t[4], t[5], t[6]);
+}
+static hmx_status inv_flashmhf(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_flashmhf(c, t[0], t[1], t[2], t[3], t[4], t[5], t[6], (int64_t)p[0], t[7]);
+}
+static hmx_status inv_linformer(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  return hmx_linformer(c, t[0], t[1], t[2], t[3], t[4], (float)p[0], t[5]);
+}
+/* params of the selecting sketches: k, scale, then lambda/iters/seed by op */
+static hmx_sketch_params sketch_params(const double *p, int has_lambda, int has_iters,
+                                       int has_seed) {
+  hmx_sketch_params sp = {(int64_t)p[0], (float)p[1], 0.0f, 0, 0};
+  int i = 2;
+  if (has_lambda) sp.lambda = (float)p[i++];
+  if (has_iters) sp.iters = (int)p[i++];
+  if (has_seed) sp.seed = (uint64_t)p[i++];
+  return sp;
+}
+static hmx_status inv_levattention(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  hmx_sketch_params sp = sketch_params(p, 1, 0, 0);
+  return hmx_levattention(c, t[0], t[1], t[2], &sp, t[3], t[4]);
+}
+static hmx_status inv_lewis(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  hmx_sketch_params sp = sketch_params(p, 1, 1, 0);
+  return hmx_lewis(c, t[0], t[1], t[2], &sp, t[3], t[4]);
+}
+static hmx_status inv_priority(const hmx_context *c, hmx_tensor *const *t, const double *p) {
+  hmx_sketch_params sp = sketch_params(p, 0, 0, 1);
+  return hmx_priority(c, t[0], t[1], t[2], &sp, t[3], t[4]);
+}
+
 /* ---------------------------------------------------------------- output shapes */
 
 static hmx_status shape_like(const hmx_tensor *src, hmx_tensor *out) {
@@ -67,12 +104,56 @@ static hmx_status shape_swiglu(hmx_tensor *const *t, const double *p, int arg, h
   return HMX_OK;
 }
 
+static hmx_status shape_strassen(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  (void)p; (void)arg;
+  if (!t[0] || !t[1] || t[0]->ndim != 2 || t[1]->ndim != 2)
+    return hmx_fail(HMX_ERR_SHAPE, "strassen: a and b must be 2-d");
+  out->ndim = 2;
+  out->shape[0] = t[0]->shape[0];
+  out->shape[1] = t[1]->shape[1];
+  return HMX_OK;
+}
+/* mhffn and flashmhf: y [T, d_out], T from x, d_out from w_out (t[nin - 1]). */
+static hmx_status shape_ffn(hmx_tensor *const *t, int w_out, const char *op, hmx_tensor *out) {
+  if (!t[0] || !t[w_out] || t[0]->ndim != 2 || t[w_out]->ndim != 2)
+    return hmx_fail(HMX_ERR_SHAPE, "%s: x and w_out must be 2-d", op);
+  out->ndim = 2;
+  out->shape[0] = t[0]->shape[0];
+  out->shape[1] = t[w_out]->shape[1];
+  return HMX_OK;
+}
+static hmx_status shape_mhffn(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  (void)p; (void)arg;
+  return shape_ffn(t, 5, "mhffn", out);
+}
+static hmx_status shape_flashmhf(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  (void)p; (void)arg;
+  return shape_ffn(t, 6, "flashmhf", out);
+}
+/* selecting sketches: o like q (arg 3), idx [B, Hkv, k] (arg 4, k = p[0]) */
+static hmx_status shape_select(hmx_tensor *const *t, const double *p, int arg, hmx_tensor *out) {
+  if (arg == 3) return shape_like(t[0], out);
+  if (!t[0] || !t[1] || t[0]->ndim != 4 || t[1]->ndim != 4)
+    return hmx_fail(HMX_ERR_SHAPE, "sketched attention: q and k must be 4-d");
+  out->ndim = 3;
+  out->shape[0] = t[0]->shape[0];
+  out->shape[1] = t[1]->shape[2];
+  out->shape[2] = p[0] > 0 ? (int64_t)p[0] : 0;
+  return HMX_OK;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 #define IN(n, r, d) {n, 0, r, 0, 0, d}
 #define IN_OPT(n, r, d) {n, 0, r, 1, 0, d}
 #define IN_INT(n, r, d) {n, 0, r, 0, 1, d}
 #define OUT(n, r, d) {n, 1, r, 0, 0, d}
+#define OUT_INT(n, r, d) {n, 1, r, 0, 1, d}
+#define SKETCH_QKV IN("q", 4, "[B, S, Hq, D] queries"), IN("k", 4, "[B, N, Hkv, D] keys"), \
+                   IN("v", 4, "[B, N, Hkv, D] values")
+#define SKETCH_K {"k", 64, 1, "keys kept per (batch, kv head), 1..N"}
+#define SKETCH_SCALE {"scale", 0, 0, "score multiplier; 0 = 1/sqrt(D)"}
+#define SKETCH_LAMBDA {"lambda", 1e-3, 0, "damping: tau uses (K^T K + lambda I)^-1, > 0"}
 
 static const hmx_opspec ops[] = {
     {"fwht", "y = scale * H_n x, row by row (n = 2^k <= 2^20, or m*2^k, m in 12,20,28,40)",
@@ -118,6 +199,43 @@ static const hmx_opspec ops[] = {
       OUT("y", 2, "[T, d_out]")},
      1, {{"block", 0, 1, "hidden units per block; 0 = backend's choice (bits do not change)"}},
      offsetof(hmx_backend, swiglu), shape_swiglu, inv_swiglu},
+    {"strassen", "c = a b by Strassen's recursion (own rounding; canonical gemm at the cutoff)", 3,
+     {IN("a", 2, "[M, K]"), IN("b", 2, "[K, N]"), OUT("c", 2, "[M, N]")},
+     1, {{"cutoff", 0, 1, "recurse while min(M, K, N) > cutoff; 0 = 64"}},
+     offsetof(hmx_backend, strassen), shape_strassen, inv_strassen},
+    {"mhffn", "naive multi-head FFN: per-head SwiGLU on q = x W_in, concat, W_out", 7,
+     {IN("x", 2, "[T, d]"), IN("w_in", 2, "[d, H*dh]"), IN("w1", 3, "[H, dh, f]"),
+      IN("w3", 3, "[H, dh, f]"), IN("w2", 3, "[H, f, dh]"), IN("w_out", 2, "[H*dh, d_out]"),
+      OUT("y", 2, "[T, d_out]")},
+     0, {{0}}, offsetof(hmx_backend, mhffn), shape_mhffn, inv_mhffn},
+    {"flashmhf", "FlashMHF: per head, E gated SwiGLU sub-networks, blockwise over their width",
+     8,
+     {IN("x", 2, "[T, d]"), IN("w_in", 2, "[d, H*dh]"), IN("gate", 3, "[H, dh, E] gate G"),
+      IN("wk", 4, "[H, E, dh, de] K (silu branch)"), IN("wu", 4, "[H, E, dh, de] U (linear branch)"),
+      IN("wv", 4, "[H, E, de, dh] V (down projection)"), IN("w_out", 2, "[H*dh, d_out]"),
+      OUT("y", 2, "[T, d_out]")},
+     1, {{"block", 0, 1, "hidden units per block; 0 = backend's choice (bits do not change)"}},
+     offsetof(hmx_backend, flashmhf), shape_flashmhf, inv_flashmhf},
+    {"linformer", "bidirectional attention over K' = E K, V' = F V (projected length kp)", 6,
+     {SKETCH_QKV, IN("e", 2, "[kp, N] key projection E"), IN("f", 2, "[kp, N] value projection F"),
+      OUT("o", 4, "[B, S, Hq, D]")},
+     1, {SKETCH_SCALE}, offsetof(hmx_backend, linformer), shape_first, inv_linformer},
+    {"levattention", "bidirectional attention over the k keys of largest leverage score", 5,
+     {SKETCH_QKV, OUT("o", 4, "[B, S, Hq, D]"),
+      OUT_INT("idx", 3, "[B, Hkv, k] i32 kept keys, increasing")},
+     3, {SKETCH_K, SKETCH_SCALE, SKETCH_LAMBDA},
+     offsetof(hmx_backend, levattention), shape_select, inv_levattention},
+    {"lewis", "bidirectional attention over the k keys of largest l1 Lewis weight", 5,
+     {SKETCH_QKV, OUT("o", 4, "[B, S, Hq, D]"),
+      OUT_INT("idx", 3, "[B, Hkv, k] i32 kept keys, increasing")},
+     4, {SKETCH_K, SKETCH_SCALE, SKETCH_LAMBDA,
+         {"iters", 4, 1, "fixed-point iterations w <- sqrt(w tau(W^-1/2 K)), >= 1"}},
+     offsetof(hmx_backend, lewis), shape_select, inv_lewis},
+    {"priority", "bidirectional attention over k keys by priority sampling (weights |k_j|^2)", 5,
+     {SKETCH_QKV, OUT("o", 4, "[B, S, Hq, D]"),
+      OUT_INT("idx", 3, "[B, Hkv, k] i32 kept keys, increasing")},
+     3, {SKETCH_K, SKETCH_SCALE, {"seed", 0, 1, "seed of the counter RNG (0..2^31-1 here)"}},
+     offsetof(hmx_backend, priority_attn), shape_select, inv_priority},
 };
 
 int hmx_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }

@@ -3,7 +3,8 @@
  * to 2^20, m * 2^k with m = 12, 20, 28, 40 up to k = 15: one-pass and
  * two-pass kernels), f32 / bf16 / f16 I/O read and written by the kernel,
  * in place and out of place, 16-byte aligned and not (vector and scalar
- * loads), hadamard_mix, the other seven ops, a user stream, and the same
+ * loads), hadamard_mix, the other seven ops (gemm and attention also at
+ * sizes that take every path of their tiled kernels), a user stream, and the same
  * fwht sizes through the host-memory path. Inputs are finite random
  * numbers, so memcmp is the exact rule (no NaN payloads involved).
  *
@@ -208,6 +209,9 @@ static void op_case(const char *what, hmx_tensor *const *host, int nt, op_fn run
 static hmx_status run_gemm(const hmx_context *c, hmx_tensor **t, const void *e) {
   return hmx_gemm(c, t[0], t[1], *(const int *)e, t[2], t[3]);
 }
+static hmx_status run_gemm_nobias(const hmx_context *c, hmx_tensor **t, const void *e) {
+  return hmx_gemm(c, t[0], t[1], *(const int *)e, NULL, t[2]);
+}
 static hmx_status run_rms(const hmx_context *c, hmx_tensor **t, const void *e) {
   (void)e;
   return hmx_rmsnorm(c, t[0], t[1], 1e-5f, t[2]);
@@ -283,6 +287,60 @@ static void test_other_ops(void) {
   }
 }
 
+/* gemm and attention at sizes that take every path of the tiled kernels
+ * (cuda/kernels.cu): several 128x128 gemm tiles, partial M/N/K tiles, K not a
+ * multiple of 8, 16-byte and scalar loads (K or N not a multiple of 4),
+ * both B layouts, bias or not; attention_tiled (D = 64, Sq >= 16: several
+ * query and key tiles, a partial last tile of each, causal with q_offset,
+ * GQA), attention_row (decode and short prefills, D = 64 and 128, Skv not a
+ * multiple of 64), and the general kernel (other D). */
+static void test_big_shapes(void) {
+  static const int64_t gs[][3] = {{300, 77, 260}, {256, 768, 384}, {129, 64, 131},
+                                  {200, 36, 200}, {1, 5, 9},       {513, 1000, 132}};
+  for (size_t s = 0; s < sizeof gs / sizeof gs[0]; s++) {
+    if (quick && s > 2) break;
+    for (int tb = 0; tb <= 1; tb++) {
+      int64_t m = gs[s][0], kk = gs[s][1], n = gs[s][2];
+      hmx_tensor a = rnd_tensor(2, m, kk, 0, 0), b = tb ? rnd_tensor(2, n, kk, 0, 0)
+                                                        : rnd_tensor(2, kk, n, 0, 0);
+      hmx_tensor bias = rnd_tensor(1, n, 0, 0, 0), c = rnd_tensor(2, m, n, 0, 0);
+      const int with_bias = (int)((s + tb) % 2);
+      char what[80];
+      snprintf(what, sizeof what, "gemm %lldx%lldx%lld trans_b=%d bias=%d", (long long)m,
+               (long long)kk, (long long)n, tb, with_bias);
+      if (with_bias) {
+        hmx_tensor *t[] = {&a, &b, &bias, &c};
+        op_case(what, t, 4, run_gemm, &tb);
+      } else {
+        hmx_tensor *t[] = {&a, &b, &c};
+        op_case(what, t, 3, run_gemm_nobias, &tb);
+      }
+      free(a.data), free(b.data), free(bias.data), free(c.data);
+    }
+  }
+  /* B, Sq, Skv, Hq, Hkv, D, causal, q_offset (-1: Skv - Sq) */
+  static const int64_t as[][8] = {
+      {2, 200, 200, 4, 2, 64, 1, -1},  {1, 130, 300, 3, 3, 64, 1, -1}, {1, 130, 300, 2, 1, 64, 0, -1},
+      {2, 70, 333, 2, 2, 64, 1, 100},  {1, 16, 16, 1, 1, 64, 1, -1},   {3, 1, 1000, 4, 2, 64, 1, -1},
+      {2, 5, 777, 2, 1, 128, 1, -1},   {2, 1, 129, 3, 1, 128, 0, -1},  {1, 40, 90, 2, 2, 48, 1, -1},
+      {1, 1, 5000, 2, 2, 64, 1, -1},
+  };
+  for (size_t s = 0; s < sizeof as / sizeof as[0]; s++) {
+    if (quick && s % 3) continue;
+    const int64_t *c = as[s];
+    hmx_tensor q = rnd_tensor(4, c[0], c[1], c[3], c[5]), k = rnd_tensor(4, c[0], c[2], c[4], c[5]);
+    hmx_tensor v = rnd_tensor(4, c[0], c[2], c[4], c[5]), o = rnd_tensor(4, c[0], c[1], c[3], c[5]);
+    hmx_attention_params p = {(int)c[6], c[7], 0.0f};
+    hmx_tensor *t[] = {&q, &k, &v, &o};
+    char what[120];
+    snprintf(what, sizeof what, "attention B=%lld Sq=%lld Skv=%lld Hq=%lld Hkv=%lld D=%lld causal=%lld q_offset=%lld",
+             (long long)c[0], (long long)c[1], (long long)c[2], (long long)c[3], (long long)c[4],
+             (long long)c[5], (long long)c[6], (long long)c[7]);
+    op_case(what, t, 4, run_att, &p);
+    free(q.data), free(k.data), free(v.data), free(o.data);
+  }
+}
+
 /* Device calls on a user stream (hmx_set_cuda_stream), and with no backend
  * chosen (the device backend is picked). */
 static void test_stream_and_default(void) {
@@ -324,6 +382,7 @@ int main(int argc, char **argv) {
   cuda_ctx = c;
   test_fwht();
   test_other_ops();
+  test_big_shapes();
   test_stream_and_default();
   cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   return check_finish(quick ? "test_cuda_device quick" : "test_cuda_device");

@@ -37,6 +37,29 @@ static buf make_buf(int64_t n, int fill) {
   return b;
 }
 
+/* Weights in dtype dt (f32, bf16, f16) with random values, starting one
+ * element past a 64-byte boundary: 16-bit weights go to backends that read
+ * them in place (backend.h, HMX_W16_*), and the staged ref must agree. */
+typedef struct wbuf { void *base; void *p; } wbuf;
+static wbuf make_w(int64_t n, hmx_dtype dt) {
+  wbuf w;
+  const size_t es = dt == HMX_F32 ? 4 : 2;
+  w.base = malloc((size_t)(n + 64) * es);
+  char *p = (char *)w.base + ((64 - ((uintptr_t)w.base % 64)) % 64) + es;
+  w.p = p;
+  for (int64_t i = 0; i < n; i++) {
+    float v = rnd_float();
+    if (dt == HMX_F32) ((float *)p)[i] = v;
+    else if (dt == HMX_BF16) ((uint16_t *)p)[i] = hmx_f32_to_bf16(v);
+    else ((uint16_t *)p)[i] = hmx_f32_to_f16(v);
+  }
+  return w;
+}
+static hmx_dtype rnd_wdtype(void) {
+  static const hmx_dtype dts[] = {HMX_F32, HMX_BF16, HMX_F16};
+  return dts[rnd(0, 2)];
+}
+
 static const hmx_backend *be_under_test;
 static int cases_run;
 static int many_threads = 2;
@@ -106,17 +129,20 @@ static void diff_fwht(const hmx_opspec *op, int is_mix) {
 
 static void diff_gemm(const hmx_opspec *op, int cases) {
   for (int c = 0; c < cases; c++) {
-    int64_t m = rnd(1, 70), n = rnd(1, 70), k = rnd(1, 300);
+    /* m = 1 often: the decode GEMV paths */
+    int64_t m = rnd(0, 2) ? rnd(1, 70) : 1, n = rnd(1, 70), k = rnd(1, 300);
     int tb = (int)rnd(0, 1), bias = (int)rnd(0, 1);
-    buf a = make_buf(m * k, 1), b = make_buf(k * n, 1), bi = make_buf(n, 1), o = make_buf(m * n, 0);
+    const hmx_dtype wdt = rnd_wdtype();
+    buf a = make_buf(m * k, 1), bi = make_buf(n, 1), o = make_buf(m * n, 0);
+    wbuf b = make_w(k * n, wdt);
     hmx_tensor ta = hmx_tensor_2d(a.p, HMX_F32, m, k);
-    hmx_tensor tbm = tb ? hmx_tensor_2d(b.p, HMX_F32, n, k) : hmx_tensor_2d(b.p, HMX_F32, k, n);
+    hmx_tensor tbm = tb ? hmx_tensor_2d(b.p, wdt, n, k) : hmx_tensor_2d(b.p, wdt, k, n);
     hmx_tensor tbi = hmx_tensor_1d(bi.p, HMX_F32, n), to = hmx_tensor_2d(o.p, HMX_F32, m, n);
     hmx_tensor *t[] = {&ta, &tbm, bias ? &tbi : NULL, &to};
     double p[1] = {tb};
     char desc[96];
-    snprintf(desc, sizeof desc, "gemm m=%lld n=%lld k=%lld trans_b=%d bias=%d", (long long)m,
-             (long long)n, (long long)k, tb, bias);
+    snprintf(desc, sizeof desc, "gemm m=%lld n=%lld k=%lld trans_b=%d bias=%d b=%s", (long long)m,
+             (long long)n, (long long)k, tb, bias, hmx_dtype_name(wdt));
     check_case(op, t, p, 3, desc);
     free(a.base); free(b.base); free(bi.base); free(o.base);
   }
@@ -185,16 +211,18 @@ static void diff_attention(const hmx_opspec *op, int cases) {
 static void diff_swiglu(const hmx_opspec *op, int cases) {
   for (int c = 0; c < cases; c++) {
     int64_t tt = rnd(1, 5), d = rnd(1, 90), h = rnd(1, 100), dout = rnd(1, 50);
-    buf x = make_buf(tt * d, 1), w1 = make_buf(d * h, 1), w3 = make_buf(d * h, 1);
-    buf w2 = make_buf(h * dout, 1), y = make_buf(tt * dout, 0);
-    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, tt, d), t1 = hmx_tensor_2d(w1.p, HMX_F32, d, h);
-    hmx_tensor t3 = hmx_tensor_2d(w3.p, HMX_F32, d, h), t2 = hmx_tensor_2d(w2.p, HMX_F32, h, dout);
+    const hmx_dtype wdt = rnd_wdtype();
+    buf x = make_buf(tt * d, 1), y = make_buf(tt * dout, 0);
+    wbuf w1 = make_w(d * h, wdt), w3 = make_w(d * h, wdt), w2 = make_w(h * dout, wdt);
+    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, tt, d), t1 = hmx_tensor_2d(w1.p, wdt, d, h);
+    hmx_tensor t3 = hmx_tensor_2d(w3.p, wdt, d, h), t2 = hmx_tensor_2d(w2.p, wdt, h, dout);
     hmx_tensor ty = hmx_tensor_2d(y.p, HMX_F32, tt, dout);
     hmx_tensor *t[] = {&tx, &t1, &t3, &t2, &ty};
     double p[1] = {(double)rnd(0, h)};
     char desc[96];
-    snprintf(desc, sizeof desc, "swiglu T=%lld d=%lld h=%lld d_out=%lld block=%g", (long long)tt,
-             (long long)d, (long long)h, (long long)dout, p[0]);
+    snprintf(desc, sizeof desc, "swiglu T=%lld d=%lld h=%lld d_out=%lld block=%g w=%s",
+             (long long)tt, (long long)d, (long long)h, (long long)dout, p[0],
+             hmx_dtype_name(wdt));
     check_case(op, t, p, 4, desc);
     free(x.base); free(w1.base); free(w3.base); free(w2.base); free(y.base);
   }

@@ -12,28 +12,44 @@
 #define XA_PV_CHUNKS(qt) ((qt) == 1 ? 8 : 4) /* 64 d's for one row, 32 for two */
 
 /* Transpose 8 keys (`nkeys` valid, the others zero) x columns d0..d0+dn-1
- * (dn <= 8) into out[dd * 8 + key]. Moves bits only. */
+ * (dn <= 8) into out[dd * 8 + key]. Moves bits only. Every loop has a
+ * constant trip count and is unrolled so that r, t, u stay in registers
+ * (see simd/avx512/attention_avx512.c). */
 static void xa_transpose(const float *k, int64_t ldk, int nkeys, int64_t d0, int dn, float *out) {
   __m256 r[8], t[8], u[8];
-  const __m256i m = xv_lanes(dn);
-  for (int i = 0; i < 8; i++)
-    r[i] = i < nkeys ? _mm256_maskload_ps(k + i * ldk + d0, m) : _mm256_setzero_ps();
+  if (nkeys == 8 && dn == 8) { /* the common whole block: plain loads */
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(k + i * ldk + d0);
+  } else {
+    const __m256i m = xv_lanes(dn);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+      r[i] = i < nkeys ? _mm256_maskload_ps(k + i * ldk + d0, m) : _mm256_setzero_ps();
+  }
+#pragma GCC unroll 8
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
   /* u[4g + e], 128-bit half L: rows 4g..4g+3, element 4L + e. */
+#pragma GCC unroll 2
   for (int g = 0; g < 2; g++) {
     u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
     u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
     u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
     u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
   }
+#pragma GCC unroll 4
   for (int e = 0; e < 4; e++) {
     r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
     r[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
   }
-  for (int dd = 0; dd < dn; dd++) _mm256_storeu_ps(out + dd * 8, r[dd]);
+  if (dn == 8) {
+#pragma GCC unroll 8
+    for (int dd = 0; dd < 8; dd++) _mm256_storeu_ps(out + dd * 8, r[dd]);
+  } else {
+    for (int dd = 0; dd < dn; dd++) _mm256_storeu_ps(out + dd * 8, r[dd]);
+  }
 }
 
 #include "../x86/attention_x86.h"

@@ -37,6 +37,12 @@ typedef __m256i xv_m;  /* lane mask: all ones in the selected lanes */
 #define xv_fma(a, b, c) _mm256_fmadd_ps((a), (b), (c))  /* fma(a, b, c) */
 #define xv_fms(a, b, c) _mm256_fmsub_ps((a), (b), (c))  /* fma(a, b, -c) */
 
+/* 8 bf16 / f16 values, converted exactly to f32 (weights16_x86.h; f16
+ * needs F16C, which the avx2 probe requires). */
+#define xv_load_bf16(p) \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define xv_load_f16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+
 /* Lanes 0 .. n-1, 0 <= n <= 8. */
 XV_INLINE xv_m xv_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

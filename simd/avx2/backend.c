@@ -9,9 +9,10 @@ static int probe(void) { return hmx_cpu_detect().avx2_fma; }
 
 const hmx_backend hmx_backend_avx2 = {
     .name = "avx2",
-    .description = "AVX2 + FMA (8 lanes), OpenMP threads",
+    .description = "AVX2 + FMA + F16C (8 lanes), OpenMP threads",
     .probe = probe,
     .priority = 10,
+    .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU, /* bf16/f16 weights read in place */
     .fwht = HMX_AVX2_FWHT,
     .hadamard_mix = HMX_AVX2_HADAMARD_MIX,
     .gemm = HMX_AVX2_GEMM,

@@ -2,7 +2,7 @@
 # flags (only these files: the rest of the library stays baseline x86-64 and
 # the probe decides at run time whether this code may run).
 include(CheckCCompilerFlag)
-set(HMX_AVX2_FLAGS "-mavx2;-mfma")
+set(HMX_AVX2_FLAGS "-mavx2;-mfma;-mf16c")
 set(_hmx_ok ON)
 foreach(_flag IN LISTS HMX_AVX2_FLAGS)
   string(MAKE_C_IDENTIFIER "HMX_CC_HAS${_flag}" _var)

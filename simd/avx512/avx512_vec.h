@@ -37,6 +37,11 @@ typedef __mmask16 xv_m;  /* lane mask */
 #define xv_fma(a, b, c) _mm512_fmadd_ps((a), (b), (c))  /* fma(a, b, c) */
 #define xv_fms(a, b, c) _mm512_fmsub_ps((a), (b), (c))  /* fma(a, b, -c) */
 
+/* 16 bf16 / f16 values, converted exactly to f32 (weights16_x86.h). */
+#define xv_load_bf16(p) \
+  _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define xv_load_f16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+
 /* Lanes 0 .. n-1, 0 <= n <= 16. */
 XV_INLINE xv_m xv_lanes(int64_t n) { return (__mmask16)((1u << n) - 1u); }
 /* Lanes 0 .. n-1 for any n (none when n <= 0, all when n >= 16). */

@@ -39,14 +39,19 @@
  *   gx_v             the vector type
  *   gx_loadu(p), gx_storeu(p, v), gx_bcast(p), gx_zero(), gx_fma(a, b, c)
  *   gx_loadu_n(p, n), gx_storeu_n(p, v, n)   first n lanes only (0 <= n <= VL)
- *   gx_transpose_block(src, lds, dst, ldd)   dst[t*ldd + i] = src[i*lds + t],
- *                                            0 <= i, t < VL
+ *   gx_transpose_regs(r, dst, ldd)           dst[t*ldd + i] = lane t of r[i],
+ *                                            0 <= i, t < VL (r: gx_v[VL])
+ * and has included its ISA's xv_ primitives (avx512_vec.h, avx2_vec.h) for
+ * the weight loads of weights16_x86.h: B may be f32, bf16 or f16
+ * (args.wdt); every element of B is converted exactly to f32 as it is
+ * loaded or packed, so the arithmetic, and the bits, are those of f32 B.
  */
 #ifndef HMX_GEMM_X86_H
 #define HMX_GEMM_X86_H
 
 #include "backend.h"
 #include "parallel.h"
+#include "weights16_x86.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -152,22 +157,37 @@ GX_INLINE void gx_kernel(const int mr, int64_t kc, const float *restrict ap,
 typedef void (*gx_kernel_fn)(int64_t, const float *, const float *, float *, int64_t, int,
                              const float *, int);
 
+/* dst[t*ldd + i] = w[idx + i*lds + t] as f32 for 0 <= t < VL and the first
+ * `rows` rows i (rows past them read as +0). Copies only. */
+GX_INLINE void gx_transpose_w(const void *w, int64_t idx, int64_t lds, int rows, float *dst,
+                              int64_t ldd, const int wt) {
+  gx_v r[GX_VL];
+  if (rows == GX_VL) { /* whole blocks: plain loads, unrolled (r stays in registers) */
+#pragma GCC unroll 16
+    for (int i = 0; i < GX_VL; i++) r[i] = xw_load(w, idx + i * lds, wt);
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < GX_VL; i++) r[i] = i < rows ? xw_load(w, idx + i * lds, wt) : gx_zero();
+  }
+  gx_transpose_regs(r, dst, ldd);
+}
+
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) (B is [K, N], row stride n) into NR-wide
  * panels: dst[panel][p][jj], zero past nb. Copies only: no arithmetic. */
-static void gx_pack_b_nn(const float *b, int64_t n, int64_t p0, int64_t kc, int64_t j0,
-                         int64_t nb, float *dst) {
+GX_INLINE void gx_pack_b_nn(const void *b, int64_t n, int64_t p0, int64_t kc, int64_t j0,
+                            int64_t nb, float *dst, const int wt) {
   const int64_t whole = nb - nb % GX_NR; /* columns in whole panels */
   /* Row by row, so that B is read contiguously (rows of B are far apart). */
   for (int64_t p = 0; p < kc; p++) {
-    const float *s = b + (p0 + p) * n + j0;
+    const int64_t s = (p0 + p) * n + j0; /* element index of b[p0+p][j0] */
     for (int64_t jp = 0; jp < whole; jp += GX_NR) {
       float *d = dst + jp * kc + p * GX_NR;
-      for (int v = 0; v < GX_NV; v++) gx_storeu(d + v * GX_VL, gx_loadu(s + jp + v * GX_VL));
+      for (int v = 0; v < GX_NV; v++) gx_storeu(d + v * GX_VL, xw_load(b, s + jp + v * GX_VL, wt));
     }
     if (whole < nb) {
       float *d = dst + whole * kc + p * GX_NR;
-      for (int64_t jj = 0; jj < nb - whole; jj++) d[jj] = s[whole + jj];
+      for (int64_t jj = 0; jj < nb - whole; jj++) d[jj] = xw_at(b, s + whole + jj, wt);
       for (int64_t jj = nb - whole; jj < GX_NR; jj++) d[jj] = 0.0f;
     }
   }
@@ -176,24 +196,24 @@ static void gx_pack_b_nn(const float *b, int64_t n, int64_t p0, int64_t kc, int6
 /* Pack the same block when B is stored [N, K] (trans_b): dst[panel][p][jj] =
  * b[(j0+jp+jj)*k + p0+p], VL x VL register transposes where a whole block
  * fits, element copies at the edges, zero past nb. Copies only. */
-static void gx_pack_b_nt(const float *b, int64_t k, int64_t p0, int64_t kc, int64_t j0,
-                         int64_t nb, float *dst) {
+GX_INLINE void gx_pack_b_nt(const void *b, int64_t k, int64_t p0, int64_t kc, int64_t j0,
+                            int64_t nb, float *dst, const int wt) {
   for (int64_t jp = 0; jp < nb; jp += GX_NR) {
     int64_t w = nb - jp < GX_NR ? nb - jp : GX_NR;
     float *d = dst + jp * kc;
     int64_t pv = kc - kc % GX_VL; /* p range covered by whole transposes */
     for (int64_t g = 0; g < GX_NV; g++) {
       int64_t jg = g * GX_VL;
-      const float *s = b + (j0 + jp + jg) * k + p0;
+      const int64_t s = (j0 + jp + jg) * k + p0; /* element index of b[j0+jp+jg][p0] */
       if (jg + GX_VL <= w) {
         for (int64_t p = 0; p < pv; p += GX_VL)
-          gx_transpose_block(s + p, k, d + p * GX_NR + jg, GX_NR);
+          gx_transpose_w(b, s + p, k, GX_VL, d + p * GX_NR + jg, GX_NR, wt);
         for (int64_t p = pv; p < kc; p++)
-          for (int64_t i = 0; i < GX_VL; i++) d[p * GX_NR + jg + i] = s[i * k + p];
+          for (int64_t i = 0; i < GX_VL; i++) d[p * GX_NR + jg + i] = xw_at(b, s + i * k + p, wt);
       } else {
         int64_t wi = w - jg < 0 ? 0 : w - jg;
         for (int64_t p = 0; p < kc; p++) {
-          for (int64_t i = 0; i < wi; i++) d[p * GX_NR + jg + i] = s[i * k + p];
+          for (int64_t i = 0; i < wi; i++) d[p * GX_NR + jg + i] = xw_at(b, s + i * k + p, wt);
           for (int64_t i = wi; i < GX_VL; i++) d[p * GX_NR + jg + i] = 0.0f;
         }
       }
@@ -234,7 +254,8 @@ static void *gx_alloc(size_t floats) {
 /* y[j0 .. j0+nt) for B [K, N]: columns in chunks of GX_GEMV_NV vectors; K in
  * blocks of GX_GEMV_KC rows (so that a pass touches few pages of B), the acc
  * of each output carried from block to block through C, in order (§gemm). */
-static void gx_gemv_nn(const hmx_gemm_args *g, const float *bias_pad, int64_t j0, int64_t nt) {
+GX_INLINE void gx_gemv_nn(const hmx_gemm_args *g, const void *b, const float *bias_pad,
+                          int64_t j0, int64_t nt, const int wt) {
   const int64_t n = g->n, k = g->k;
   const float *a = g->a;
   float *y = g->c;
@@ -253,16 +274,16 @@ static void gx_gemv_nn(const hmx_gemm_args *g, const float *bias_pad, int64_t j0
         /* §gemm: p in increasing order, one fma per term per output. */
         for (int64_t p = pc; p < pc + kc; p++) {
           const gx_v av = gx_bcast(a + p);
-          const float *bp = g->b + p * n + jc;
-          for (int v = 0; v < GX_GEMV_NV; v++) acc[v] = gx_fma(av, gx_loadu(bp + v * GX_VL), acc[v]);
+          const int64_t bp = p * n + jc; /* element index of b[p][jc] */
+          for (int v = 0; v < GX_GEMV_NV; v++) acc[v] = gx_fma(av, xw_load(b, bp + v * GX_VL, wt), acc[v]);
         }
       } else {
         /* Same, edge chunk: only the w real columns are read. */
         for (int64_t p = pc; p < pc + kc; p++) {
           const gx_v av = gx_bcast(a + p);
-          const float *bp = g->b + p * n + jc;
+          const int64_t bp = p * n + jc;
           for (int v = 0; v < GX_GEMV_NV; v++)
-            acc[v] = gx_fma(av, gx_loadu_n(bp + v * GX_VL, gx_clamp_lanes(w - v * GX_VL)), acc[v]);
+            acc[v] = gx_fma(av, xw_loadn(b, bp + v * GX_VL, gx_clamp_lanes(w - v * GX_VL), wt), acc[v]);
         }
       }
       for (int v = 0; v < GX_GEMV_NV; v++) gx_storeu_n(y + jc + v * GX_VL, acc[v], gx_clamp_lanes(w - v * GX_VL));
@@ -272,24 +293,28 @@ static void gx_gemv_nn(const hmx_gemm_args *g, const float *bias_pad, int64_t j0
 
 /* ng (1 or GX_GEMV_G, a constant after inlining) groups of VL outputs from
  * column j of a trans_b GEMV: see gx_gemv_nt. */
-GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const float *bias_pad, int64_t j,
-                                 const int ng, const int rows) {
+GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const float *bias_pad,
+                                 int64_t j, const int ng, const int rows, const int wt) {
   const int64_t k = g->k;
   const int64_t kv = k - k % GX_VL;
   const float *a = g->a;
+  const size_t es = wt == XW_F32 ? sizeof(float) : sizeof(uint16_t);
   float tmp[GX_GEMV_G][GX_VL * GX_VL] __attribute__((aligned(64)));
   gx_v acc[GX_GEMV_G];
   for (int q = 0; q < ng; q++) acc[q] = gx_loadu(bias_pad + j + q * GX_VL); /* bias or +0 */
+  /* The next group's rows are one contiguous block: prefetch it at the pace
+   * this group is read (ng*VL*VL elements per step), so that it is in L2
+   * when its turn comes. The hardware prefetchers follow the 16 short rows
+   * of a group poorly (measured: 62 -> 85% of the read bandwidth, K = 768). */
+  const char *pf = (const char *)b + (size_t)((j + ng * GX_VL) * k) * es;
+  const char *pf_end = (const char *)b + (size_t)(g->n * k) * es;
+  const size_t pf_step = (size_t)(ng * GX_VL * GX_VL) * es;
   /* §gemm: p = 0 .. K-1 in increasing order for every output. */
-  float pad[GX_VL * GX_VL] __attribute__((aligned(64)));
-  if (rows < GX_VL) memset(pad, 0, sizeof pad);
-  for (int64_t p = 0; p < kv; p += GX_VL) {
-    if (rows < GX_VL) { /* last group: copy its real rows, the rest stay 0 */
-      for (int i = 0; i < rows; i++) memcpy(pad + i * GX_VL, g->b + (j + i) * k + p, GX_VL * sizeof(float));
-      gx_transpose_block(pad, GX_VL, tmp[0], GX_VL);
-    } else {
-      for (int q = 0; q < ng; q++) gx_transpose_block(g->b + (j + q * GX_VL) * k + p, k, tmp[q], GX_VL);
-    }
+  for (int64_t p = 0; p < kv; p += GX_VL, pf += pf_step) {
+    for (size_t o = 0; o < pf_step; o += 64) /* no arithmetic */
+      if (pf + o < pf_end) __builtin_prefetch(pf + o, 0, 2);
+    for (int q = 0; q < ng; q++)
+      gx_transpose_w(b, (j + q * GX_VL) * k + p, k, rows, tmp[q], GX_VL, wt);
     for (int t = 0; t < GX_VL; t++) {
       const gx_v av = gx_bcast(a + p + t);
       for (int q = 0; q < ng; q++) acc[q] = gx_fma(av, gx_loadu(tmp[q] + t * GX_VL), acc[q]);
@@ -298,7 +323,8 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const float *bias_pad, 
   for (int64_t p = kv; p < k; p++) { /* K tail, still in order */
     const gx_v av = gx_bcast(a + p);
     for (int q = 0; q < ng; q++) {
-      for (int i = 0; i < GX_VL; i++) tmp[q][i] = i < rows ? g->b[(j + q * GX_VL + i) * k + p] : 0.0f;
+      for (int i = 0; i < GX_VL; i++)
+        tmp[q][i] = i < rows ? xw_at(b, (j + q * GX_VL + i) * k + p, wt) : 0.0f;
       acc[q] = gx_fma(av, gx_loadu(tmp[q]), acc[q]);
     }
   }
@@ -314,27 +340,30 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const float *bias_pad, 
  * holds b[j .. j+VL][p] and each output gets its fmas for p, p+1, ... in
  * order (§gemm: never split K). The last partial group reads only its real
  * rows of B (padded with zero rows) and stores only its real outputs. */
-static void gx_gemv_nt(const hmx_gemm_args *g, const float *bias_pad, int64_t j0, int64_t nt) {
+GX_INLINE void gx_gemv_nt(const hmx_gemm_args *g, const void *b, const float *bias_pad,
+                          int64_t j0, int64_t nt, const int wt) {
   int64_t j = j0;
   /* Groups of outputs (independent). */
   for (; j + GX_GEMV_G * GX_VL <= j0 + nt; j += GX_GEMV_G * GX_VL)
-    gx_gemv_nt_groups(g, bias_pad, j, GX_GEMV_G, GX_VL);
-  for (; j + GX_VL <= j0 + nt; j += GX_VL) gx_gemv_nt_groups(g, bias_pad, j, 1, GX_VL);
+    gx_gemv_nt_groups(g, b, bias_pad, j, GX_GEMV_G, GX_VL, wt);
+  for (; j + GX_VL <= j0 + nt; j += GX_VL) gx_gemv_nt_groups(g, b, bias_pad, j, 1, GX_VL, wt);
   /* Last outputs (fewer than VL): rows past N read as 0, never stored. */
-  if (j < j0 + nt) gx_gemv_nt_groups(g, bias_pad, j, 1, (int)(j0 + nt - j));
+  if (j < j0 + nt) gx_gemv_nt_groups(g, b, bias_pad, j, 1, (int)(j0 + nt - j), wt);
 }
 
 /* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
  * Returns 0, or -1 when a buffer could not be allocated. */
-static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
-                   int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
+GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
+                        gx_kernel_fn const *kernels, int64_t i0, int64_t mt, int64_t j0,
+                        int64_t nt, const int wt) {
   const int64_t m = g->m, n = g->n, k = g->k;
+  const void *b = wt == XW_F32 ? (const void *)g->b : (const void *)g->b16;
   if (mt <= 0 || nt <= 0) return 0;
   if (m == 1) { /* decode: no packing, B is read once in place */
     if (g->trans_b)
-      gx_gemv_nt(g, bias_pad, j0, nt);
+      gx_gemv_nt(g, b, bias_pad, j0, nt, wt);
     else
-      gx_gemv_nn(g, bias_pad, j0, nt);
+      gx_gemv_nn(g, b, bias_pad, j0, nt, wt);
     return 0;
   }
   const int64_t kc_max = k < GX_KC ? k : GX_KC;
@@ -356,9 +385,9 @@ static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn c
       const int64_t kc = k - pc < kc_max ? k - pc : kc_max;
       const int init = pc > 0 ? GX_INIT_C : (g->bias ? GX_INIT_BIAS : GX_INIT_ZERO);
       if (g->trans_b)
-        gx_pack_b_nt(g->b, k, pc, kc, j0 + jc, nb, bpack);
+        gx_pack_b_nt(b, k, pc, kc, j0 + jc, nb, bpack, wt);
       else
-        gx_pack_b_nn(g->b, n, pc, kc, j0 + jc, nb, bpack);
+        gx_pack_b_nn(b, n, pc, kc, j0 + jc, nb, bpack, wt);
       /* ic: M blocks (independent outputs). */
       for (int64_t ic = 0; ic < mt; ic += mc_max) {
         const int64_t mb = mt - ic < mc_max ? mt - ic : mc_max;
@@ -402,6 +431,17 @@ static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn c
   free(bpack);
   free(apack);
   return 0;
+}
+
+/* gx_rect_w for B's storage type (one instance each: the type is a
+ * constant inside). */
+static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
+                   int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
+  switch (xw_type(g->wdt)) {
+  case XW_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_BF16);
+  case XW_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F16);
+  default: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F32);
+  }
 }
 
 /* The backend entry point: bias padded to whole panels, then one rectangle of

@@ -18,7 +18,13 @@
  *   phase 2 (down): tiles of XS_TT tokens x 4*XV_W output columns;
  *     y[j..j+XV_W-1] = fma(broadcast g_u, W2[u][j..], y) for u in increasing
  *     order, carried in registers inside a super-tile and through y (in
- *     memory, exact) from one super-tile of units to the next.
+ *     memory, exact) from one super-tile of units to the next. W2's rows of
+ *     the super-tile are packed into contiguous 4*XV_W-column panels first
+ *     (read in place they thrash L1: 170 -> 320 GFLOP/s at T = 512, d = 768,
+ *     h = 2048, 2 threads, avx512).
+ * One token (decode) takes its own path (xs_decode): three row-streaming
+ * GEMVs over the weights in place. Weights may be f32, bf16 or f16
+ * (weights16_x86.h): they are widened exactly when packed or loaded.
  * Threads split phase 1 over (token tile, unit tile) and phase 2 over
  * (token tile, column tile): never the u or p sums, so no bit depends on the
  * thread count.
@@ -29,6 +35,7 @@
 #include "backend.h"
 #include "internal.h"
 #include "parallel.h"
+#include "weights16_x86.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +96,8 @@ XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const flo
 /* Phase 2 for TT tokens (1, 2 or 4) and XS_DJ output columns j .. (`jn`
  * valid): y = fma(g_u, W2[u][j..], y) for u = 0..un-1 in increasing order,
  * starting from +0 (first) or from y as left by the previous units. */
-XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const float *w2,
-                            int64_t dout, int64_t un, int first, float *y, int64_t ldy,
-                            int64_t jn) {
+XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const float *w2p,
+                            int64_t un, int first, float *y, int64_t ldy, int64_t jn) {
   xv_v acc[XS_TT][4];
   xv_m mk[4];
   for (int c = 0; c < 4; c++) mk[c] = xv_lanes_clamped(jn - XV_W * c);
@@ -99,9 +105,9 @@ XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const flo
     for (int c = 0; c < 4; c++)
       acc[t][c] = first ? xv_zero() : xv_loadn(y + t * ldy + XV_W * c, mk[c]);
   for (int64_t u = 0; u < un; u++) { /* §swiglu: y accumulates over u in order */
-    const float *wr = w2 + u * dout;
-    const xv_v v0 = xv_loadn(wr, mk[0]), v1 = xv_loadn(wr + XV_W, mk[1]);
-    const xv_v v2 = xv_loadn(wr + 2 * XV_W, mk[2]), v3 = xv_loadn(wr + 3 * XV_W, mk[3]);
+    const float *wr = w2p + u * XS_DJ; /* packed W2[u][j .. j+XS_DJ), +0 past jn */
+    const xv_v v0 = xv_load(wr), v1 = xv_load(wr + XV_W);
+    const xv_v v2 = xv_load(wr + 2 * XV_W), v3 = xv_load(wr + 3 * XV_W);
     for (int t = 0; t < TT; t++) {
       const xv_v gv = xv_bcast(g + t * ldg + u);
       acc[t][0] = xv_fma(gv, v0, acc[t][0]);
@@ -115,153 +121,285 @@ XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const flo
       if (jn > XV_W * c) xv_storen(y + t * ldy + XV_W * c, mk[c], acc[t][c]);
 }
 
+/* xs_down_tile for `rows` tokens (1 .. XS_TT). */
+static void xs_down_rows(const float *g, int64_t ldg, const float *w2p, int64_t un, int first,
+                         float *y, int64_t ldy, int64_t jn, int64_t rows) {
+  if (rows == XS_TT) xs_down_tile(XS_TT, g, ldg, w2p, un, first, y, ldy, jn);
+  else if (XS_TT > 2 && rows >= 2) xs_down_tile(2, g, ldg, w2p, un, first, y, ldy, jn);
+  else xs_down_tile(1, g, ldg, w2p, un, first, y, ldy, jn);
+  if (XS_TT > 2 && rows == 3) /* the third token alone */
+    xs_down_tile(1, g + 2 * ldg, ldg, w2p, un, first, y + 2 * ldy, ldy, jn);
+}
+
+/* One row u of xs_pack_down for weights stored as wt (a constant). */
+XV_INLINE void xs_pack_down_row_w(const void *w2, int64_t dout, int64_t u0, int64_t un,
+                                  float *wp, int64_t u, const int wt) {
+  const int64_t njc = (dout + XS_DJ - 1) / XS_DJ;
+  for (int64_t jc = 0; jc < njc; jc++) {
+    float *dst = wp + (jc * un + u) * XS_DJ;
+    const int64_t src = (u0 + u) * dout + jc * XS_DJ; /* element index of W2[u0+u][j] */
+    const int64_t n = dout - jc * XS_DJ;
+    for (int64_t i = 0; i < XS_DJ; i += XV_W) /* converted to f32; +0 past dout */
+      xv_store(dst + i, xw_loadn(w2, src + i, n - i < 0 ? 0 : n - i, wt));
+  }
+}
+
+static void xs_pack_down_row(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
+                             int64_t u, int wt) {
+  switch (wt) { /* a constant inside each instance (see xs_pack_row) */
+  case XW_BF16: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_BF16); break;
+  case XW_F16: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_F16); break;
+  default: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_F32); break;
+  }
+}
+
+/* Packs W2 rows u0 .. u0+un-1 into column panels of XS_DJ, u-major and
+ * contiguous (panel jc: wp[(jc*un + u)*XS_DJ + j']): the down tiles then read
+ * consecutive lines, where the rows of W2 (dout floats apart; 3 KiB at
+ * d = 768) fall into a quarter of the L1 sets and thrash it. Exact copies
+ * (16-bit weights converted to f32), zero padded past dout. */
+static void xs_pack_down(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
+                         int threads, int wt) {
+  const int nt = hmx_thread_count(threads, un / 64 + 1);
+  HMX_OMP_FOR(nt)
+  for (int64_t u = 0; u < un; u++) xs_pack_down_row(w2, dout, u0, un, wp, u, wt);
+}
+
 /* Packs the W1 and W3 columns u0 .. u0+un-1 into unit tiles of XS_GU
  * columns, p-major and contiguous (tile uc: wp[(uc*d + p)*XS_GU + u']): the
  * gate tiles then read consecutive lines instead of d rows h floats apart
  * (which share L1 sets when h is a power of two). Exact copies, zero padded. */
-static void xs_pack_units(const float *w, int64_t h, int64_t d, int64_t u0, int64_t un, float *wp,
-                          int threads) {
+/* One row p of xs_pack_units for weights stored as wt (a constant). */
+XV_INLINE void xs_pack_row_w(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un,
+                             float *wp, int64_t p, const int wt) {
   const int64_t nuc = (un + XS_GU - 1) / XS_GU;
-  const int nt = hmx_thread_count(threads, d / 64 + 1);
-  HMX_OMP_FOR(nt)
-  for (int64_t p = 0; p < d; p++)
-    for (int64_t uc = 0; uc < nuc; uc++) {
-      const int64_t n = un - uc * XS_GU < XS_GU ? un - uc * XS_GU : XS_GU;
-      float *dst = wp + (uc * d + p) * XS_GU;
-      memcpy(dst, w + p * h + u0 + uc * XS_GU, (size_t)n * sizeof(float));
-      if (n < XS_GU) memset(dst + n, 0, (size_t)(XS_GU - n) * sizeof(float));
-    }
+  for (int64_t uc = 0; uc < nuc; uc++) {
+    const int64_t n = un - uc * XS_GU < XS_GU ? un - uc * XS_GU : XS_GU;
+    float *dst = wp + (uc * d + p) * XS_GU;
+    const int64_t src = p * h + u0 + uc * XS_GU; /* element index of W[p][u] */
+    for (int64_t i = 0; i < XS_GU; i += XV_W) /* converted to f32; +0 past n */
+      xv_store(dst + i, xw_loadn(w, src + i, n - i < 0 ? 0 : n - i, wt));
+  }
 }
 
-/* Phase 1 for one token (decode): g[u] for u in [u0, u0+un). Each thread
- * owns a range of units and streams W1 and W3 row by row (p = 0 .. d-1:
- * contiguous runs of its range, which the prefetchers follow), with a and b
- * for its units held in the scratch ab (L1-sized: stores and reloads are
- * exact), so each a[u], b[u] is still one fma per p in increasing order from
- * +0 (§swiglu). Memory-bound: the extra L1 traffic is free. */
-static void xs_gate_gemv(const float *x, const float *w1, const float *w3, int64_t h, int64_t d,
-                         int64_t u0, int64_t un, float *g, float *ab, int threads) {
-  const int64_t nvec = (un + XV_W - 1) / XV_W;
-  /* Place a and b 2 KiB (mod 4 KiB) away from the weights' addresses: a
-   * load from W1 or W3 at the same address mod 4 KiB as a recent store to a
-   * or b is held back by the CPU's store-to-load alias check ("4K
-   * aliasing"), and with h a power of two every row lines up. ab has 1024
-   * spare floats for this shift. */
-  {
-    const uintptr_t want = ((uintptr_t)(w1 + u0) + 2048u) & 4095u, have = (uintptr_t)ab & 4095u;
-    ab += ((want - have) & 4095u) / sizeof(float);
+/* The storage type is switched on inside each parallel loop's body (here and
+ * below): OpenMP outlines a loop body before inlining, so a type passed in
+ * from outside it would not be a constant there. */
+static void xs_pack_row(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un, float *wp,
+                        int64_t p, int wt) {
+  switch (wt) {
+  case XW_BF16: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_BF16); break;
+  case XW_F16: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_F16); break;
+  default: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_F32); break;
   }
-  const int nt = hmx_thread_count(threads, (nvec + 7) / 8);
+}
+
+static void xs_pack_units(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un,
+                          float *wp, int threads, int wt) {
+  const int nt = hmx_thread_count(threads, d / 64 + 1);
   HMX_OMP_FOR(nt)
-  for (int t = 0; t < nt; t++) { /* unit ranges: independent */
-    const int64_t v0 = nvec * t / nt, v1 = nvec * (t + 1) / nt;
-    float *a_s = ab + v0 * XV_W, *b_s = ab + (nvec + v0) * XV_W;
-    const int64_t c0 = v0 * XV_W, w = (v1 * XV_W < un ? v1 * XV_W : un) - c0;
-    const int64_t full = w / XV_W;
-    const xv_m tail = xv_lanes_clamped(w - full * XV_W);
-    for (int64_t p = 0; p < d; p++) { /* §swiglu: p in increasing order */
-      const xv_v xp = xv_bcast(x + p);
-      const float *r1 = w1 + p * h + u0 + c0, *r3 = w3 + p * h + u0 + c0;
-      if (p == 0) { /* from +0 */
-        for (int64_t v = 0; v < full; v++) {
-          xv_store(a_s + v * XV_W, xv_fma(xp, xv_load(r1 + v * XV_W), xv_zero()));
-          xv_store(b_s + v * XV_W, xv_fma(xp, xv_load(r3 + v * XV_W), xv_zero()));
-        }
-        if (full * XV_W < w) {
-          xv_store(a_s + full * XV_W, xv_fma(xp, xv_loadn(r1 + full * XV_W, tail), xv_zero()));
-          xv_store(b_s + full * XV_W, xv_fma(xp, xv_loadn(r3 + full * XV_W, tail), xv_zero()));
-        }
-        continue;
-      }
-      for (int64_t v = 0; v < full; v++) {
-        xv_store(a_s + v * XV_W, xv_fma(xp, xv_load(r1 + v * XV_W), xv_load(a_s + v * XV_W)));
-        xv_store(b_s + v * XV_W, xv_fma(xp, xv_load(r3 + v * XV_W), xv_load(b_s + v * XV_W)));
-      }
-      if (full * XV_W < w) {
-        const int64_t o = full * XV_W;
-        xv_store(a_s + o, xv_fma(xp, xv_loadn(r1 + o, tail), xv_load(a_s + o)));
-        xv_store(b_s + o, xv_fma(xp, xv_loadn(r3 + o, tail), xv_load(b_s + o)));
-      }
-    }
-    for (int64_t v = 0; v * XV_W < w; v++) { /* §swiglu, §E: g = silu(a) * b */
-      const xv_m mk = xv_lanes_clamped(w - v * XV_W);
-      xv_storen(g + c0 + v * XV_W, mk,
-                xv_mul(xv_siluf(xv_load(a_s + v * XV_W)), xv_load(b_s + v * XV_W)));
+  for (int64_t p = 0; p < d; p++) xs_pack_row(w, h, d, u0, un, wp, p, wt);
+}
+
+/* ---- One token (decode): three row-streaming GEMVs, the weights read once,
+ * in place, at the memory's pace. */
+
+/* acc[c] = sum over r = 0 .. n_rows-1, in increasing order, of
+ * fma(xs[r], w[r*ldw + c], acc[c]) from acc[c] = +0, for c < cols: one fma
+ * per row per output, in order (§swiglu), whatever the grouping below.
+ * Rows are taken four per pass over acc: one load and one store of acc per
+ * four fmas, and four runs of the weights in flight (measured: 34 -> 42 GB/s
+ * over one row per pass, d = 768, h = 2048; software prefetching of the
+ * next rows on top of it was slower). acc holds cols floats rounded up to
+ * whole vectors; it is L1-resident scratch, so its stores and reloads are
+ * exact and cheap. */
+/* Columns o .. o+n-1 (n <= XV_W) of rows w0 .. w0+3*ldw, four fmas in row
+ * order into acc (from +0 when first). n == XV_W: whole-vector loads. */
+XV_INLINE void xs_rows4_vec(const void *w, int64_t w0, int64_t ldw, int64_t o, int64_t n,
+                            xv_v x0, xv_v x1, xv_v x2, xv_v x3, int first, float *acc,
+                            const int wt) {
+  xv_v a = first ? xv_zero() : xv_load(acc + o);
+  if (n == XV_W) {
+    a = xv_fma(x0, xw_load(w, w0 + o, wt), a); /* rows r .. r+3 in order */
+    a = xv_fma(x1, xw_load(w, w0 + ldw + o, wt), a);
+    a = xv_fma(x2, xw_load(w, w0 + 2 * ldw + o, wt), a);
+    a = xv_fma(x3, xw_load(w, w0 + 3 * ldw + o, wt), a);
+  } else {
+    a = xv_fma(x0, xw_loadn(w, w0 + o, n, wt), a);
+    a = xv_fma(x1, xw_loadn(w, w0 + ldw + o, n, wt), a);
+    a = xv_fma(x2, xw_loadn(w, w0 + 2 * ldw + o, n, wt), a);
+    a = xv_fma(x3, xw_loadn(w, w0 + 3 * ldw + o, n, wt), a);
+  }
+  xv_store(acc + o, a);
+}
+
+XV_INLINE void xs_rows(const float *xs, const void *w, int64_t wo, int64_t ldw, int64_t n_rows,
+                       int64_t cols, float *acc, const int wt) {
+  const int64_t full = cols / XV_W * XV_W, tail = cols - full; /* whole vectors, then lanes */
+  if (n_rows <= 0) { /* no term: every output is +0 */
+    for (int64_t o = 0; o < cols; o += XV_W) xv_store(acc + o, xv_zero());
+    return;
+  }
+  int64_t r = 0;
+  for (; r + 4 <= n_rows; r += 4) {
+    const xv_v x0 = xv_bcast(xs + r), x1 = xv_bcast(xs + r + 1);
+    const xv_v x2 = xv_bcast(xs + r + 2), x3 = xv_bcast(xs + r + 3);
+    const int64_t w0 = wo + r * ldw;
+    for (int64_t o = 0; o < full; o += XV_W)
+      xs_rows4_vec(w, w0, ldw, o, XV_W, x0, x1, x2, x3, r == 0, acc, wt);
+    if (tail) xs_rows4_vec(w, w0, ldw, full, tail, x0, x1, x2, x3, r == 0, acc, wt);
+  }
+  for (; r < n_rows; r++) { /* the last rows, one per pass, still in order */
+    const xv_v x0 = xv_bcast(xs + r);
+    const int64_t w0 = wo + r * ldw;
+    for (int64_t o = 0; o < cols; o += XV_W) {
+      const int64_t n = cols - o < XV_W ? cols - o : XV_W;
+      xv_store(acc + o, xv_fma(x0, xw_loadn(w, w0 + o, n, wt), r == 0 ? xv_zero() : xv_load(acc + o)));
     }
   }
+}
+
+static void xs_rows_any(const float *xs, const void *w, int64_t wo, int64_t ldw,
+                        int64_t n_rows, int64_t cols, float *acc, int wt) {
+  switch (wt) { /* a constant inside each instance (see xs_pack_row) */
+  case XW_BF16: xs_rows(xs, w, wo, ldw, n_rows, cols, acc, XW_BF16); break;
+  case XW_F16: xs_rows(xs, w, wo, ldw, n_rows, cols, acc, XW_F16); break;
+  default: xs_rows(xs, w, wo, ldw, n_rows, cols, acc, XW_F32); break;
+  }
+}
+
+/* Scratch for xs_rows: `floats` floats (whole vectors) starting 2 KiB away
+ * (mod 4 KiB) from `w`. A load from the weights at the same address mod 4 KiB
+ * as a recent store to the scratch is held back by the CPU's store-to-load
+ * alias check ("4K aliasing"), and with power-of-two row lengths every row
+ * lines up with the scratch. `base` has 1024 + 16 spare floats. */
+static float *xs_scratch_for(float *base, const void *w) {
+  const uintptr_t want = ((uintptr_t)w + 2048u) & 4095u, have = (uintptr_t)base & 4095u;
+  return base + ((want - have) & 4095u) / sizeof(float);
+}
+
+/* Thread t's share of n outputs (nv vectors): whole vectors, from *c0, *w of
+ * them (the last share ends at n). */
+static void xs_thread_range(int64_t nv, int64_t n, int t, int nt, int64_t *c0, int64_t *w) {
+  const int64_t v0 = nv * t / nt, v1 = nv * (t + 1) / nt;
+  *c0 = v0 * XV_W;
+  *w = (v1 * XV_W < n ? v1 * XV_W : n) - *c0;
+}
+
+/* The whole op for T = 1. Phase 1: each thread owns a range of hidden units
+ * (whole vectors) and computes a = x W1, b = x W3 for them (xs_rows, p in
+ * order from +0), then g = silu(a) * b. Phase 2: each thread owns a range of
+ * output columns and computes y = g W2 (u in order from +0). No sum is split,
+ * so no bit depends on the thread count; the sums are the same chains as in
+ * the blocked path, so the bits equal ref for every block size. */
+static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void *w3,
+                            const void *w2, int wt) {
+  const size_t es = wt == XW_F32 ? sizeof(float) : sizeof(uint16_t);
+  const int64_t d = s->d, h = s->h, dout = s->d_out;
+  const int64_t hv = (h + XV_W - 1) / XV_W, ov = (dout + XV_W - 1) / XV_W;
+  const int nt1 = hmx_thread_count(s->threads, (hv + 15) / 16);
+  const int nt2 = hmx_thread_count(s->threads, (ov + 15) / 16);
+  const int nt = nt1 > nt2 ? nt1 : nt2;
+  /* per thread: a, b (or y) for its range, plus the alignment slack */
+  const int64_t per = 2 * (hv > ov ? hv : ov) * XV_W + 1024 + 64;
+  float *g = hmx_alloc_array((size_t)(hv * XV_W), sizeof(float));
+  float *scratch = hmx_alloc_array((size_t)(per * nt), sizeof(float));
+  if (!g || !scratch) {
+    free(g);
+    free(scratch);
+    return HMX_ERR_NO_MEMORY;
+  }
+  HMX_OMP_FOR(nt1)
+  for (int t = 0; t < nt1; t++) { /* unit ranges: independent */
+    int64_t c0, w;
+    xs_thread_range(hv, h, t, nt1, &c0, &w);
+    if (w <= 0) continue;
+    float *a = xs_scratch_for(scratch + per * t, (const char *)w1 + (size_t)c0 * es);
+    float *b = a + (w + XV_W - 1) / XV_W * XV_W;
+    xs_rows_any(s->x, w1, c0, h, d, w, a, wt); /* §swiglu: a = sum_p x[p] W1[p][u] */
+    xs_rows_any(s->x, w3, c0, h, d, w, b, wt); /* b = sum_p x[p] W3[p][u] */
+    for (int64_t o = 0; o < w; o += XV_W) /* §swiglu, §E: g = silu(a) * b */
+      xv_store(g + c0 + o, xv_mul(xv_siluf(xv_load(a + o)), xv_load(b + o)));
+  }
+  HMX_OMP_FOR(nt2)
+  for (int t = 0; t < nt2; t++) { /* column ranges: independent */
+    int64_t c0, w;
+    xs_thread_range(ov, dout, t, nt2, &c0, &w);
+    if (w <= 0) continue;
+    float *y = xs_scratch_for(scratch + per * t, (const char *)w2 + (size_t)c0 * es);
+    xs_rows_any(g, w2, c0, dout, h, w, y, wt); /* §swiglu: y = sum_u g[u] W2[u][j] */
+    memcpy(s->y + c0, y, (size_t)w * sizeof(float));
+  }
+  free(g);
+  free(scratch);
+  return HMX_OK;
 }
 
 hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
+  const int wt = xw_type(s->wdt); /* how the weights are stored */
+  const void *w1 = wt == XW_F32 ? (const void *)s->w1 : (const void *)s->w1_16;
+  const void *w3 = wt == XW_F32 ? (const void *)s->w3 : (const void *)s->w3_16;
+  const void *w2 = wt == XW_F32 ? (const void *)s->w2 : (const void *)s->w2_16;
   const int64_t T = s->t, d = s->d, h = s->h, dout = s->d_out;
   if (T <= 0 || dout <= 0) return HMX_OK;
   if (h <= 0) { /* no hidden unit: y stays +0 (§swiglu) */
     memset(s->y, 0, (size_t)(T * dout) * sizeof(float));
     return HMX_OK;
   }
+  if (T == 1) return xs_decode(s, w1, w3, w2, wt);
   const int64_t ts = T < XS_TOKENS ? T : XS_TOKENS;
   const int64_t us = h < XS_UNITS ? h : XS_UNITS;
   const int64_t nuc_max = (us + XS_GU - 1) / XS_GU;
-  /* decode (one token) reads the weights in place; otherwise each unit
-   * block of W1, W3 is packed once and used by every token tile */
-  const int pack = T > 1;
+  /* each unit block of W1, W3 and W2 is packed once and used by every token tile */
+  const int64_t njc = (dout + XS_DJ - 1) / XS_DJ;
   float *gbuf = hmx_alloc_array((size_t)(ts * us), sizeof(float));
-  float *wp = pack ? hmx_alloc_array((size_t)(2 * nuc_max * XS_GU * d), sizeof(float))
-                   : hmx_alloc_array((size_t)(2 * (us + XV_W) + 1024), sizeof(float));
+  float *wp = hmx_alloc_array((size_t)(2 * nuc_max * XS_GU * d + njc * XS_DJ * us), sizeof(float));
   if (!gbuf || !wp) {
     free(gbuf);
     free(wp);
     return HMX_ERR_NO_MEMORY;
   }
-  float *w1p = wp, *w3p = wp + nuc_max * XS_GU * d;
+  float *w1p = wp, *w3p = wp + nuc_max * XS_GU * d, *w2p = w3p + nuc_max * XS_GU * d;
   /* §swiglu: unit blocks in increasing order; for each token, y carries its
    * sums from one unit block to the next (token blocks are independent) */
   for (int64_t u0 = 0; u0 < h; u0 += us) {
     const int64_t un = h - u0 < us ? h - u0 : us;
-    if (pack) {
-      xs_pack_units(s->w1, h, d, u0, un, w1p, s->threads);
-      xs_pack_units(s->w3, h, d, u0, un, w3p, s->threads);
-    }
+    xs_pack_units(w1, h, d, u0, un, w1p, s->threads, wt);
+    xs_pack_units(w3, h, d, u0, un, w3p, s->threads, wt);
+    xs_pack_down(w2, dout, u0, un, w2p, s->threads, wt);
     for (int64_t t0 = 0; t0 < T; t0 += ts) {
       const int64_t tn = T - t0 < ts ? T - t0 : ts, ntt = (tn + XS_TT - 1) / XS_TT;
       const float *x = s->x + t0 * d;
       float *y = s->y + t0 * dout;
       /* Phase 1: g for tn tokens x un units; items (unit tile, token tile). */
       const int64_t nuc = (un + XS_GU - 1) / XS_GU, items1 = nuc * ntt;
-      if (!pack) {
-        xs_gate_gemv(x, s->w1, s->w3, h, d, u0, un, gbuf, wp, s->threads);
-      } else {
-        const int nt1 = hmx_thread_count(s->threads, items1);
-        HMX_OMP_FOR(nt1)
-        for (int64_t idx = 0; idx < items1; idx++) {
-          const int64_t uc = idx / ntt, t = (idx % ntt) * XS_TT;
-          const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
-          const int64_t len = un - uc * XS_GU;
-          const float *xt = x + t * d;
-          const float *p1 = w1p + uc * d * XS_GU, *p3 = w3p + uc * d * XS_GU;
-          float *g = gbuf + t * us + uc * XS_GU;
-          if (rows == XS_TT) xs_gate_tile(XS_TT, xt, d, p1, p3, XS_GU, d, len, g, us);
-          else if (XS_TT > 2 && rows >= 2) xs_gate_tile(2, xt, d, p1, p3, XS_GU, d, len, g, us);
-          else xs_gate_tile(1, xt, d, p1, p3, XS_GU, d, len, g, us);
-          if (XS_TT > 2 && rows == 3) /* the third token alone */
-            xs_gate_tile(1, xt + 2 * d, d, p1, p3, XS_GU, d, len, g + 2 * us, us);
-        }
+      const int nt1 = hmx_thread_count(s->threads, items1);
+      HMX_OMP_FOR(nt1)
+      for (int64_t idx = 0; idx < items1; idx++) {
+        const int64_t uc = idx / ntt, t = (idx % ntt) * XS_TT;
+        const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
+        const int64_t len = un - uc * XS_GU;
+        const float *xt = x + t * d;
+        const float *p1 = w1p + uc * d * XS_GU, *p3 = w3p + uc * d * XS_GU;
+        float *g = gbuf + t * us + uc * XS_GU;
+        if (rows == XS_TT) xs_gate_tile(XS_TT, xt, d, p1, p3, XS_GU, d, len, g, us);
+        else if (XS_TT > 2 && rows >= 2) xs_gate_tile(2, xt, d, p1, p3, XS_GU, d, len, g, us);
+        else xs_gate_tile(1, xt, d, p1, p3, XS_GU, d, len, g, us);
+        if (XS_TT > 2 && rows == 3) /* the third token alone */
+          xs_gate_tile(1, xt + 2 * d, d, p1, p3, XS_GU, d, len, g + 2 * us, us);
       }
       /* Phase 2: y for tn tokens x dout columns; items (column tile, token tile). */
-      const int64_t njc = (dout + XS_DJ - 1) / XS_DJ, items2 = njc * ntt;
+      const int64_t items2 = njc * ntt;
       const int nt2 = hmx_thread_count(s->threads, items2);
       HMX_OMP_FOR(nt2)
       for (int64_t idx = 0; idx < items2; idx++) {
         const int64_t jc = idx / ntt, t = (idx % ntt) * XS_TT;
         const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
         const int64_t j = jc * XS_DJ, jn = dout - j;
-        const float *g = gbuf + t * us, *w2 = s->w2 + u0 * dout + j;
+        const float *g = gbuf + t * us;
         float *yt = y + t * dout + j;
         const int first = u0 == 0;
-        if (rows == XS_TT) xs_down_tile(XS_TT, g, us, w2, dout, un, first, yt, dout, jn);
-        else if (XS_TT > 2 && rows >= 2) xs_down_tile(2, g, us, w2, dout, un, first, yt, dout, jn);
-        else xs_down_tile(1, g, us, w2, dout, un, first, yt, dout, jn);
-        if (XS_TT > 2 && rows == 3) /* the third token alone */
-          xs_down_tile(1, g + 2 * us, us, w2, dout, un, first, yt + 2 * dout, dout, jn);
+        xs_down_rows(g, us, w2p + jc * un * XS_DJ, un, first, yt, dout, jn, rows);
       }
     }
   }

@@ -75,6 +75,10 @@ hmx_expect(NAME "diff --model needs two backends" CODE 2 STDERR "needs --backend
 # bench-model runs both variants and prints their ratios
 hmx_expect(NAME "bench-model smoke" CODE 0 STDOUT "had/dense"
            COMMAND ${HMX} bench-model --config test --prompt-len 8 --decode 4)
+hmx_expect(NAME "bench-model repeat" CODE 0 STDOUT "3 rounds .medians; decode range."
+           COMMAND ${HMX} bench-model --config test --outproj dense --prompt-len 4 --decode 2 --repeat 3)
+hmx_expect(NAME "bench-model repeat too many" CODE 2 STDERR "at most 50"
+           COMMAND ${HMX} bench-model --config test --repeat 51)
 hmx_expect(NAME "bench-model llama without gguf" CODE 2 STDERR "--llama-bench and --gguf go together"
            COMMAND ${HMX} bench-model --config test --llama-bench /bin/true)
 hmx_expect(NAME "bench-model llama-bench fails" CODE 1 STDERR "failed"

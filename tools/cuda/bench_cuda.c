@@ -5,7 +5,7 @@
  * --out FILE; tools/cuda/bench_table.py joins it with the PyTorch / Dao-AILab
  * side (tools/cuda/bench_torch.py).
  *
- *   hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick]
+ *   hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only LIST]
  *
  * fwht: every size of the table below, f32 / bf16 / f16, inputs of M MiB
  * (default 1024: cold L2) out of place; each timed call is checked against
@@ -22,6 +22,8 @@
 
 static FILE *out;
 static int reps = 15, quick;
+static const char *only; /* --only LIST: comma-separated kinds (fwht, gemm, attention) */
+static int want(const char *kind) { return !only || strstr(only, kind) != NULL; }
 static size_t mib = 1024;
 
 #define CK(call)                                                                        \
@@ -312,10 +314,12 @@ int main(int argc, char **argv) {
       mib = (size_t)strtoull(argv[++i], NULL, 10);
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
     } else if (!strcmp(argv[i], "--quick")) {
       quick = 1;
     } else {
-      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick]\n");
+      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention]\n");
       return 2;
     }
   }
@@ -348,14 +352,16 @@ int main(int argc, char **argv) {
   CK(cudaFree((void *)c.src));
   CK(cudaFree(c.dst));
 
-  bench_fwht(cuda, copy_gbs);
-  bench_gemm(cuda);
-  bench_attention_case(cuda, "prefill", 8, 1024, 1024, 12, 64, 1, 3);
-  if (!quick) {
-    bench_attention_case(cuda, "decode", 64, 1, 1024, 12, 64, 1, 10);
-    bench_attention_case(cuda, "decode", 64, 1, 4096, 12, 64, 1, 10);
+  if (want("fwht")) bench_fwht(cuda, copy_gbs);
+  if (want("gemm")) bench_gemm(cuda);
+  if (want("attention")) {
+    bench_attention_case(cuda, "prefill", 8, 1024, 1024, 12, 64, 1, 10);
+    if (!quick) {
+      bench_attention_case(cuda, "decode", 64, 1, 1024, 12, 64, 1, 10);
+      bench_attention_case(cuda, "decode", 64, 1, 4096, 12, 64, 1, 10);
+    }
+    bench_attention_case(cuda, "decode step", 1, 1, 1024, 12, 64, 1, 100);
   }
-  bench_attention_case(cuda, "decode step", 1, 1, 1024, 12, 64, 1, 100);
   if (out != stdout) fclose(out);
   return 0;
 }

@@ -9,7 +9,8 @@
 # (tools/cuda/bench_table.py) and keeps the raw JSON lines in $OUT.
 #
 # Run from the repository root on the GPU machine:
-#   [B=/tmp/b] [OUT=dir] [DAO=dir] [MIB=1024] [REPS=15] [QUICK=1] bash tools/cuda/bench_h100.sh
+#   [B=/tmp/b] [OUT=dir] [DAO=dir] [MIB=1024] [REPS=15] [QUICK=1] [ONLY=gemm,attention] bash tools/cuda/bench_h100.sh
+# ONLY: the kinds to measure (fwht, gemm, attention; default all).
 # B: a build directory (configured and built here when it has no
 # hmx-cuda-bench); .devcarry/ (cJSON for machines without libcjson-dev) is
 # used when present.
@@ -29,7 +30,7 @@ if [ ! -x "$B/hmx-cuda-bench" ]; then
     { echo "bench_h100.sh: build failed"; tail -30 "$OUT/bench_build.txt"; exit 1; }
 fi
 {
-  echo "== tools/cuda/bench_h100.sh (MIB=${MIB:-1024} REPS=${REPS:-15} QUICK=${QUICK:-0} DAO=${DAO:-})"
+  echo "== tools/cuda/bench_h100.sh (MIB=${MIB:-1024} REPS=${REPS:-15} QUICK=${QUICK:-0} ONLY=${ONLY:-} DAO=${DAO:-})"
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
   nvcc --version | tail -1
@@ -37,6 +38,7 @@ fi
 } > "$OUT/bench_gpu.txt" 2>&1
 quick=()
 [ "${QUICK:-0}" = 1 ] && quick=(--quick)
+[ -n "${ONLY:-}" ] && quick+=(--only "$ONLY")
 "$B/hmx-cuda-bench" --out "$OUT/bench_hmx.jsonl" --mib "${MIB:-1024}" --reps "${REPS:-15}" \
   "${quick[@]}" || { echo "bench_h100.sh: hmx-cuda-bench failed"; exit 1; }
 dao=()

@@ -5,7 +5,7 @@ timing rule as tools/cuda/bench_cuda.c (CUDA events around each call,
 median of the timed calls after two warm-ups, inputs of --mib MiB so the
 50 MB L2 is cold). One JSON object per line.
 
-  bench_torch.py [--out FILE] [--mib M] [--reps R] [--dao DIR] [--quick]
+  bench_torch.py [--out FILE] [--mib M] [--reps R] [--dao DIR] [--quick] [--only LIST]
 
 --dao DIR: a directory holding an already built `fast_hadamard_transform_cuda`
 extension module (built from github.com/Dao-AILab/fast-hadamard-transform
@@ -44,7 +44,10 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--dao", default=None)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated kinds to run: fwht, gemm, attention (default all)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else {"fwht", "gemm", "attention"}
     out = sys.stdout if args.out == "-" else open(args.out, "w")
 
     def emit(**kv):
@@ -80,7 +83,7 @@ def main():
         sizes += [(m * (1 << k), m) for k in range(5, 11) if m * (1 << k) <= m * 1024]
     if args.quick:
         sizes = [s for s in sizes if s[0] in (768, 1024, 16384)]
-    if dao is not None:
+    if dao is not None and "fwht" in only:
         fn_of = {1: dao.fast_hadamard_transform, 12: dao.fast_hadamard_transform_12N,
                  20: dao.fast_hadamard_transform_20N, 28: dao.fast_hadamard_transform_28N,
                  40: dao.fast_hadamard_transform_40N}
@@ -100,7 +103,7 @@ def main():
             ms = median_ms(lambda: dao.fast_hadamard_transform(x, 0.125), 200)
             emit(kind="latency", what="fwht 8x1024 %s" % name, impl="dao", ms=ms)
 
-    for m_ in (4096, 16384):
+    for m_ in ((4096, 16384) if "gemm" in only else ()):
         for k, n in ((768, 768), (768, 2048), (2048, 768), (1536, 1536)):
             if args.quick and (m_, k, n) != (4096, 768, 768):
                 continue
@@ -125,11 +128,12 @@ def main():
         emit(kind="attention", what=what, impl="torch_sdpa", b=b, sq=sq, skv=skv, h=h, d=d,
              causal=int(causal), ms=ms, tflops=flops / ms * 1e-9, gbs=moved / ms * 1e-6)
 
-    att("prefill", 8, 1024, 1024, 12, 64, True, 10)
-    if not args.quick:
-        att("decode", 64, 1, 1024, 12, 64, True, 20)
-        att("decode", 64, 1, 4096, 12, 64, True, 20)
-    att("decode step", 1, 1, 1024, 12, 64, True, 100)
+    if "attention" in only:
+        att("prefill", 8, 1024, 1024, 12, 64, True, 10)
+        if not args.quick:
+            att("decode", 64, 1, 1024, 12, 64, True, 20)
+            att("decode", 64, 1, 4096, 12, 64, True, 20)
+        att("decode step", 1, 1, 1024, 12, 64, True, 100)
     if out is not sys.stdout:
         out.close()
 

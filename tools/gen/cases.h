@@ -20,7 +20,7 @@ typedef struct hmx_vtensor {
   float amp;
 } hmx_vtensor;
 
-#define HMX_VCASE_MAX_TENSORS 6
+#define HMX_VCASE_MAX_TENSORS 8
 
 typedef struct hmx_vcase {
   const char *op;

@@ -18,7 +18,8 @@
 static void help(FILE *out) {
   fputs("usage: hmx bench-model [--outproj dense|hadamard|both] [--prompt-len N]\n"
         "                       [--decode N] [--backend B] [--threads N]\n"
-        "                       [--llama-bench PATH --gguf FILE] [model options]\n\n"
+        "                       [--llama-bench PATH --gguf FILE] [--repeat N]\n"
+        "                       [model options]\n\n"
         "For each output projection (default both), in a fresh child process: build the\n"
         "model (synthetic weights unless --weights), prefill N random tokens (default\n"
         "512) in one step, then decode 128 tokens greedily one at a time. Prints prefill\n"
@@ -29,8 +30,13 @@ static void help(FILE *out) {
         "  --threads N      threads (0 = default)\n"
         "  --llama-bench P  also run llama.cpp's llama-bench (a build of it, never part of\n"
         "  --gguf FILE      hadamix) on FILE, a GGUF of the same shapes (tools/gguf_random.py),\n"
-        "                   with the same threads, prompt and decode lengths (-r 3), and\n"
-        "                   print its tokens/s and our ratios to it\n\n",
+        "                   with the same threads and lengths (-r 3; its decode at depth\n"
+        "                   N, -d N, after a prompt of N tokens like ours), and print its\n"
+        "                   tokens/s and our ratios to it\n"
+        "  --repeat N       N rounds (default 1), each running every variant and then\n"
+        "                   llama-bench, one after the other: prints the medians, the\n"
+        "                   range, and the median of the per-round ratios (this machine's\n"
+        "                   bandwidth drifts between runs; a round compares neighbours)\n\n",
         out);
   hmx_model_opts_help(out);
 }
@@ -167,20 +173,20 @@ static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backen
   }
 }
 
-/* llama-bench's CSV (-o csv): avg_ts of the prompt row (n_gen 0) and the
- * generation row (n_prompt 0). Returns 0 on success. */
-static int run_llama_bench(const char *exe, const char *gguf, int threads, long np, long nd,
-                           double *pp, double *tg) {
+/* One llama-bench run (-o csv) with extra arguments `args`: the avg_ts of
+ * the row whose n_prompt (want_gen = 0) or n_gen (want_gen = 1) is positive
+ * and the other zero. Returns 0 on success. */
+static int llama_bench_row(const char *exe, const char *gguf, const char *args, int want_gen,
+                           double *ts) {
   char cmd[4096];
   /* single quotes around the paths: refuse paths that contain one */
   if (strchr(exe, '\'') || strchr(gguf, '\'')) return -1;
-  snprintf(cmd, sizeof cmd, "'%s' -m '%s' -t %d -p %ld -n %ld -r 3 -o csv 2>/dev/null", exe,
-           gguf, threads > 0 ? threads : 1, np, nd);
+  snprintf(cmd, sizeof cmd, "'%s' -m '%s' %s -r 3 -o csv 2>/dev/null", exe, gguf, args);
   FILE *p = popen(cmd, "r");
   if (!p) return -1;
   char line[8192];
   int col_np = -1, col_ng = -1, col_ts = -1, header = 1;
-  *pp = *tg = 0;
+  *ts = 0;
   while (fgets(line, sizeof line, p)) {
     int col = 0;
     long vnp = -1, vng = -1;
@@ -205,11 +211,35 @@ static int run_llama_bench(const char *exe, const char *gguf, int threads, long 
       if (col_np < 0 || col_ng < 0 || col_ts < 0) break;
       continue;
     }
-    if (vng == 0 && vnp > 0) *pp = vts;
-    if (vnp == 0 && vng > 0) *tg = vts;
+    if (!want_gen && vng == 0 && vnp > 0) *ts = vts;
+    if (want_gen && vnp == 0 && vng > 0) *ts = vts;
   }
   int st = pclose(p);
-  return (st != 0 || *pp <= 0 || *tg <= 0) ? -1 : 0;
+  return (st != 0 || *ts <= 0) ? -1 : 0;
+}
+
+/* llama-bench on the same work as ours: prefill of np tokens from an empty
+ * cache, and nd decode steps at depth np (-d: after np tokens, as our decode
+ * runs after the prompt). Returns 0 on success. */
+static int run_llama_bench(const char *exe, const char *gguf, int threads, long np, long nd,
+                           double *pp, double *tg) {
+  char args[256];
+  const int t = threads > 0 ? threads : 1;
+  snprintf(args, sizeof args, "-t %d -p %ld -n 0", t, np);
+  if (llama_bench_row(exe, gguf, args, 0, pp)) return -1;
+  snprintf(args, sizeof args, "-t %d -p 0 -n %ld -d %ld", t, nd, np);
+  return llama_bench_row(exe, gguf, args, 1, tg);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of v[0 .. n) (n >= 1; v is sorted in place). */
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* A token count in [1, 2^24]; 0, or a usage error. */
@@ -230,7 +260,7 @@ int hmx_cmd_bench_model(int argc, char **argv) {
   const char *v = NULL, *which = "both", *llama = NULL, *gguf = NULL;
   const hmx_backend *be = NULL;
   int threads = 0, err = 0, outproj_given = 0;
-  long n_prompt = 512, n_decode = 128;
+  long n_prompt = 512, n_decode = 128, repeat = 1;
   while (a.i < argc) {
     const char *s = argv[a.i];
     if (hmx_is_help(s)) {
@@ -253,6 +283,11 @@ int hmx_cmd_bench_model(int argc, char **argv) {
       if (!err && parse_count(v, &n_prompt)) err = 1;
     } else if (hmx_args_value(&a, "--decode", &v, &err)) {
       if (!err && parse_count(v, &n_decode)) err = 1;
+    } else if (hmx_args_value(&a, "--repeat", &v, &err)) {
+      if (!err && (parse_count(v, &repeat) || repeat > 50)) {
+        if (repeat > 50) hmx_cli_error(HMX_EXIT_USAGE, "bench-model: --repeat %ld: at most 50", repeat);
+        err = 1;
+      }
     } else
       return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: unknown argument '%s'", s);
     if (err) return HMX_EXIT_USAGE;
@@ -290,44 +325,87 @@ int hmx_cmd_bench_model(int argc, char **argv) {
       return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: %ld + %ld + 1 tokens exceed the context "
                            "(%d)", n_prompt, n_decode, c.context);
   }
-  /* measured after the variants, in the parent: OpenMP threads in the parent
-   * before a fork() would hang the children (libgomp is not fork-safe) */
-  result res[2];
-  for (int i = 0; i < nv; i++)
-    run_isolated(&mo, variants[i], be, threads, n_prompt, n_decode, &res[i]);
-  const double bw = read_bandwidth(threads);
-  printf("hmx bench-model: config %s, %s weights, backend %s, %d threads, prompt %ld, decode "
-         "%ld\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
-         mo.weights ? mo.weights : mo.config, mo.weights ? "file" : hmx_dtype_name(
-             mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype), hmx_backend_name(be), threads,
-         n_prompt, n_decode, threads, bw);
-  printf("%-9s %12s %12s %12s %12s %12s %10s\n", "outproj", "params", "weights MiB",
-         "peak RSS MiB", "prefill t/s", "decode t/s", "decode %bw");
-  int rc = HMX_EXIT_OK;
-  for (int i = 0; i < nv; i++) {
-    const char *name = variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard";
-    if (!res[i].ok) {
-      rc = hmx_cli_error(HMX_EXIT_FAIL, "bench-model: %s: %s", name, res[i].error);
-      continue;
-    }
-    const double traffic = res[i].weight_mib * 1048576.0 * res[i].decode_tps / 1e9;
-    printf("%-9s %11.2fM %12.1f %12.1f %12.1f %12.2f %9.0f%%\n", name, res[i].params / 1e6,
-           res[i].weight_mib, res[i].peak_rss_mib, res[i].prefill_tps, res[i].decode_tps,
-           bw > 0 ? 100.0 * traffic / bw : 0.0);
-  }
-  if (llama) {
-    double pp = 0, tg = 0;
-    if (run_llama_bench(llama, gguf, threads, n_prompt, n_decode, &pp, &tg)) {
+  /* rounds: every variant (a child each), then llama-bench; the medians of
+   * the rounds and of the per-round ratios are reported */
+  enum { MAXR = 50 };
+  static result rr[MAXR][2];
+  static double lpp[MAXR], ltg[MAXR];
+  int llama_ok = llama != NULL, rc = HMX_EXIT_OK;
+  for (int r = 0; r < repeat; r++) {
+    for (int i = 0; i < nv; i++)
+      run_isolated(&mo, variants[i], be, threads, n_prompt, n_decode, &rr[r][i]);
+    if (llama_ok && run_llama_bench(llama, gguf, threads, n_prompt, n_decode, &lpp[r], &ltg[r])) {
       rc = hmx_cli_error(HMX_EXIT_FAIL, "bench-model: running %s on %s failed (or printed no "
                          "pp/tg rows)", llama, gguf);
-    } else {
-      printf("%-9s %12s %12s %12s %12.1f %12.2f   (llama-bench, %s)\n", "llama.cpp", "", "", "",
-             pp, tg, gguf);
-      for (int i = 0; i < nv; i++)
-        if (res[i].ok)
-          printf("%-9s %12s %12s %12s %11.2fx %11.2fx   (%s / llama.cpp)\n", "ratio", "", "", "",
-                 res[i].prefill_tps / pp, res[i].decode_tps / tg,
-                 variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard");
+      llama_ok = 0;
+    }
+  }
+  /* measured after the variants, in the parent: OpenMP threads in the parent
+   * before a fork() would hang the children (libgomp is not fork-safe) */
+  const double bw = read_bandwidth(threads);
+  printf("hmx bench-model: config %s, %s weights, backend %s, %d threads, prompt %ld, decode "
+         "%ld, %ld round%s\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
+         mo.weights ? mo.weights : mo.config, mo.weights ? "file" : hmx_dtype_name(
+             mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype), hmx_backend_name(be), threads,
+         n_prompt, n_decode, repeat, repeat > 1 ? "s (medians; decode range)" : "", threads, bw);
+  printf("%-9s %12s %12s %12s %12s %12s %10s\n", "outproj", "params", "weights MiB",
+         "peak RSS MiB", "prefill t/s", "decode t/s", "decode %bw");
+  result res[2];
+  double pmed[2] = {0, 0}, dmed[2] = {0, 0}, dlo[2] = {0, 0}, dhi[2] = {0, 0};
+  for (int i = 0; i < nv; i++) {
+    const char *name = variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard";
+    double pv[MAXR], dv[MAXR], mv[MAXR];
+    int ok = 1;
+    for (int r = 0; r < repeat; r++) {
+      if (!rr[r][i].ok) {
+        rc = hmx_cli_error(HMX_EXIT_FAIL, "bench-model: %s: %s", name, rr[r][i].error);
+        ok = 0;
+        break;
+      }
+      pv[r] = rr[r][i].prefill_tps;
+      dv[r] = rr[r][i].decode_tps;
+      mv[r] = rr[r][i].peak_rss_mib;
+    }
+    res[i] = rr[0][i];
+    if (!ok) {
+      res[i].ok = 0;
+      continue;
+    }
+    pmed[i] = median(pv, (int)repeat);
+    dmed[i] = median(dv, (int)repeat);
+    dlo[i] = dv[0];
+    dhi[i] = dv[repeat - 1];
+    res[i].prefill_tps = pmed[i];
+    res[i].decode_tps = dmed[i];
+    res[i].peak_rss_mib = median(mv, (int)repeat);
+    const double traffic = res[i].weight_mib * 1048576.0 * res[i].decode_tps / 1e9;
+    printf("%-9s %11.2fM %12.1f %12.1f %12.1f %12.2f %9.0f%%", name, res[i].params / 1e6,
+           res[i].weight_mib, res[i].peak_rss_mib, res[i].prefill_tps, res[i].decode_tps,
+           bw > 0 ? 100.0 * traffic / bw : 0.0);
+    if (repeat > 1) printf("   (decode %.2f .. %.2f)", dlo[i], dhi[i]);
+    printf("\n");
+  }
+  if (llama_ok) {
+    double pp[MAXR], tg[MAXR];
+    memcpy(pp, lpp, sizeof pp);
+    memcpy(tg, ltg, sizeof tg);
+    printf("%-9s %12s %12s %12s %12.1f %12.2f   (llama-bench, %s; decode at depth %ld)\n",
+           "llama.cpp", "", "", "", median(pp, (int)repeat), median(tg, (int)repeat), gguf,
+           n_prompt);
+    for (int i = 0; i < nv; i++) {
+      if (!res[i].ok) continue;
+      double rp[MAXR], rd[MAXR];
+      for (int r = 0; r < repeat; r++) {
+        rp[r] = rr[r][i].prefill_tps / lpp[r];
+        rd[r] = rr[r][i].decode_tps / ltg[r];
+      }
+      const double mp = median(rp, (int)repeat), md = median(rd, (int)repeat);
+      printf("%-9s %12s %12s %12s %11.2fx %11.2fx   (%s / llama.cpp", "ratio", "", "", "", mp,
+             md, variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard");
+      if (repeat > 1)
+        printf("; per round: prefill %.2f .. %.2fx, decode %.2f .. %.2fx", rp[0],
+               rp[repeat - 1], rd[0], rd[repeat - 1]);
+      printf(")\n");
     }
   }
   if (nv == 2 && res[0].ok && res[1].ok)
