@@ -280,6 +280,7 @@ int hmx_cmd_generate(int argc, char **argv) {
   }
   if (!rc) {
     printf("\n");
+    fflush(stdout); /* before the rates on stderr, when both go to one pipe */
     if (tty) fprintf(stderr, "\r\033[K");
     fprintf(stderr, "prefill: %lld tokens in %.3f s (%.1f tokens/s); decode: %lld tokens in "
             "%.3f s (%.1f tokens/s)\n", (long long)n_prompt, t_prefill, n_prompt / t_prefill,
