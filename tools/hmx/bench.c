@@ -271,7 +271,7 @@ static void bench_fwht(bench *B) {
   int ns = B->small ? 2 : (int)(sizeof sizes / sizeof sizes[0]);
   /* two batches: resident in L2 (~256 KiB) and far larger than the caches */
   const double bytes_l2 = B->small ? 16384 : 256 * 1024.0;
-  const double bytes_mem = B->small ? 65536 : 64 * 1048576.0;
+  const double bytes_mem = B->small ? 65536 : 256 * 1048576.0; /* 8x a 32 MiB L3 */
   for (int s = 0; s < ns; s++)
     for (int k = 0; k < 2; k++) {
       int64_t n = sizes[s];
