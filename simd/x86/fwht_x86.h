@@ -139,13 +139,13 @@ _Static_assert(HX_MULTI_LOG2 >= 3, "hx_chunk_multi: chunks of up to 8 registers"
  * chunk, finish, store. lu > 0 puts several short chunks in flight at once. */
 HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t base,
                           const hx_fin *f, const int lr, const int lu, const int fm,
-                          const int fs) {
+                          const int fs, const int pfon) {
   const int K = 1 << (lr + lu);
-  hx_pf pf = hx_pf_cur;
+  hx_pf pf = pfon ? hx_pf_cur : (hx_pf){0};
   /* chunks are independent (§fwht step 1: pairs of a stage) */
   for (int64_t o = 0; o < len; o += (int64_t)K * HX_W) {
     hx_v v[HX_CHUNK_REGS];
-    hx_pf_tick(&pf, K);
+    if (pfon) hx_pf_tick(&pf, K);
     /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
 #pragma GCC unroll 32
     for (int k = 0; k < K; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
@@ -168,21 +168,21 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
       hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W, fm), f,
              fs);
   }
-  hx_pf_cur = pf;
+  if (pfon) hx_pf_cur = pf;
 }
 
 HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base,
-                         const hx_fin *f, int lr, const int fm, const int fs) {
+                         const hx_fin *f, int lr, const int fm, const int fs, const int pfon) {
   switch (lr) {
-  case 0: hx_chunk_impl(src, dst, len, base, f, 0, 0, fm, fs); break;
-  case 1: hx_chunk_impl(src, dst, len, base, f, 1, 0, fm, fs); break;
-  case 2: hx_chunk_impl(src, dst, len, base, f, 2, 0, fm, fs); break;
-  case 3: hx_chunk_impl(src, dst, len, base, f, 3, 0, fm, fs); break;
+  case 0: hx_chunk_impl(src, dst, len, base, f, 0, 0, fm, fs, pfon); break;
+  case 1: hx_chunk_impl(src, dst, len, base, f, 1, 0, fm, fs, pfon); break;
+  case 2: hx_chunk_impl(src, dst, len, base, f, 2, 0, fm, fs, pfon); break;
+  case 3: hx_chunk_impl(src, dst, len, base, f, 3, 0, fm, fs, pfon); break;
 #if HX_CHUNK_LOG2 >= 4
-  case 4: hx_chunk_impl(src, dst, len, base, f, 4, 0, fm, fs); break;
+  case 4: hx_chunk_impl(src, dst, len, base, f, 4, 0, fm, fs, pfon); break;
 #endif
 #if HX_CHUNK_LOG2 >= 5
-  case 5: hx_chunk_impl(src, dst, len, base, f, 5, 0, fm, fs); break;
+  case 5: hx_chunk_impl(src, dst, len, base, f, 5, 0, fm, fs, pfon); break;
 #endif
   default: break;
   }
@@ -195,33 +195,40 @@ HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base
  * so they tile the row). Blocks of more than 2^HX_MULTI_LOG2 registers: hx_chunk. */
 static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
   switch (lr) {
-  case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0); break;
-  case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0); break;
-  case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0); break;
-  case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0); break;
-  default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0); break;
+  case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0, 0); break;
+  case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0, 0); break;
+  case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0, 0); break;
+  case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0, 0); break;
+  default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0, 0); break;
   }
 }
 
 /* A chunk pass; the non-final ones (nothing to apply) without per-store tests. */
 static void hx_chunk(const float *src, float *dst, int64_t len, int64_t base, const hx_fin *f,
                      int lr) {
-  if (f->mode == HX_FIN_NONE && !f->stream) hx_chunk_fin(src, dst, len, base, f, lr, HX_FIN_NONE, 0);
-  else hx_chunk_fin(src, dst, len, base, f, lr, -1, -1);
+  /* prefetching or not: decided per pass, compiled apart (hx_pf) */
+  const int pf = hx_pf_cur.p != NULL;
+  if (f->mode == HX_FIN_NONE && !f->stream) {
+    if (pf) hx_chunk_fin(src, dst, len, base, f, lr, HX_FIN_NONE, 0, 1);
+    else hx_chunk_fin(src, dst, len, base, f, lr, HX_FIN_NONE, 0, 0);
+  } else {
+    hx_chunk_fin(src, dst, len, base, f, lr, -1, -1, pf);
+  }
 }
 
 /* One radix pass, src -> d (the same positions; src may equal d): strides
  * h, 2h, .., h*2^(r-1) (h a multiple of HX_W), 2^r registers at distance h,
  * for every group and column. */
 HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, int64_t base,
-                          const hx_fin *f, const int r, const int fm, const int fs) {
+                          const hx_fin *f, const int r, const int fm, const int fs,
+                          const int pfon) {
   const int T = 1 << r;
-  hx_pf pf = hx_pf_cur;
+  hx_pf pf = pfon ? hx_pf_cur : (hx_pf){0};
   /* groups and columns are independent (§fwht step 1: pairs of a stage) */
   for (int64_t g = 0; g < len; g += h << r) {
     for (int64_t j = g; j < g + h; j += HX_W) {
       hx_v v[1 << HX_RADIX_LOG2];
-      hx_pf_tick(&pf, T);
+      if (pfon) hx_pf_tick(&pf, T);
 #pragma GCC unroll 16
       for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
       /* §fwht step 1, strides h .. h*2^(r-1) in increasing order: (a, b) -> (a + b, a - b) */
@@ -242,43 +249,50 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
         hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm), f, fs);
     }
   }
-  hx_pf_cur = pf;
+  if (pfon) hx_pf_cur = pf;
 }
 
 HX_INL void hx_radix_fin(const float *src, float *d, int64_t len, int64_t h, int64_t base,
-                         const hx_fin *f, int r, const int fm, const int fs) {
+                         const hx_fin *f, int r, const int fm, const int fs, const int pfon) {
   switch (r) {
-  case 1: hx_radix_impl(src, d, len, h, base, f, 1, fm, fs); break;
-  case 2: hx_radix_impl(src, d, len, h, base, f, 2, fm, fs); break;
-  case 3: hx_radix_impl(src, d, len, h, base, f, 3, fm, fs); break;
+  case 1: hx_radix_impl(src, d, len, h, base, f, 1, fm, fs, pfon); break;
+  case 2: hx_radix_impl(src, d, len, h, base, f, 2, fm, fs, pfon); break;
+  case 3: hx_radix_impl(src, d, len, h, base, f, 3, fm, fs, pfon); break;
 #if HX_RADIX_LOG2 >= 4
-  case 4: hx_radix_impl(src, d, len, h, base, f, 4, fm, fs); break;
+  case 4: hx_radix_impl(src, d, len, h, base, f, 4, fm, fs, pfon); break;
 #endif
   default: break;
   }
 }
 
+/* A radix pass; the non-final ones (nothing to apply) without per-store tests. */
+HX_INL void hx_radix_modes(const float *src, float *d, int64_t len, int64_t h, int64_t base,
+                           const hx_fin *f, int r, const int pf) {
+#ifndef HX_RADIX_GENERIC
+  if (f->mode == HX_FIN_NONE && !f->stream) hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_NONE, 0, pf);
+  else if (f->mode == HX_FIN_SCALE && !f->stream)
+    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_SCALE, 0, pf);
+#ifndef HX_NO_STREAM_SPEC
+  else if (f->mode == HX_FIN_SCALE)
+    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_SCALE, 1, pf);
+#endif
+  else if (f->mode == HX_FIN_MIX && !f->stream)
+    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_MIX, 0, pf);
+  else hx_radix_fin(src, d, len, h, base, f, r, -1, -1, pf);
+#else
+  if (f->mode == HX_FIN_NONE && !f->stream) hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_NONE, 0, pf);
+  else hx_radix_fin(src, d, len, h, base, f, r, -1, -1, pf);
+#endif
+}
+
 #ifndef HX_RADIX_ATTR
 #define HX_RADIX_ATTR
 #endif
-/* A radix pass; the non-final ones (nothing to apply) without per-store tests. */
 HX_RADIX_ATTR static void hx_radix(const float *src, float *d, int64_t len, int64_t h, int64_t base,
                      const hx_fin *f, int r) {
-#ifndef HX_RADIX_GENERIC
-  if (f->mode == HX_FIN_NONE && !f->stream) hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_NONE, 0);
-  else if (f->mode == HX_FIN_SCALE && !f->stream)
-    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_SCALE, 0);
-#ifndef HX_NO_STREAM_SPEC
-  else if (f->mode == HX_FIN_SCALE)
-    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_SCALE, 1);
-#endif
-  else if (f->mode == HX_FIN_MIX && !f->stream)
-    hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_MIX, 0);
-  else hx_radix_fin(src, d, len, h, base, f, r, -1, -1);
-#else
-  if (f->mode == HX_FIN_NONE && !f->stream) hx_radix_fin(src, d, len, h, base, f, r, HX_FIN_NONE, 0);
-  else hx_radix_fin(src, d, len, h, base, f, r, -1, -1);
-#endif
+  /* prefetching or not: decided per pass, compiled apart (hx_pf) */
+  if (hx_pf_cur.p) hx_radix_modes(src, d, len, h, base, f, r, 1);
+  else hx_radix_modes(src, d, len, h, base, f, r, 0);
 }
 
 /* Stages of strides 2^s0 .. 2^(s1-1) on t[0..len), in passes of at most
@@ -328,7 +342,10 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
 #if HX_CHUNK_LOG2 > 4
     if (lr == 4) /* n = 1024, 2048: inline (measured faster) */
-      hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, 0, HX_FIN_NONE, 0);
+    {
+      if (hx_pf_cur.p) hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, 0, HX_FIN_NONE, 0, 1);
+      else hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, 0, HX_FIN_NONE, 0, 0);
+    }
     else
 #endif
       hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
@@ -611,7 +628,7 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
     /* §fwht step 1 for all m blocks in one chunk pass (one chunk = one block,
      * the blocks are contiguous), then step 2 (+ step 3, §hadamard_mix) */
 #ifdef HX_NO_MULTI
-    hx_chunk_fin(x, tmp, n, 0, &hx_fin_none, lp - HX_LOG2W, HX_FIN_NONE, 0);
+    hx_chunk_fin(x, tmp, n, 0, &hx_fin_none, lp - HX_LOG2W, HX_FIN_NONE, 0, 0);
 #else
     hx_chunk_multi(x, tmp, n, lp - HX_LOG2W);
 #endif
@@ -724,7 +741,7 @@ static void hx_row_par(const float *x, float *y, int m, int64_t p, const hx_fin 
 HX_INL void hx_small_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
                                const hx_fin *f, const int lr, const int fm, const int fs) {
   /* rows independent (§fwht, per row) */
-  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, 0, fm, fs);
+  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, 0, fm, fs, 0);
 }
 
 HX_INL void hx_small_rows_fin(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
