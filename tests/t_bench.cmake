@@ -4,3 +4,10 @@ if(HMX_HAVE_CJSON AND TARGET hmx)
   add_test(NAME cli_bench_smoke COMMAND hmx bench rmsnorm --reps 1 --size small)
   set_tests_properties(cli_bench_smoke PROPERTIES LABELS "cli" TIMEOUT 120)
 endif()
+# The issue-7 studies (tools/hmx/bench_study.h) at toy sizes on ref: every
+# measurement must run (the command exits 1 when one fails).
+if(HMX_HAVE_CJSON AND TARGET hmx)
+  add_test(NAME cli_bench_studies_smoke
+           COMMAND hmx bench ffn sketch strassen --reps 1 --size small --backend ref)
+  set_tests_properties(cli_bench_studies_smoke PROPERTIES LABELS "cli" TIMEOUT 300)
+endif()

@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "canon.h"
 #include "opspec.h"
+#include "bench_study.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -680,6 +681,9 @@ static void load_peers(bench *B, const char *ffht_path, const char *onednn_path)
 static const char *const bench_ops[] = {"fwht", "hadamard_mix", "gemm", "rmsnorm", "layernorm",
                                         "rope", "attention", "swiglu", "exp"};
 #define NBENCH_OPS ((int)(sizeof bench_ops / sizeof bench_ops[0]))
+/* Studies (bench_study.h): run only when named. */
+static const char *const bench_studies[] = {"ffn", "sketch", "strassen"};
+#define NBENCH_STUDIES ((int)(sizeof bench_studies / sizeof bench_studies[0]))
 
 static void bench_usage(FILE *out) {
   fprintf(out,
@@ -691,6 +695,13 @@ static void bench_usage(FILE *out) {
           "and ratios measured in the same run: x ref (speed-up over ref), %%peak (of the\n"
           "FMA-peak probe with N threads), %%bw (of the single-thread memcpy probe),\n"
           "x peer (peer time / this time). docs/BENCH.md describes the method.\n\n"
+          "Studies, run only when named (docs/BENCH.md \"Studies\"), on the selected\n"
+          "backend (with --backend all: the best one):\n"
+          "  ffn       flashmhf vs swiglu and mhffn at equal parameters: time, working\n"
+          "            memory and peak RSS at 8192 tokens\n"
+          "  sketch    linformer, levattention, lewis, priority vs exact attention: time,\n"
+          "            output error, total variation of the attention rows\n"
+          "  strassen  strassen vs gemm, n = 64 ... 2048: time, error, crossover\n\n"
           "  --backend B    one backend (ref is always measured too), or all\n"
           "  --threads N    threads for the backends (0 = default); ref is single-threaded\n"
           "  --size S       model (default: model-like shapes, ~2 min) or small (seconds)\n"
@@ -706,7 +717,8 @@ int hmx_cmd_bench(int argc, char **argv) {
   bench B;
   memset(&B, 0, sizeof B);
   B.json_first = 1;
-  int sel[NBENCH_OPS] = {0}, any = 0, err = 0;
+  int sel[NBENCH_OPS] = {0}, study[NBENCH_STUDIES] = {0}, any = 0, anystudy = 0, err = 0;
+  int study_failed = 0;
   const char *backend = "all", *json = NULL, *size = "model", *ffht = NULL, *onednn = NULL;
   const char *v;
   while (args.i < argc) {
@@ -735,6 +747,8 @@ int hmx_cmd_bench(int argc, char **argv) {
       int found = 0;
       for (int i = 0; i < NBENCH_OPS; i++)
         if (strcmp(bench_ops[i], a) == 0) sel[i] = found = any = 1;
+      for (int i = 0; i < NBENCH_STUDIES; i++)
+        if (strcmp(bench_studies[i], a) == 0) study[i] = found = anystudy = 1;
       if (!found)
         return hmx_cli_error(HMX_EXIT_USAGE, "bench: unknown op '%s' (see `hmx bench --help`)", a);
       args.i++;
@@ -787,9 +801,9 @@ int hmx_cmd_bench(int argc, char **argv) {
          "not built in"
 #endif
   );
-  print_header();
+  if (!anystudy || any) print_header();
   for (int i = 0; i < NBENCH_OPS; i++) {
-    if (any && !sel[i]) continue;
+    if ((any || anystudy) && !sel[i]) continue;
     const char *op = bench_ops[i];
     if (strcmp(op, "fwht") == 0) bench_fwht(&B);
     else if (strcmp(op, "hadamard_mix") == 0) bench_mix(&B);
@@ -801,9 +815,19 @@ int hmx_cmd_bench(int argc, char **argv) {
     else if (strcmp(op, "swiglu") == 0) bench_swiglu(&B);
     else bench_exp(&B);
   }
+  if (anystudy) {
+    hmx_study S = {strcmp(backend, "all") == 0 ? hmx_backend_best() : B.be[0], B.threads_opt,
+                   B.small, B.reps};
+    int failed = 0;
+    if (study[0]) failed += hmx_study_ffn(&S);
+    if (study[1]) failed += hmx_study_sketch(&S);
+    if (study[2]) failed += hmx_study_strassen(&S);
+    if (failed) study_failed = 1;
+  }
   if (B.json) {
     fprintf(B.json, "\n]\n");
     if (fclose(B.json) != 0) return hmx_cli_error(HMX_EXIT_FAIL, "bench: cannot write '%s'", json);
   }
+  if (study_failed) return hmx_cli_error(HMX_EXIT_FAIL, "bench: a study measurement failed (see above)");
   return HMX_EXIT_OK;
 }
