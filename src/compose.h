@@ -29,6 +29,15 @@ typedef struct hmx_compose_kernels {
   /* h[u] = (silu(a[u]) * b[u]) * w for u < n: §E SiLU (one lane = hmx_siluf),
    * then two rounded products in that order (§flashmhf). */
   void (*gated_silu)(const float *a, const float *b, float w, float *h, int64_t n);
+  /* The key selection of the sketches: ref/sketch_select_body.h compiled
+   * with the backend's flags (same source, same bits), or NULL for the
+   * reference's own hmx_ref_select_* (ref/sketch.h). */
+  hmx_status (*select_leverage)(const float *k, int64_t ld, int64_t n, int64_t d, double lambda,
+                                int64_t kk, int32_t *idx);
+  hmx_status (*select_lewis)(const float *k, int64_t ld, int64_t n, int64_t d, double lambda,
+                             int iters, int64_t kk, int32_t *idx);
+  hmx_status (*select_priority)(const float *k, int64_t ld, int64_t n, int64_t d, uint64_t seed,
+                                uint64_t stream, int64_t kk, int32_t *idx);
 } hmx_compose_kernels;
 
 hmx_status hmx_compose_strassen(const hmx_strassen_args *a, const hmx_compose_kernels *k);

@@ -8,11 +8,12 @@
  * (fma dot from +0, * scale, max, §E exp, §R lane sum, fma chain over the
  * keys, one division) is that of hmx_ref_attend, bit for bit.
  * levattention, lewis, priority: the key selection is the reference's own
- * scalar code (ref/sketch_select.c: binary64 Gram matrix and Cholesky, Lewis
- * iterations, the counter RNG), shared rather than copied: it is a chain of
- * dependent binary64 fmas whose order NUMERICS fixes, so vectors would not
- * make it faster without changing bits. It runs in parallel over the
- * (batch, kv head) pairs, which are independent. The kept keys and values
+ * scalar code (ref/sketch_select_body.h: binary64 Gram matrix and Cholesky,
+ * Lewis iterations, the counter RNG), shared rather than copied; a backend
+ * compiles that same source with its flags (hardware fma and sqrt, same
+ * correctly rounded results). It stays scalar: every score is a chain of
+ * dependent binary64 fmas in the order NUMERICS fixes. It runs in parallel
+ * over the (batch, kv head) pairs, which are independent. The kept keys and values
  * are then gathered, in increasing index order, into [B, kk, Hkv, D] and one
  * call of the backend's attention attends to them: attention over the
  * gathered list in order is the reference's attention over idx, bit for bit. */
@@ -77,6 +78,12 @@ static hmx_status selecting(const hmx_sketch_args *a, const hmx_compose_kernels 
     free(ks); free(vs);
     return HMX_ERR_NO_MEMORY;
   }
+  hmx_status (*lev)(const float *, int64_t, int64_t, int64_t, double, int64_t, int32_t *) =
+      k->select_leverage ? k->select_leverage : hmx_ref_select_leverage;
+  hmx_status (*lew)(const float *, int64_t, int64_t, int64_t, double, int, int64_t, int32_t *) =
+      k->select_lewis ? k->select_lewis : hmx_ref_select_lewis;
+  hmx_status (*pri)(const float *, int64_t, int64_t, int64_t, uint64_t, uint64_t, int64_t,
+                    int32_t *) = k->select_priority ? k->select_priority : hmx_ref_select_priority;
   int failed = 0; /* any pair's selection status != HMX_OK (only: no memory) */
   const int nt = hmx_thread_count(a->threads, pairs);
   HMX_OMP_FOR(nt)
@@ -86,11 +93,11 @@ static hmx_status selecting(const hmx_sketch_args *a, const hmx_compose_kernels 
     int32_t *idx = a->idx + pr * kk;
     hmx_status s;
     if (kind == SEL_LEVERAGE)
-      s = hmx_ref_select_leverage(kb, ld, n, d, a->lambda, kk, idx);
+      s = lev(kb, ld, n, d, a->lambda, kk, idx);
     else if (kind == SEL_LEWIS)
-      s = hmx_ref_select_lewis(kb, ld, n, d, a->lambda, a->iters, kk, idx);
+      s = lew(kb, ld, n, d, a->lambda, a->iters, kk, idx);
     else /* one RNG stream per (batch, kv head), as the reference */
-      s = hmx_ref_select_priority(kb, ld, n, d, a->seed, (uint64_t)pr, kk, idx);
+      s = pri(kb, ld, n, d, a->seed, (uint64_t)pr, kk, idx);
     if (s != HMX_OK) {
 #if defined(_OPENMP)
 #pragma omp atomic write

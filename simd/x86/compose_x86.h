@@ -26,6 +26,16 @@ static void xc_gated_silu(const float *a, const float *b, float w, float *h, int
   }
 }
 
-static const hmx_compose_kernels xc_kernels = {XC_GEMM, XC_SWIGLU, XC_ATTENTION, xc_gated_silu};
+/* The sketches' key selection: the reference's source compiled here with
+ * -mfma (fma() and sqrt() one instruction each, same bits). */
+#define SS_LINKAGE static
+#define SS_LEVERAGE xc_select_leverage
+#define SS_LEWIS xc_select_lewis
+#define SS_PRIORITY xc_select_priority
+#include "sketch_select_body.h"
+
+static const hmx_compose_kernels xc_kernels = {XC_GEMM, XC_SWIGLU, XC_ATTENTION, xc_gated_silu,
+                                               xc_select_leverage, xc_select_lewis,
+                                               xc_select_priority};
 
 #endif
