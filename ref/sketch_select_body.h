@@ -4,6 +4,12 @@
  * and sqrt() are single instructions instead of the baseline x86-64 library
  * routines, with the same correctly rounded results, so the same bits.
  *
+ * With SS_FAST defined (the backends), the Gram matrix and the leverage
+ * scores interleave independent chains (entries of a row, SS_ROWS keys at a
+ * time) instead of finishing one chain before the next; every chain keeps
+ * its operations and their order, so the bits are those of the plain loops
+ * the reference compiles.
+ *
  * The includer defines SS_LINKAGE (empty or static) and the three entry
  * points' names SS_LEVERAGE, SS_LEWIS, SS_PRIORITY (signatures as the
  * hmx_ref_select_* of ref/sketch.h), and includes this once per file. */
@@ -52,12 +58,28 @@ static hmx_status top_k(const double *score, int64_t n, int64_t kk, int32_t *idx
  *   t = G[i][j];  t = fma(-L[i][p], L[j][p], t) for p < j;  L[i][j] = t / L[j][j]
  * Returns 0 when a pivot s is not > 0 (NaN or inf inputs, overflow). */
 static int gram_cholesky(const double *y, int64_t n, int64_t d, double lambda, double *L) {
+#ifdef SS_FAST
+  /* The same chains with r outermost: each entry (a, c) still starts at +0
+   * and takes r = 0 .. n-1 in order, but the independent entries of a row
+   * advance together (the compiler vectorizes the c loop). */
+  for (int64_t a = 0; a < d; a++)
+    for (int64_t c = 0; c <= a; c++) L[a * d + c] = 0.0;
+  for (int64_t r = 0; r < n; r++) {
+    const double *yr = y + r * d;
+    for (int64_t a = 0; a < d; a++) {
+      const double ya = yr[a];
+      double *la = L + a * d;
+      for (int64_t c = 0; c <= a; c++) la[c] = fma(ya, yr[c], la[c]);
+    }
+  }
+#else
   for (int64_t a = 0; a < d; a++)
     for (int64_t c = 0; c <= a; c++) {
       double acc = 0.0;
       for (int64_t r = 0; r < n; r++) acc = fma(y[r * d + a], y[r * d + c], acc);
       L[a * d + c] = acc;
     }
+#endif
   for (int64_t a = 0; a < d; a++) L[a * d + a] = L[a * d + a] + lambda;
   for (int64_t j = 0; j < d; j++) {
     double s = L[j * d + j];
@@ -86,6 +108,12 @@ static double leverage(const double *L, const double *y, int64_t d, double *z) {
   return tau;
 }
 
+#ifdef SS_FAST
+enum { SS_ROWS = 8 }; /* keys whose substitutions advance together */
+#else
+enum { SS_ROWS = 1 };
+#endif
+
 typedef struct lev_work {
   double *y, *L, *z, *score;
 } lev_work;
@@ -93,7 +121,7 @@ typedef struct lev_work {
 static hmx_status work_alloc(lev_work *w, int64_t n, int64_t d) {
   w->y = hmx_alloc_array((size_t)(n * d), sizeof(double));
   w->L = hmx_alloc_array((size_t)(d * d), sizeof(double));
-  w->z = hmx_alloc_array((size_t)d, sizeof(double));
+  w->z = hmx_alloc_array((size_t)(d * SS_ROWS), sizeof(double));
   w->score = hmx_alloc_array((size_t)n, sizeof(double));
   if (w->y && w->L && w->z && w->score) return HMX_OK;
   free(w->y); free(w->L); free(w->z); free(w->score);
@@ -105,8 +133,41 @@ static void work_free(lev_work *w) {
 }
 
 /* score[j] = leverage of row j of y; all NaN when the factorization fails. */
+#ifdef SS_FAST
+/* leverage() for SS_ROWS keys at once: lane i is key j0 + i (absent keys
+ * read +0, their lanes are dropped); zt[p * SS_ROWS + i] holds z_p of lane i.
+ * Per lane: t = y_a, then fma(-L[a][p], z_p, t) for p < a in order,
+ * z_a = t / L[a][a], tau = fma(z_a, z_a, tau) from +0: leverage()'s chain. */
+static void leverage_rows(const double *L, const double *y, int64_t j0, int64_t rows, int64_t d,
+                          double *zt, double *score) {
+  double tau[SS_ROWS], t[SS_ROWS];
+  for (int i = 0; i < SS_ROWS; i++) tau[i] = 0.0;
+  for (int64_t a = 0; a < d; a++) {
+    for (int i = 0; i < SS_ROWS; i++) t[i] = i < rows ? y[(j0 + i) * d + a] : 0.0;
+    for (int64_t p = 0; p < a; p++) {
+      const double l = -L[a * d + p];
+      for (int i = 0; i < SS_ROWS; i++) t[i] = fma(l, zt[p * SS_ROWS + i], t[i]);
+    }
+    const double laa = L[a * d + a];
+    for (int i = 0; i < SS_ROWS; i++) {
+      const double z = t[i] / laa;
+      zt[a * SS_ROWS + i] = z;
+      tau[i] = fma(z, z, tau[i]);
+    }
+  }
+  for (int64_t i = 0; i < rows; i++) score[j0 + i] = tau[i];
+}
+#endif
+
 static void leverage_scores(lev_work *w, int64_t n, int64_t d, double lambda) {
   int ok = gram_cholesky(w->y, n, d, lambda, w->L);
+#ifdef SS_FAST
+  if (ok) {
+    for (int64_t j0 = 0; j0 < n; j0 += SS_ROWS)
+      leverage_rows(w->L, w->y, j0, n - j0 < SS_ROWS ? n - j0 : SS_ROWS, d, w->z, w->score);
+    return;
+  }
+#endif
   for (int64_t j = 0; j < n; j++) w->score[j] = ok ? leverage(w->L, w->y + j * d, d, w->z) : NAN;
 }
 

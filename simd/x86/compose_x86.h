@@ -27,7 +27,9 @@ static void xc_gated_silu(const float *a, const float *b, float w, float *h, int
 }
 
 /* The sketches' key selection: the reference's source compiled here with
- * -mfma (fma() and sqrt() one instruction each, same bits). */
+ * -mfma (fma() and sqrt() one instruction each, same bits) and SS_FAST
+ * (independent chains advance together; each keeps its order). */
+#define SS_FAST /* interleaved chains, same bits */
 #define SS_LINKAGE static
 #define SS_LEVERAGE xc_select_leverage
 #define SS_LEWIS xc_select_lewis
