@@ -26,9 +26,18 @@ static void gated_silu(const float *a, const float *b, float w, float *h, int64_
   }
 }
 
-/* Key selection: NULL = the reference's (AArch64's baseline already has
- * hardware fma and sqrt, so compiling it again here would change nothing). */
+/* The sketches' key selection: the reference's source compiled again with
+ * SS_FAST (independent chains advance together; each keeps its order, so
+ * the bits are the reference's; AArch64 has hardware fma and sqrt anyway). */
+#define SS_FAST
+#define SS_LINKAGE static
+#define SS_LEVERAGE select_leverage
+#define SS_LEWIS select_lewis
+#define SS_PRIORITY select_priority
+#include "sketch_select_body.h"
+
 static const hmx_compose_kernels kernels = {hmx_neon_gemm, hmx_neon_swiglu, hmx_neon_attention,
-                                            gated_silu, NULL, NULL, NULL};
+                                            gated_silu, select_leverage, select_lewis,
+                                            select_priority};
 
 HMX_COMPOSE_DEFINE(hmx_neon, kernels)
