@@ -14,8 +14,9 @@
  * one elementwise function below written with its vectors.
  *
  * Which rule each step follows is said where it happens (src/compose_*.c).
- * Threads: the backend kernels split their own work (rows, tiles, heads);
- * the key selection of the sketches is split over (batch, kv head) pairs;
+ * Threads split independent work only: the heads of mhffn/flashmhf, the
+ * seven top-level products of strassen, the (batch, kv head) pairs of the
+ * key selection, or else the rows/tiles inside each backend kernel call;
  * none of it changes a bit (docs/NUMERICS.md, "What a backend may do"). */
 #ifndef HMX_COMPOSE_H
 #define HMX_COMPOSE_H

@@ -20,7 +20,9 @@
  *                                  reference's accumulator runs over (e, u)
  *                                  in that order (blocks do not matter)
  *   y = concat(o) W_out            gemm over H*dh from +0
- * Each gemm call splits its rows/columns over the backend's threads. */
+ * Threads: the heads of a chunk in parallel when there are enough of them
+ * (each head's kernels then single-threaded), else every kernel call splits
+ * its own rows/columns; no bit depends on which. */
 #include "compose.h"
 #include "canon.h"
 #include "internal.h"
@@ -50,76 +52,108 @@ static void scatter_cols(const float *src, int64_t w, int64_t rows, float *dst, 
     memcpy(dst + r * ld + c0, src + r * w, (size_t)w * sizeof(float));
 }
 
-hmx_status hmx_compose_mhffn(const hmx_mhffn_args *s, const hmx_compose_kernels *k) {
+/* Heads run in parallel when there are at least two threads' worth of them:
+ * one parallel region per chunk, each head's kernels single-threaded on the
+ * thread's own scratch (heads write disjoint columns of o). Otherwise the
+ * heads run in turn and each kernel call splits its own work. Either way
+ * every output is computed by the same operations in the same order. */
+#if defined(_OPENMP)
+#include <omp.h>
+#define THREAD_ID() omp_get_thread_num()
+#else
+#define THREAD_ID() 0
+#endif
+
+/* mhffn head i of a chunk: swiglu on the contiguous copy of q_i. */
+static hmx_status mhffn_head(const hmx_mhffn_args *s, const hmx_compose_kernels *k,
+                             const float *q, float *o, int64_t rows, int64_t i, float *scratch,
+                             int threads) {
   const int64_t hd = s->heads * s->dh, dh = s->dh, f = s->f;
-  if (s->t <= 0 || s->d <= 0 || hd <= 0 || f <= 0 || s->d_out <= 0) return hmx_ref_mhffn(s);
-  const int64_t tc = s->t < CHUNK ? s->t : CHUNK;
-  float *q = hmx_alloc_array((size_t)(tc * hd), sizeof *q);
-  float *o = hmx_alloc_array((size_t)(tc * hd), sizeof *o);
-  float *qi = hmx_alloc_array((size_t)(tc * dh), sizeof *qi);
-  float *oi = hmx_alloc_array((size_t)(tc * dh), sizeof *oi);
-  hmx_status st = q && o && qi && oi ? HMX_OK : HMX_ERR_NO_MEMORY;
-  for (int64_t t0 = 0; t0 < s->t && st == HMX_OK; t0 += tc) {
-    const int64_t rows = s->t - t0 < tc ? s->t - t0 : tc;
-    st = gemm(k, s->x + t0 * s->d, s->w_in, q, rows, hd, s->d, s->threads);
-    for (int64_t i = 0; i < s->heads && st == HMX_OK; i++) {
-      gather_cols(q, hd, i * dh, dh, rows, qi);
-      hmx_swiglu_args sw = {qi, s->w1 + i * dh * f, s->w3 + i * dh * f, s->w2 + i * f * dh, oi,
-                            rows, dh, f, dh, f < 256 ? f : 256, s->threads, HMX_F32,
-                            NULL, NULL, NULL};
-      st = k->swiglu(&sw);
-      scatter_cols(oi, dh, rows, o, hd, i * dh);
-    }
-    if (st == HMX_OK) st = gemm(k, o, s->w_out, s->y + t0 * s->d_out, rows, s->d_out, hd, s->threads);
-  }
-  free(q); free(o); free(qi); free(oi);
+  float *qi = scratch, *oi = scratch + rows * dh;
+  gather_cols(q, hd, i * dh, dh, rows, qi);
+  hmx_swiglu_args sw = {qi, s->w1 + i * dh * f, s->w3 + i * dh * f, s->w2 + i * f * dh, oi,
+                        rows, dh, f, dh, f < 256 ? f : 256, threads, HMX_F32, NULL, NULL, NULL};
+  hmx_status st = k->swiglu(&sw);
+  scatter_cols(oi, dh, rows, o, hd, i * dh);
   return st;
 }
 
-hmx_status hmx_compose_flashmhf(const hmx_flashmhf_args *s, const hmx_compose_kernels *k) {
+/* flashmhf head i of a chunk (the steps of the file comment). */
+static hmx_status flash_head(const hmx_flashmhf_args *s, const hmx_compose_kernels *k,
+                             const float *q, float *o, int64_t rows, int64_t i, float *scratch,
+                             int threads) {
   const int64_t hd = s->heads * s->dh, dh = s->dh, E = s->e, de = s->de, ed = s->e * s->de;
-  if (s->t <= 0 || s->d <= 0 || hd <= 0 || E <= 0 || de <= 0 || s->d_out <= 0)
-    return hmx_ref_flashmhf(s);
-  const int64_t tc = s->t < CHUNK ? s->t : CHUNK;
+  float *qi = scratch, *oi = qi + rows * dh, *w = oi + rows * dh, *av = w + rows * E;
+  float *bv = av + rows * de, *h = bv + rows * de;
+  gather_cols(q, hd, i * dh, dh, rows, qi);
+  /* gate: z = q_i G_i (gemm), then per token sigmoid and the sum over e */
+  hmx_status st = gemm(k, qi, s->gate + i * dh * E, w, rows, E, dh, threads);
+  for (int64_t r = 0; r < rows && st == HMX_OK; r++) {
+    float *wr = w + r * E, sum = 0.0f;
+    for (int64_t e = 0; e < E; e++) {
+      wr[e] = hmx_sigmoidf(wr[e]);
+      sum = sum + wr[e];
+    }
+    for (int64_t e = 0; e < E; e++) wr[e] = wr[e] / sum;
+  }
+  for (int64_t e = 0; e < E && st == HMX_OK; e++) {
+    const int64_t off = (i * E + e) * dh * de;
+    st = gemm(k, qi, s->wk + off, av, rows, de, dh, threads);
+    if (st == HMX_OK) st = gemm(k, qi, s->wu + off, bv, rows, de, dh, threads);
+    for (int64_t r = 0; r < rows && st == HMX_OK; r++)
+      k->gated_silu(av + r * de, bv + r * de, w[r * E + e], h + r * ed + e * de, de);
+  }
+  if (st == HMX_OK) st = gemm(k, h, s->wv + i * ed * dh, oi, rows, dh, ed, threads);
+  scatter_cols(oi, dh, rows, o, hd, i * dh);
+  return st;
+}
+
+typedef enum { MHF_NAIVE, MHF_FLASH } mhf_kind;
+
+/* The shared skeleton: chunks of tokens, q = x W_in, the heads, y = o W_out. */
+static hmx_status mhf_run(mhf_kind kind, const void *args, const hmx_compose_kernels *k,
+                          const float *x, const float *w_in, const float *w_out, float *y,
+                          int64_t t, int64_t d, int64_t heads, int64_t dh, int64_t d_out,
+                          int64_t head_floats_per_row, int threads) {
+  const int64_t hd = heads * dh, tc = t < CHUNK ? t : CHUNK;
+  const int nth = hmx_thread_count(threads, heads);
+  const int inner = nth > 1 ? 1 : threads; /* threads of each head's kernels */
   float *q = hmx_alloc_array((size_t)(tc * hd), sizeof *q);
   float *o = hmx_alloc_array((size_t)(tc * hd), sizeof *o);
-  float *qi = hmx_alloc_array((size_t)(tc * dh), sizeof *qi);
-  float *oi = hmx_alloc_array((size_t)(tc * dh), sizeof *oi);
-  float *w = hmx_alloc_array((size_t)(tc * E), sizeof *w);
-  float *ab = hmx_alloc_array((size_t)(2 * tc * de), sizeof *ab);
-  float *h = hmx_alloc_array((size_t)(tc * ed), sizeof *h);
-  hmx_status st = q && o && qi && oi && w && ab && h ? HMX_OK : HMX_ERR_NO_MEMORY;
-  float *av = ab, *bv = ab + tc * de;
-  for (int64_t t0 = 0; t0 < s->t && st == HMX_OK; t0 += tc) {
-    const int64_t rows = s->t - t0 < tc ? s->t - t0 : tc;
-    st = gemm(k, s->x + t0 * s->d, s->w_in, q, rows, hd, s->d, s->threads);
-    for (int64_t i = 0; i < s->heads && st == HMX_OK; i++) {
-      gather_cols(q, hd, i * dh, dh, rows, qi);
-      /* gate: z = q_i G_i (gemm), then per token sigmoid and the sum over e */
-      st = gemm(k, qi, s->gate + i * dh * E, w, rows, E, dh, s->threads);
-      for (int64_t r = 0; r < rows && st == HMX_OK; r++) {
-        float *wr = w + r * E, sum = 0.0f;
-        for (int64_t e = 0; e < E; e++) {
-          wr[e] = hmx_sigmoidf(wr[e]);
-          sum = sum + wr[e];
-        }
-        for (int64_t e = 0; e < E; e++) wr[e] = wr[e] / sum;
-      }
-      for (int64_t e = 0; e < E && st == HMX_OK; e++) {
-        const int64_t off = (i * E + e) * dh * de;
-        st = gemm(k, qi, s->wk + off, av, rows, de, dh, s->threads);
-        if (st == HMX_OK) st = gemm(k, qi, s->wu + off, bv, rows, de, dh, s->threads);
-        if (st != HMX_OK) break;
-        const int nt = hmx_thread_count(s->threads, rows);
-        HMX_OMP_FOR(nt)
-        for (int64_t r = 0; r < rows; r++) /* rows independent: any split */
-          k->gated_silu(av + r * de, bv + r * de, w[r * E + e], h + r * ed + e * de, de);
-      }
-      if (st == HMX_OK) st = gemm(k, h, s->wv + i * ed * dh, oi, rows, dh, ed, s->threads);
-      scatter_cols(oi, dh, rows, o, hd, i * dh);
+  float *scratch = hmx_alloc_array((size_t)(nth * tc * head_floats_per_row), sizeof *scratch);
+  hmx_status *hst = hmx_alloc_array((size_t)heads, sizeof *hst);
+  hmx_status st = q && o && scratch && hst ? HMX_OK : HMX_ERR_NO_MEMORY;
+  for (int64_t t0 = 0; t0 < t && st == HMX_OK; t0 += tc) {
+    const int64_t rows = t - t0 < tc ? t - t0 : tc;
+    st = gemm(k, x + t0 * d, w_in, q, rows, hd, d, threads);
+    if (st != HMX_OK) break;
+    HMX_OMP_FOR(nth)
+    for (int64_t i = 0; i < heads; i++) { /* heads independent: any split */
+      float *mine = scratch + (int64_t)(nth > 1 ? THREAD_ID() : 0) * tc * head_floats_per_row;
+      hst[i] = kind == MHF_NAIVE ? mhffn_head(args, k, q, o, rows, i, mine, inner)
+                                 : flash_head(args, k, q, o, rows, i, mine, inner);
     }
-    if (st == HMX_OK) st = gemm(k, o, s->w_out, s->y + t0 * s->d_out, rows, s->d_out, hd, s->threads);
+    for (int64_t i = 0; i < heads; i++)
+      if (hst[i] != HMX_OK) st = hst[i];
+    if (st == HMX_OK) st = gemm(k, o, w_out, y + t0 * d_out, rows, d_out, hd, threads);
   }
-  free(q); free(o); free(qi); free(oi); free(w); free(ab); free(h);
+  free(q); free(o); free(scratch); free(hst);
   return st;
+}
+
+hmx_status hmx_compose_mhffn(const hmx_mhffn_args *s, const hmx_compose_kernels *k) {
+  if (s->t <= 0 || s->d <= 0 || s->heads * s->dh <= 0 || s->f <= 0 || s->d_out <= 0)
+    return hmx_ref_mhffn(s);
+  return mhf_run(MHF_NAIVE, s, k, s->x, s->w_in, s->w_out, s->y, s->t, s->d, s->heads, s->dh,
+                 s->d_out, 2 * s->dh, s->threads);
+}
+
+hmx_status hmx_compose_flashmhf(const hmx_flashmhf_args *s, const hmx_compose_kernels *k) {
+  if (s->t <= 0 || s->d <= 0 || s->heads * s->dh <= 0 || s->e <= 0 || s->de <= 0 ||
+      s->d_out <= 0)
+    return hmx_ref_flashmhf(s);
+  /* per row: q_i, o_i (dh each), the gate weights (E), a and b (de each),
+   * the gated hidden values of all E sub-networks (E * de) */
+  return mhf_run(MHF_FLASH, s, k, s->x, s->w_in, s->w_out, s->y, s->t, s->d, s->heads, s->dh,
+                 s->d_out, 2 * s->dh + s->e + 2 * s->de + s->e * s->de, s->threads);
 }
