@@ -62,6 +62,10 @@ static hmx_dtype rnd_wdtype(void) {
 
 static const hmx_backend *be_under_test;
 static int cases_run;
+/* A second output compared byte for byte too (the kept keys of the selecting
+ * sketches), or NULL. */
+static hmx_tensor *also_out;
+static size_t also_bytes;
 static int many_threads = 2;
 
 /* Run op on `be` (threads t) into out; returns status. */
@@ -81,8 +85,11 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
   hmx_status s = run(op, hmx_backend_find("ref"), 1, t, p);
   CHECK(s == HMX_OK, "%s: ref failed: %s", desc, hmx_last_error());
   memcpy(ref_out, out->data, bytes);
+  unsigned char *ref_also = also_out ? malloc(also_bytes) : NULL;
+  if (ref_also) memcpy(ref_also, also_out->data, also_bytes);
   for (int threads = 1; threads <= many_threads; threads += many_threads - 1) {
     memset(out->data, 0xAB, bytes);
+    if (also_out) memset(also_out->data, 0xAB, also_bytes);
     s = run(op, be_under_test, threads, t, p);
     CHECK(s == HMX_OK, "%s: %s failed: %s", desc, be_under_test->name, hmx_last_error());
     if (s != HMX_OK) break;
@@ -93,10 +100,14 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
     CHECK(st.differing == 0, "%s: %s (%d thread%s) differs from ref at %lld of %lld elements "
           "(first %lld, max ulp %.0f)", desc, be_under_test->name, threads, threads > 1 ? "s" : "",
           (long long)st.differing, (long long)st.count, (long long)st.first_index, st.max_ulp);
+    if (ref_also)
+      CHECK(memcmp(ref_also, also_out->data, also_bytes) == 0, "%s: %s (%d threads) second "
+            "output (kept keys) differs from ref", desc, be_under_test->name, threads);
     if (threads == 1) memcpy(one, out->data, bytes);
     else CHECK(memcmp(one, out->data, bytes) == 0, "%s: 1 and %d threads differ", desc, threads);
   }
   cases_run++;
+  free(ref_also);
   free(ref_out);
   free(one);
 }
@@ -228,6 +239,105 @@ static void diff_swiglu(const hmx_opspec *op, int cases) {
   }
 }
 
+static void diff_strassen(const hmx_opspec *op, int cases) {
+  for (int c = 0; c < cases; c++) {
+    /* small cutoffs: several recursion levels and odd (padded) halves */
+    int64_t m = rnd(1, 70), k = rnd(1, 70), n = rnd(1, 70), cutoff = rnd(1, 12);
+    if (c == 0) m = 1;
+    if (c == 1) { m = rnd(120, 160); k = rnd(120, 160); n = rnd(120, 160); cutoff = rnd(8, 40); }
+    buf a = make_buf(m * k, 1), b = make_buf(k * n, 1), o = make_buf(m * n, 0);
+    hmx_tensor ta = hmx_tensor_2d(a.p, HMX_F32, m, k), tb = hmx_tensor_2d(b.p, HMX_F32, k, n);
+    hmx_tensor to = hmx_tensor_2d(o.p, HMX_F32, m, n);
+    hmx_tensor *t[] = {&ta, &tb, &to};
+    double p[1] = {(double)cutoff};
+    char desc[96];
+    snprintf(desc, sizeof desc, "strassen m=%lld k=%lld n=%lld cutoff=%lld", (long long)m,
+             (long long)k, (long long)n, (long long)cutoff);
+    check_case(op, t, p, 2, desc);
+    free(a.base); free(b.base); free(o.base);
+  }
+}
+
+/* mhffn (flash = 0) and flashmhf (flash = 1) on random small shapes; one
+ * case has more tokens than a chunk of the composed kernels (256). */
+static void diff_mhf(const hmx_opspec *op, int flash, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t tt = c == 0 ? rnd(257, 300) : rnd(1, 6), d = rnd(1, 40), h = rnd(1, 4);
+    int64_t dh = rnd(1, 24), f = rnd(1, 40), e = rnd(1, 4), dout = rnd(1, 30);
+    if (c == 0) { d = rnd(1, 8); dh = rnd(1, 6); f = rnd(1, 10); }
+    buf x = make_buf(tt * d, 1), win = make_buf(d * h * dh, 1), wout = make_buf(h * dh * dout, 1);
+    buf y = make_buf(tt * dout, 0);
+    int64_t n1 = flash ? h * dh * e : h * dh * f;    /* w1 / gate */
+    int64_t n2 = flash ? h * e * dh * f : h * dh * f; /* w3 / wk, wu, wv */
+    buf w1 = make_buf(n1, 1), w3 = make_buf(n2, 1), w2 = make_buf(n2, 1), w4 = make_buf(n2, 1);
+    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, tt, d), tin = hmx_tensor_2d(win.p, HMX_F32, d, h * dh);
+    hmx_tensor tout = hmx_tensor_2d(wout.p, HMX_F32, h * dh, dout);
+    hmx_tensor ty = hmx_tensor_2d(y.p, HMX_F32, tt, dout);
+    char desc[128];
+    if (flash) {
+      hmx_tensor tg = hmx_tensor_3d(w1.p, HMX_F32, h, dh, e);
+      hmx_tensor tk = hmx_tensor_4d(w3.p, HMX_F32, h, e, dh, f);
+      hmx_tensor tu = hmx_tensor_4d(w2.p, HMX_F32, h, e, dh, f);
+      hmx_tensor tv = hmx_tensor_4d(w4.p, HMX_F32, h, e, f, dh);
+      hmx_tensor *t[] = {&tx, &tin, &tg, &tk, &tu, &tv, &tout, &ty};
+      double p[1] = {(double)rnd(0, f)};
+      snprintf(desc, sizeof desc, "flashmhf T=%lld d=%lld H=%lld dh=%lld E=%lld de=%lld d_out=%lld "
+               "block=%g", (long long)tt, (long long)d, (long long)h, (long long)dh, (long long)e,
+               (long long)f, (long long)dout, p[0]);
+      check_case(op, t, p, 7, desc);
+    } else {
+      hmx_tensor t1 = hmx_tensor_3d(w1.p, HMX_F32, h, dh, f);
+      hmx_tensor t3 = hmx_tensor_3d(w3.p, HMX_F32, h, dh, f);
+      hmx_tensor t2 = hmx_tensor_3d(w2.p, HMX_F32, h, f, dh);
+      hmx_tensor *t[] = {&tx, &tin, &t1, &t3, &t2, &tout, &ty};
+      snprintf(desc, sizeof desc, "mhffn T=%lld d=%lld H=%lld dh=%lld f=%lld d_out=%lld",
+               (long long)tt, (long long)d, (long long)h, (long long)dh, (long long)f,
+               (long long)dout);
+      check_case(op, t, NULL, 6, desc);
+    }
+    free(x.base); free(win.base); free(wout.base); free(y.base);
+    free(w1.base); free(w3.base); free(w2.base); free(w4.base);
+  }
+}
+
+/* linformer (sel = 0) and the selecting sketches: levattention (1), lewis
+ * (2), priority (3); the kept keys are compared too. */
+static void diff_sketch(const hmx_opspec *op, int sel, int cases) {
+  for (int c = 0; c < cases; c++) {
+    int64_t b = rnd(1, 2), hkv = rnd(1, 3), hq = hkv * rnd(1, 3), d = rnd(1, 40);
+    int64_t s = rnd(1, 9), n = rnd(1, 40), kk = sel ? rnd(1, n) : rnd(1, 45);
+    buf q = make_buf(b * s * hq * d, 1), k = make_buf(b * n * hkv * d, 1);
+    buf v = make_buf(b * n * hkv * d, 1), o = make_buf(b * s * hq * d, 0);
+    buf e = make_buf(kk * n, 1), f = make_buf(kk * n, 1);
+    int32_t *idx = malloc((size_t)(b * hkv * kk) * sizeof *idx);
+    if (sel == 3 && c % 4 == 1) /* a zero key: rank h / 0 = inf */
+      for (int64_t a = 0; a < d; a++) k.p[a] = 0.0f;
+    hmx_tensor tq = hmx_tensor_4d(q.p, HMX_F32, b, s, hq, d), tk = hmx_tensor_4d(k.p, HMX_F32, b, n, hkv, d);
+    hmx_tensor tv = hmx_tensor_4d(v.p, HMX_F32, b, n, hkv, d), to = hmx_tensor_4d(o.p, HMX_F32, b, s, hq, d);
+    hmx_tensor te = hmx_tensor_2d(e.p, HMX_F32, kk, n), tf = hmx_tensor_2d(f.p, HMX_F32, kk, n);
+    hmx_tensor ti = hmx_tensor_3d(idx, HMX_I32, b, hkv, kk);
+    double scale = rnd(0, 1) ? 0.0 : 0.05 + 0.5 * (rnd_float() + 1.0);
+    char desc[160];
+    snprintf(desc, sizeof desc, "%s B=%lld S=%lld N=%lld Hq=%lld Hkv=%lld D=%lld k=%lld scale=%g",
+             op->name, (long long)b, (long long)s, (long long)n, (long long)hq, (long long)hkv,
+             (long long)d, (long long)kk, scale);
+    if (sel == 0) {
+      hmx_tensor *t[] = {&tq, &tk, &tv, &te, &tf, &to};
+      double p[1] = {scale};
+      check_case(op, t, p, 5, desc);
+    } else {
+      hmx_tensor *t[] = {&tq, &tk, &tv, &to, &ti};
+      double lambda = rnd(0, 1) ? 1e-3 : 0.5;
+      double p[4] = {(double)kk, scale, sel == 3 ? (double)rnd(0, 1000) : lambda, (double)rnd(1, 4)};
+      also_out = &ti;
+      also_bytes = (size_t)(b * hkv * kk) * sizeof *idx;
+      check_case(op, t, p, 3, desc);
+      also_out = NULL;
+    }
+    free(q.base); free(k.base); free(v.base); free(o.base); free(e.base); free(f.base); free(idx);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: test_differential BACKEND [cases-per-op]\n");
@@ -264,6 +374,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(op->name, "rope")) diff_rope(op, cases);
     else if (!strcmp(op->name, "attention")) diff_attention(op, cases);
     else if (!strcmp(op->name, "swiglu")) diff_swiglu(op, cases);
+    else if (!strcmp(op->name, "strassen")) diff_strassen(op, cases);
+    else if (!strcmp(op->name, "mhffn")) diff_mhf(op, 0, cases);
+    else if (!strcmp(op->name, "flashmhf")) diff_mhf(op, 1, cases);
+    else if (!strcmp(op->name, "linformer")) diff_sketch(op, 0, cases);
+    else if (!strcmp(op->name, "levattention")) diff_sketch(op, 1, cases);
+    else if (!strcmp(op->name, "lewis")) diff_sketch(op, 2, cases);
+    else if (!strcmp(op->name, "priority")) diff_sketch(op, 3, cases);
     else CHECK(0, "no differential generator for op %s: add one", op->name);
     printf("  %-13s %d random cases\n", op->name, cases_run - before);
   }

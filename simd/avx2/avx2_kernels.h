@@ -8,5 +8,6 @@
 #include "avx2_rowops.h"    /* rmsnorm, layernorm, rope */
 #include "avx2_attention.h" /* attention */
 #include "avx2_swiglu.h"    /* swiglu */
+#include "avx2_compose.h"   /* strassen, mhffn, flashmhf, sketches */
 
 #endif

@@ -21,4 +21,11 @@ const hmx_backend hmx_backend_avx2 = {
     .rope = HMX_AVX2_ROPE,
     .attention = HMX_AVX2_ATTENTION,
     .swiglu = HMX_AVX2_SWIGLU,
+    .strassen = HMX_AVX2_STRASSEN,
+    .mhffn = HMX_AVX2_MHFFN,
+    .flashmhf = HMX_AVX2_FLASHMHF,
+    .linformer = HMX_AVX2_LINFORMER,
+    .levattention = HMX_AVX2_LEVATTENTION,
+    .lewis = HMX_AVX2_LEWIS,
+    .priority_attn = HMX_AVX2_PRIORITY,
 };

@@ -8,5 +8,6 @@
 #include "avx512_rowops.h"    /* rmsnorm, layernorm, rope */
 #include "avx512_attention.h" /* attention */
 #include "avx512_swiglu.h"    /* swiglu */
+#include "avx512_compose.h"   /* strassen, mhffn, flashmhf, sketches */
 
 #endif

@@ -21,4 +21,11 @@ const hmx_backend hmx_backend_avx512 = {
     .rope = HMX_AVX512_ROPE,
     .attention = HMX_AVX512_ATTENTION,
     .swiglu = HMX_AVX512_SWIGLU,
+    .strassen = HMX_AVX512_STRASSEN,
+    .mhffn = HMX_AVX512_MHFFN,
+    .flashmhf = HMX_AVX512_FLASHMHF,
+    .linformer = HMX_AVX512_LINFORMER,
+    .levattention = HMX_AVX512_LEVATTENTION,
+    .lewis = HMX_AVX512_LEWIS,
+    .priority_attn = HMX_AVX512_PRIORITY,
 };

@@ -21,4 +21,11 @@ const hmx_backend hmx_backend_neon = {
     .rope = HMX_NEON_ROPE,
     .attention = HMX_NEON_ATTENTION,
     .swiglu = HMX_NEON_SWIGLU,
+    .strassen = HMX_NEON_STRASSEN,
+    .mhffn = HMX_NEON_MHFFN,
+    .flashmhf = HMX_NEON_FLASHMHF,
+    .linformer = HMX_NEON_LINFORMER,
+    .levattention = HMX_NEON_LEVATTENTION,
+    .lewis = HMX_NEON_LEWIS,
+    .priority_attn = HMX_NEON_PRIORITY,
 };

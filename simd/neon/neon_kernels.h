@@ -8,5 +8,6 @@
 #include "neon_rowops.h"    /* rmsnorm, layernorm, rope */
 #include "neon_attention.h" /* attention */
 #include "neon_swiglu.h"    /* swiglu */
+#include "neon_compose.h"   /* strassen, mhffn, flashmhf, sketches */
 
 #endif

@@ -62,3 +62,43 @@ hmx_expect(NAME "diff vs expected: mutated" CODE 1
            COMMAND ${HMX} diff --backend ref --vs expected --in ${WORK}/mut/${name})
 hmx_expect(NAME "diff ref vs ref" CODE 0 STDOUT "result: identical"
            COMMAND ${HMX} diff --backend ref --vs ref --in ${WORK}/orig/${name})
+
+# The issue-7 ops (composed kernels in the SIMD backends): for each, the first
+# committed exact-tier vector with one bit of its expected output flipped must
+# fail on EVERY backend this machine runs (ref and each available SIMD
+# backend), not only on ref: "K of K cases failed", K >= 1.
+foreach(op strassen mhffn flashmhf linformer levattention lewis priority)
+  set(vec "")
+  if(DEFINED VECTORS AND IS_DIRECTORY "${VECTORS}")
+    file(GLOB candidates "${VECTORS}/${op}_*.safetensors")
+    list(SORT candidates)
+    foreach(c IN LISTS candidates)
+      file(STRINGS "${c}" header LIMIT_COUNT 1 REGEX "\"tier\": *\"exact\"")
+      if(header)
+        set(vec "${c}")
+        break()
+      endif()
+    endforeach()
+  endif()
+  if(vec STREQUAL "")
+    message(STATUS "no committed exact-tier ${op} vector: planted-error check for ${op} not run")
+    continue()
+  endif()
+  get_filename_component(vname "${vec}" NAME)
+  file(MAKE_DIRECTORY "${WORK}/mut_${op}")
+  execute_process(COMMAND "${HELPER}" mutate "${vec}" "${WORK}/mut_${op}/${vname}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE msg ERROR_VARIABLE msg)
+  if(NOT rc STREQUAL "0")
+    message(FATAL_ERROR "cannot mutate ${vec}: ${rc}\n${msg}")
+  endif()
+  execute_process(COMMAND ${HMX} conform --vectors ${WORK}/mut_${op}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc STREQUAL "1" OR NOT out MATCHES "result: FAILED \\(([0-9]+) of ([0-9]+) cases failed")
+    message(FATAL_ERROR "conform on the mutated ${op} vector: exit ${rc} (want 1)\n${out}\n${err}")
+  endif()
+  if(NOT CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2)
+    message(FATAL_ERROR "mutated ${op} vector: only ${CMAKE_MATCH_1} of ${CMAKE_MATCH_2} backend "
+                        "cases failed: a backend passed a wrong expected output\n${out}")
+  endif()
+  message(STATUS "mutated ${op} vector ${vname}: ${CMAKE_MATCH_1} of ${CMAKE_MATCH_2} backend cases failed")
+endforeach()
