@@ -5,8 +5,8 @@
  * Each (config, variant) runs in a forked child, so one variant's freed
  * memory never hides in another's numbers. In the child: inputs, weights and
  * the output are allocated and touched, the RSS high-water mark is reset
- * (/proc/self/clear_refs) after a tiny gemm has started the backend's
- * threads, the op runs once, and
+ * (/proc/self/clear_refs) after a 256^3 gemm has started the backend's
+ * threads and a one-token call has paged the op's code in, the op runs once, and
  *   working = VmHWM after - VmRSS before   (what the op itself touched),
  *   peak    = VmHWM after                  (the whole process),
  * then the op is timed. Four variants:
@@ -156,10 +156,22 @@ static void measure_variant(const hmx_study *S, const ffn_cfg *c, int64_t t, int
     snprintf(res->err, sizeof res->err, "out of memory for the inputs");
   } else {
     /* Start the backend's runtime (OpenMP threads, their stacks and malloc
-     * arenas) with a tiny call first, so it is not counted as working memory. */
-    float t4[4] = {1, 2, 3, 4}, o4[4];
-    hmx_tensor a2 = hmx_tensor_2d(t4, HMX_F32, 2, 2), c2 = hmx_tensor_2d(o4, HMX_F32, 2, 2);
-    (void)hmx_gemm(&r.ctx, &a2, &a2, 0, NULL, &c2);
+     * arenas) with a gemm large enough to use every thread, its buffers freed
+     * again, so none of that is counted as the op's working memory. */
+    {
+      float *wa = hmx_study_rand(256 * 256, 9), *wc = malloc(256 * 256 * sizeof(float));
+      if (wa && wc) {
+        hmx_tensor a2 = hmx_tensor_2d(wa, HMX_F32, 256, 256), c2 = hmx_tensor_2d(wc, HMX_F32, 256, 256);
+        (void)hmx_gemm(&r.ctx, &a2, &a2, 0, NULL, &c2);
+      }
+      free(wa);
+      free(wc);
+      if (variant != V_SWIGLU_MAT) { /* and the op's code pages: one token */
+        r.t = 1;
+        (void)run_variant(&r);
+        r.t = t;
+      }
+    }
     int reset = hmx_study_reset_peak();
     int64_t before = hmx_study_rss();
     if (variant == V_SWIGLU_MAT) { /* the materialized hidden tensors are the op's own */
