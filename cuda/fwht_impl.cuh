@@ -12,16 +12,17 @@
  *
  * The order (NUMERICS §fwht; the only freedom used is which thread does
  * which independent butterfly):
- *   1. butterflies h = 1, 2, 4, ... p/2, in that order. A thread holds 32
- *      elements of one p-block in registers (p elements when p < 32). Their
- *      indices differ in a "window" of 5 consecutive index bits starting at
- *      bit w; the other bits come from the thread index. Stage h = 2^s with
- *      s inside the window pairs two registers of one thread:
- *      (a, b) -> (a + b, a - b), a the lower index. Phase 0 has the window at
- *      bit 0 (each thread reads 32 consecutive elements: 16-byte loads) and
- *      runs stages 0 .. 4; each later phase moves the window up through
- *      shared memory (a transpose) and runs the next 5 stages. The last
- *      window is [L-5, L) and runs only the stages not done yet. So every
+ *   1. butterflies h = 1, 2, 4, ... p/2, in that order. A thread holds E =
+ *      2^e elements of one p-block in registers (E = 32 or 16 in fwht_pow2,
+ *      p elements when p < 32). Their indices differ in a "window" of e
+ *      consecutive index bits starting at bit w; the other bits come from
+ *      the thread index. Stage h = 2^s with s inside the window pairs two
+ *      registers of one thread: (a, b) -> (a + b, a - b), a the lower index.
+ *      Phase 0 has the window at bit 0 (each thread reads E consecutive
+ *      elements: 16-byte loads) and runs stages 0 .. e-1; each later phase
+ *      moves the window up through shared memory (a transpose) and runs the
+ *      next e stages. The last window is [L-e, L) and runs only the stages
+ *      not done yet. So every
  *      element goes through stage s only after stage s-1, for both elements
  *      of every pair: each output has exactly ref's tree of additions.
  *   2. m-point transform (m > 1): the butterflied row goes to shared memory
@@ -233,80 +234,214 @@ __device__ __forceinline__ void factor_column(U u, float (&acc)[M]) {
   }
 }
 
+/* factor_column for the K outputs r = G0 * K .. G0 * K + K - 1 only (the
+ * same chain for each: +-u(0), then +-u(c) for c = 1 .. M-1 in order), then
+ * st(r, acc_r). */
+template <int M, int K, int G0, typename U, typename St>
+__device__ __forceinline__ void factor_rows(U u, St st) {
+  float acc[K];
+  const float u0 = u(0);
+#pragma unroll
+  for (int i = 0; i < K; i++) acc[i] = (hrow(M, G0 * K + i) & 1ull) ? u0 : -u0;
+#pragma unroll
+  for (int c = 1; c < M; c++) {
+    const float uc = u(c);
+#pragma unroll
+    for (int i = 0; i < K; i++)
+      acc[i] = ((hrow(M, G0 * K + i) >> c) & 1ull) ? __fadd_rn(acc[i], uc) : __fsub_rn(acc[i], uc);
+  }
+#pragma unroll
+  for (int i = 0; i < K; i++) st(G0 * K + i, acc[i]);
+}
+
+/* Pass g (run time, uniform over a warp) of M / K: factor_rows with the
+ * signs of that pass's rows as compile-time constants. */
+template <int M, int K, int G0 = 0, typename U, typename St>
+__device__ __forceinline__ void factor_pass(int g, U u, St st) {
+  if constexpr (G0 < M / K) {
+    if (g == G0) factor_rows<M, K, G0>(u, st);
+    else factor_pass<M, K, G0 + 1>(g, u, st);
+  }
+}
+
 /* ------------------------------------------------------------------ fwht_pow2 */
 
+/* Elements per thread of fwht_pow2: 16 or 32. 16 halves the registers
+ * per thread (32 instead of 40-48) and doubles the threads, so twice the
+ * warps are resident per SM; it needs n / 16 <= 1024 (one CTA per row).
+ * Measured on the H100 (docs/CUDA.md, docs/results/h100/fwht_ab_*.txt),
+ * % of the device-to-device copy: f32 n = 256 ... 16384 and 12 * 2^k
+ * 91-93% -> 98.3-100%, 20 * 2^k up to 10240, 28 * 2^k up to 7168, 40 * 2^k
+ * up to 5120 91-93% -> 97-101% (but 28 * 512 and 40 * 256, whose CTAs of
+ * 896 and 640 threads run one per SM at <= 64 registers: 91.6 -> 72-77%, so
+ * for M >= 28 only CTAs of <= 512 threads), hadamard_mix f32 768 / 4096
+ * 83 / 61% -> 95 / 87%;
+ * for 16-bit rows it wins at n <= 4096 (256: 95 -> 100%, hadamard_mix 4096:
+ * 71 -> 86%) and loses above (8192: 101 -> 88%, 12 * 2^k: 97-101 -> 76-99%)
+ * and for M >= 20 except the two sizes of HMX_FWHT_E16_M20_SMALL_P (M = 28:
+ * -1 ... -20 pt, M = 40: -0 ... -27 pt). -D to override. */
+#ifndef HMX_FWHT_E16_F32_MAX_M /* f32: 16 elements when M <= this */
+#define HMX_FWHT_E16_F32_MAX_M 40
+#endif
+#ifndef HMX_FWHT_E16_16_MAX_N /* bf16/f16: 16 elements when M = 1 and n <= this */
+#define HMX_FWHT_E16_16_MAX_N 4096
+#endif
+#ifndef HMX_FWHT_E16_16_MIN_M /* bf16/f16: also when M >= this (99: never) */
+#define HMX_FWHT_E16_16_MIN_M 99
+#endif
+/* M >= this (and M < 32) gives the CTA one thread per column (p per row
+ * instead of M * p / 32): the m-point sums, the long part for M = 20, 28,
+ * are then one column per thread with no second, partial round; the extra
+ * threads idle through the butterflies. 99: off, since it measured no gain
+ * where it matters (16-bit M = 28: -4 ... +3 pt; 16-bit M = 20: -9 ... -27 pt,
+ * fewer rows per CTA; f32 M = 20, 28 up to 10240: +0.5 ... +3 pt, 20480 and
+ * 28672: -2.4 and -6.6 pt). */
+#ifndef HMX_FWHT_ONE_COLUMN_MIN_M
+#define HMX_FWHT_ONE_COLUMN_MIN_M 99
+#endif
+/* 1: output stores with the evict-first hint (st.global.cs): measured
+ * 0.5-2 pt slower for f32 and up to 25 pt for 16-bit m-point rows, so off. */
+#ifndef HMX_FWHT_STCS
+#define HMX_FWHT_STCS 0
+#endif
+
+/* bf16/f16 M = 20 with p = 64, 128 (n = 1280, 2560): 16 elements measured
+ * 88 -> 94% of copy; at p = 32 and p >= 256 it loses (an extra transpose,
+ * or a window at bit 4, where 16-element windows meet 2-way bank
+ * conflicts). 0: off. */
+#ifndef HMX_FWHT_E16_M20_SMALL_P
+#define HMX_FWHT_E16_M20_SMALL_P 1
+#endif
+/* The m-point sum of 16-bit rows with 16 elements per thread and M >= 20
+ * in this many passes over the column (each pass M / that outputs, the
+ * column re-read from shared memory each pass): fewer accumulators live,
+ * so fewer registers (2 passes: 40, 4 passes: 32) and more resident warps.
+ * Measured slower everywhere (M = 28: 78 -> 73-74%, M = 40 n = 1280: 81 ->
+ * 63 / 47%), so 1: one pass. */
+#ifndef HMX_FWHT_MPOINT_GROUPS
+#define HMX_FWHT_MPOINT_GROUPS 1
+#endif
+/* resident threads asked of the register allocator for those kernels
+ * (0: 1024 for M >= 28, 2048 for M = 20) */
+#ifndef HMX_FWHT_MPOINT_WANT
+#define HMX_FWHT_MPOINT_WANT 0
+#endif
+
+template <Dt D, int M, int L> __host__ __device__ constexpr int pow2_log_e() {
+  return ((M << L) >> 4) <= 1024 &&
+                 (D == Dt::F32 ? M <= HMX_FWHT_E16_F32_MAX_M && (M < 28 || ((M << L) >> 4) <= 512)
+                               : (M == 1 && (1 << L) <= HMX_FWHT_E16_16_MAX_N) ||
+                                     M >= HMX_FWHT_E16_16_MIN_M ||
+                                     (HMX_FWHT_E16_M20_SMALL_P && M == 20 && (L == 6 || L == 7)))
+             ? 4
+             : 5;
+}
+
+/* passes of the m-point sum (see HMX_FWHT_MPOINT_GROUPS) */
+template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
+  return LE == 4 && M >= 20 && M % HMX_FWHT_MPOINT_GROUPS == 0 ? HMX_FWHT_MPOINT_GROUPS : 1;
+}
+
 /* Rows of n = M * 2^L <= 32768 (L >= 5), everything at compile time:
- * TP = 2^(L-5) threads per p-block, M * TP per row, R rows per CTA. */
-template <int M, int L> struct Pow2 {
+ * E = 2^LE elements per thread, TP = 2^(L-LE) threads per p-block, M * TP
+ * butterfly threads per row (trow_all >= that threads per row), R rows per
+ * CTA. */
+template <int M, int L, int LE> struct Pow2 {
+  static constexpr int E = 1 << LE;
   static constexpr int p = 1 << L, n = M * p;
-  static constexpr int tp = p / 32, trow = M * tp;
-  static constexpr int R = trow >= kCtaThreads ? 1 : kCtaThreads / trow;
-  static constexpr int threads = R * trow;
+  static constexpr int tp = p / E, trow = M * tp;
+  static constexpr bool one_col = M > 1 && M < 32 && M >= HMX_FWHT_ONE_COLUMN_MIN_M && LE == 5;
+  static constexpr int trow_all = one_col ? p : trow;
+  static constexpr int R = trow_all >= kCtaThreads ? 1 : kCtaThreads / trow_all;
+  static constexpr int threads = R * trow_all;
   static constexpr int bs = p + p / 32;          /* one p-block in shared memory */
   static constexpr int S = M * bs;               /* one row */
-  static constexpr int phases = (L + 4) / 5;     /* windows 0, 5, .., L-5 */
+  static constexpr int phases = (L + LE - 1) / LE; /* windows 0, E, .., L-LE */
   static constexpr bool smem = phases > 1 || M > 1;
   /* resident threads asked of the register allocator (registers = 65536 /
    * that); the long m-point sums of M = 28, 40 keep 64 registers */
-  static constexpr int want = M >= 28 ? 1024 : HMX_FWHT_MIN_THREADS;
+  static constexpr int want =
+      LE == 4 && M >= 20 && HMX_FWHT_MPOINT_WANT > 0 ? HMX_FWHT_MPOINT_WANT
+      : M >= 28                                     ? 1024
+      : LE == 4                                     ? 2048
+                                                    : HMX_FWHT_MIN_THREADS;
   static constexpr int min_blocks = want / threads > 0 ? want / threads : 1;
 };
 
-__host__ __device__ constexpr int window(int q, int L) { return 5 * q < L - 5 ? 5 * q : L - 5; }
+__host__ __device__ constexpr int window(int q, int L, int e) {
+  return e * q < L - e ? e * q : L - e;
+}
 
 /* The part of win_index that comes from the thread (the register part is
  * k << w, a compile-time offset once unrolled). */
-__device__ __forceinline__ int tau_part(int tau, int w) {
-  return (tau & ((1 << w) - 1)) | ((tau >> w) << (w + 5));
+__device__ __forceinline__ int tau_part(int tau, int w, int e) {
+  return (tau & ((1 << w) - 1)) | ((tau >> w) << (w + e));
 }
 
-template <Dt DI, Dt DO, int M, int L>
-__global__ void __launch_bounds__(Pow2<M, L>::threads, Pow2<M, L>::min_blocks)
+/* The output stores (optionally evict-first: the output is never read
+ * again by this kernel). */
+template <typename T> __device__ __forceinline__ void st_out(T *p, T v) {
+#if HMX_FWHT_STCS
+  __stcs(p, v);
+#else
+  *p = v;
+#endif
+}
+
+template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>()>
+__global__ void __launch_bounds__(Pow2<M, L, LE>::threads, Pow2<M, L, LE>::min_blocks)
 fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
           const float *beta, int vec, int pair_ok) {
-  using G = Pow2<M, L>;
+  using G = Pow2<M, L, LE>;
+  constexpr int E = G::E;
   using TI = typename Io<DI>::T;
   using TO = typename Io<DO>::T;
   extern __shared__ float sm[];
-  const int rloc = threadIdx.x / G::trow, tr = threadIdx.x - rloc * G::trow;
+  const int rloc = threadIdx.x / G::trow_all, tr = threadIdx.x - rloc * G::trow_all;
   const int c = tr / G::tp, tau = tr - c * G::tp;
   const int64_t row = (int64_t)blockIdx.x * G::R + rloc;
   const bool valid = row < rows;
+  /* a butterfly thread (all of them unless one_col adds idle ones) */
+  const bool bf = !G::one_col || tr < G::trow;
   float *sblk = sm + rloc * G::S + c * G::bs; /* this thread's p-block */
 
-  float v[32];
+  float v[E];
 #pragma unroll
-  for (int k = 0; k < 32; k++) v[k] = 0.0f;
-  if (valid) { /* phase 0: window at bit 0, thread tau holds tau*32 .. tau*32+31 */
-    const TI *x = (const TI *)xv + row * G::n + c * G::p + tau * 32;
+  for (int k = 0; k < E; k++) v[k] = 0.0f;
+  if (valid && bf) { /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
+    const TI *x = (const TI *)xv + row * G::n + c * G::p + tau * E;
     if (vec) {
       constexpr int kv = Io<DI>::kVec;
 #pragma unroll
-      for (int q = 0; q < 32 / kv; q++)
+      for (int q = 0; q < E / kv; q++)
         Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
     } else {
 #pragma unroll
-      for (int k = 0; k < 32; k++) v[k] = Io<DI>::widen(x[k]);
+      for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
     }
   }
-  reg_stages<32>(v, 0, 5);
+  reg_stages<E>(v, 0, LE);
 #pragma unroll
   for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
-    const int w0 = window(q - 1, L), w1 = window(q, L);
+    const int w0 = window(q - 1, L, LE), w1 = window(q, L, LE);
     if (q > 1) __syncthreads(); /* the previous phase's reads are done */
-    float *s0 = sblk + pad_index(tau_part(tau, w0));
+    if (bf) {
+      float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
 #pragma unroll
-    for (int k = 0; k < 32; k++) s0[pad_index(k << w0)] = v[k];
+      for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
+    }
     __syncthreads();
-    const float *s1 = sblk + pad_index(tau_part(tau, w1));
+    if (bf) {
+      const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
 #pragma unroll
-    for (int k = 0; k < 32; k++) v[k] = s1[pad_index(k << w1)];
-    reg_stages<32>(v, 5 * q - w1, 5);
+      for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
+    }
+    reg_stages<E>(v, LE * q - w1, LE);
   }
-  constexpr int wl = G::phases > 1 ? L - 5 : 0; /* the last window */
+  constexpr int wl = G::phases > 1 ? L - LE : 0; /* the last window */
 
   if (M == 1) { /* step 3 */
-    const int t0 = tau_part(tau, wl);
+    const int t0 = tau_part(tau, wl, LE);
     TO *y = (TO *)yv + row * G::n;
     if constexpr (sizeof(TO) == 2 && wl >= 1 && wl <= 3) {
       /* 16-bit output with a window below bit 4 (n = 64 .. 256): lanes tau and
@@ -319,7 +454,7 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
       if (pair_ok) {
         const bool odd = tau & 1;
 #pragma unroll
-        for (int i = 0; i < 16; i++) {
+        for (int i = 0; i < E / 2; i++) {
           const int k0 = 2 * i, k1 = 2 * i + 1;
           const unsigned h0 = Io<DO>::narrow(epilogue(v[k0], epi, scale, alpha, beta, t0 + (k0 << wl)));
           const unsigned h1 = Io<DO>::narrow(epilogue(v[k1], epi, scale, alpha, beta, t0 + (k1 << wl)));
@@ -328,40 +463,45 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
            * (partner k1, own k1) at t0 - 1 + (k1 << wl) */
           const unsigned lo = odd ? got : h0, hi = odd ? h1 : got;
           const int at = (odd ? t0 - 1 : t0) + ((odd ? k1 : k0) << wl);
-          if (valid) *reinterpret_cast<unsigned *>(y + at) = lo | (hi << 16);
+          if (valid) st_out(reinterpret_cast<unsigned *>(y + at), lo | (hi << 16));
         }
         return;
       }
     }
     if (!valid) return;
 #pragma unroll
-    for (int k = 0; k < 32; k++) /* for each k, the lanes write consecutive elements */
-      y[t0 + (k << wl)] = Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, t0 + (k << wl)));
+    for (int k = 0; k < E; k++) /* for each k, the lanes write consecutive elements */
+      st_out(y + t0 + (k << wl),
+             (TO)Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, t0 + (k << wl))));
     return;
   }
   /* step 2 through shared memory */
   if (G::phases > 1) __syncthreads();
-  {
-    float *s0 = sblk + pad_index(tau_part(tau, wl));
+  if (bf) {
+    float *s0 = sblk + pad_index(tau_part(tau, wl, LE));
 #pragma unroll
-    for (int k = 0; k < 32; k++) s0[pad_index(k << wl)] = v[k];
+    for (int k = 0; k < E; k++) s0[pad_index(k << wl)] = v[k];
   }
   __syncthreads();
-  /* every thread of the CTA takes (row, column j) pairs, q = row * p + j,
-   * so that a warp covers 32 consecutive j of one row (p is a multiple of
-   * 32): its stores for each r are whole 128-byte lines. Element c * p + j
-   * of a row sits at c * bs + pad_index(j). */
-  for (int q = threadIdx.x; q < G::R * G::p; q += G::threads) {
-    const int rl = q / G::p, j = q - rl * G::p;
+  /* every thread of the CTA takes (row, pass, column j) triples, q = (row *
+   * NG + pass) * p + j, so that a warp covers 32 consecutive j of one row
+   * and one pass (p is a multiple of 32): its stores for each r are whole
+   * lines, and the pass (which outputs) is uniform over the warp. Element
+   * c * p + j of a row sits at c * bs + pad_index(j). With one_col and NG
+   * = 1, threads = R * p: one column each. */
+  constexpr int NG = mpoint_groups<M, LE>();
+  for (int q = threadIdx.x; q < G::R * NG * G::p; q += G::threads) {
+    const int rl = q / (NG * G::p), rem = q - rl * (NG * G::p);
+    const int g = rem / G::p, j = rem - g * G::p;
     const int64_t grow = (int64_t)blockIdx.x * G::R + rl;
     if (grow >= rows) break; /* q only grows, and so does the row */
     const float *col = sm + rl * G::S + pad_index(j);
-    float acc[M];
-    factor_column<M>([&](int cc) { return col[cc * G::bs]; }, acc);
     TO *y = (TO *)yv + grow * G::n + j;
-#pragma unroll
-    for (int r = 0; r < M; r++)
-      y[r * G::p] = Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::p + j));
+    factor_pass<M, M / NG>(
+        g, [&](int cc) { return col[cc * G::bs]; },
+        [&](int r, float a) {
+          st_out(y + r * G::p, (TO)Io<DO>::narrow(epilogue(a, epi, scale, alpha, beta, r * G::p + j)));
+        });
   }
 }
 
@@ -534,7 +674,8 @@ template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
 template <Dt DI, Dt DO, int M, int L>
 void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
                  const float *alpha, const float *beta) {
-  using G = Pow2<M, L>;
+  constexpr int LE = pow2_log_e<DI, M, L>();
+  using G = Pow2<M, L, LE>;
   static_assert(G::n <= kMaxRow && G::threads <= 1024, "row too long for one CTA");
   const size_t smem = G::smem ? (size_t)G::R * G::S * sizeof(float) : 0;
   const int64_t blocks = (rows + G::R - 1) / G::R;
@@ -543,7 +684,7 @@ void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int 
     return;
   }
   const int vec = (uintptr_t)x % 16 == 0, pair_ok = (uintptr_t)y % 4 == 0;
-  auto kern = fwht_pow2<DI, DO, M, L>;
+  auto kern = fwht_pow2<DI, DO, M, L, LE>;
   if (!smem_opt_in(j, kern, smem)) return;
   kern<<<(unsigned)blocks, G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha, beta, vec,
                                                           pair_ok);
