@@ -95,9 +95,9 @@ int main(void) {
         hmx_backend_available(hmx_backend_at(i)))
       nb = hmx_backend_at(i);
   if (nb) {
-    hmx_context c2 = {nb, 1, 0};
+    hmx_context c2 = {nb, 1, 0, HMX_TIER_DEFAULT};
     EXPECT(HMX_ERR_NOT_IMPLEMENTED, hmx_strassen(&c2, &a, &b, 2, &c));
-    hmx_context c3 = {nb, 1, 1}; /* with fallback it runs (on ref) */
+    hmx_context c3 = {nb, 1, 1, HMX_TIER_DEFAULT}; /* with fallback it runs (on ref) */
     EXPECT(HMX_OK, hmx_strassen(&c3, &a, &b, 2, &c));
   }
   printf("%d calls\n", n_cases);

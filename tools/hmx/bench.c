@@ -234,7 +234,7 @@ typedef struct fwht_ctx {
 
 static int run_fwht(void *p) {
   fwht_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor t = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
   return hmx_fwht(&ctx, &t, &t, hmx_inv_sqrt_n(c->n)) != HMX_OK; /* in place */
 }
@@ -310,7 +310,7 @@ typedef struct mix_ctx { be_ctx b; float *x, *al, *be, *y; int64_t batch, n; } m
 
 static int run_mix(void *p) {
   mix_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
   hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->batch, c->n);
   hmx_tensor al = hmx_tensor_1d(c->al, HMX_F32, c->n), be = hmx_tensor_1d(c->be, HMX_F32, c->n);
@@ -346,7 +346,7 @@ typedef struct gemm_ctx { be_ctx b; float *a, *w, *c; int64_t m, n, k; } gemm_ct
 
 static int run_gemm(void *p) {
   gemm_ctx *g = p;
-  hmx_context ctx = {g->b.be, g->b.threads, 0};
+  hmx_context ctx = {g->b.be, g->b.threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor a = hmx_tensor_2d(g->a, HMX_F32, g->m, g->k);
   hmx_tensor w = hmx_tensor_2d(g->w, HMX_F32, g->n, g->k);
   hmx_tensor c = hmx_tensor_2d(g->c, HMX_F32, g->m, g->n);
@@ -395,7 +395,7 @@ typedef struct norm_ctx { be_ctx b; float *x, *w, *bias, *y; int64_t rows, n; in
 
 static int run_norm(void *p) {
   norm_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->rows, c->n);
   hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->rows, c->n);
   hmx_tensor w = hmx_tensor_1d(c->w, HMX_F32, c->n), b = hmx_tensor_1d(c->bias, HMX_F32, c->n);
@@ -477,7 +477,7 @@ typedef struct att_ctx {
 
 static int run_att(void *p) {
   att_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor q = hmx_tensor_4d(c->q, HMX_F32, 1, c->sq, c->hq, c->d);
   hmx_tensor k = hmx_tensor_4d(c->k, HMX_F32, 1, c->skv, c->hkv, c->d);
   hmx_tensor v = hmx_tensor_4d(c->v, HMX_F32, 1, c->skv, c->hkv, c->d);
@@ -516,7 +516,7 @@ typedef struct swi_ctx { be_ctx b; float *x, *w1, *w3, *w2, *y; int64_t t, d, h;
 
 static int run_swiglu(void *p) {
   swi_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->t, c->d);
   hmx_tensor w1 = hmx_tensor_2d(c->w1, HMX_F32, c->d, c->h);
   hmx_tensor w3 = hmx_tensor_2d(c->w3, HMX_F32, c->d, c->h);

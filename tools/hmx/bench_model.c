@@ -107,7 +107,7 @@ static void run_variant(const hmx_model_opts *mo, int outproj, const hmx_backend
   hmx_kv_cache *cache = NULL;
   hmx_status st = toks && logits ? hmx_kv_cache_new(m, n_prompt + n_decode + 1, &cache)
                                  : HMX_ERR_NO_MEMORY;
-  hmx_context ctx = {be, threads, 0};
+  hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
   if (!st) {
     for (int64_t i = 0; i < n_prompt; i++)
       toks[i] = (int32_t)(hmx_rng_u64(7, 0, (uint64_t)i) % (uint64_t)c->vocab);
