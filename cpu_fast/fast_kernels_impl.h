@@ -56,8 +56,8 @@ static void fk_attention_tile(const hmx_attention_args *a, int64_t bi, int64_t h
   const int64_t d = a->d, KB = HMX_FAST_ATT_KEY_BLOCK;
   const int64_t g = h / (a->hq / a->hkv);
   const int64_t krow = a->hkv * d, qrow = a->hq * d;
-  float *s = work;                          /* [KB] */
-  float *acc = s + KB;                      /* [tile, d] */
+  float *s = work;                          /* [KB + 1]: scores, then alpha */
+  float *acc = s + KB + 1;                  /* [tile, d] */
   float *m = acc + HMX_FAST_ATT_QUERY_TILE * d; /* [tile] */
   float *l = m + HMX_FAST_ATT_QUERY_TILE;   /* [tile] */
   const float *kbase = a->k + bi * a->skv * krow + g * d;
