@@ -21,6 +21,9 @@
 #if defined(HMX_HAVE_DNNL)
 int hmx_fast_gemm_cache_size(void); /* cpu_fast/fast_gemm_dnnl.c */
 #endif
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static float rnd(void) {
@@ -314,6 +317,53 @@ static void tier_switch(void) {
         "ref must have no fast tier");
 }
 
+#if defined(HMX_HAVE_DNNL) && defined(_OPENMP)
+/* The primitive cache under concurrent callers: 4 threads, each calling the
+ * fast gemm on shapes new to the cache (two threads per shape, so they race
+ * to create it) and on shapes already cached; every result within its bound
+ * and one primitive per shape. */
+static void concurrent(void) {
+  enum { NT = 4, SHAPES = 2 };
+  static const int64_t dims[SHAPES][3] = {{9, 131, 17}, {23, 61, 40}};
+  float *a[SHAPES], *b[SHAPES];
+  double *want[SHAPES], *bound[SHAPES];
+  for (int s = 0; s < SHAPES; s++) {
+    int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+    a[s] = rand_f(m * k);
+    b[s] = rand_f(k * n);
+    double *da = vec_f(a[s], m * k), *db = vec_f(b[s], k * n);
+    want[s] = malloc((size_t)(m * n) * sizeof(double));
+    bound[s] = malloc((size_t)(m * n) * sizeof(double));
+    fo_gemm(da, db, NULL, m, n, k, 0, want[s], bound[s]);
+    free(da);
+    free(db);
+  }
+  int n0 = hmx_fast_gemm_cache_size();
+  long over = 0, fails = 0;
+#pragma omp parallel num_threads(NT) reduction(+ : over, fails)
+  for (int it = 0; it < 6; it++) {
+    int s = (omp_get_thread_num() + it) % SHAPES;
+    int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+    float *c = calloc((size_t)(m * n), sizeof(float));
+    hmx_tensor ta = hmx_tensor_2d(a[s], HMX_F32, m, k), tb = hmx_tensor_2d(b[s], HMX_F32, k, n);
+    hmx_tensor tc = hmx_tensor_2d(c, HMX_F32, m, n);
+    hmx_context ctx = fast_ctx(1);
+    if (hmx_gemm(&ctx, &ta, &tb, 0, NULL, &tc) != HMX_OK) fails++;
+    for (int64_t i = 0; i < m * n; i++)
+      if (!(fabs(c[i] - want[s][i]) <= bound[s][i])) over++;
+    free(c);
+  }
+  int n1 = hmx_fast_gemm_cache_size();
+  printf("  concurrent fast gemm: %d threads x 6 calls, %ld failed calls, %ld values over their "
+         "bound, cache %d -> %d\n", NT, fails, over, n0, n1);
+  CHECK(fails == 0 && over == 0, "concurrent fast gemm: %ld failures, %ld over", fails, over);
+  CHECK(n1 == n0 + SHAPES, "concurrent callers created %d primitives for %d shapes", n1 - n0, SHAPES);
+  for (int s = 0; s < SHAPES; s++) {
+    free(a[s]); free(b[s]); free(want[s]); free(bound[s]);
+  }
+}
+#endif
+
 #if defined(HMX_HAVE_DNNL)
 static void cache(void) {
   int n0 = hmx_fast_gemm_cache_size();
@@ -365,6 +415,9 @@ int main(int argc, char **argv) {
   if (hmx_fast_op_kernel(be, "gemm", NULL)) planted();
 #if defined(HMX_HAVE_DNNL)
   cache();
+#endif
+#if defined(HMX_HAVE_DNNL) && defined(_OPENMP)
+  concurrent();
 #endif
   return check_finish("test_fast_tier");
 }
