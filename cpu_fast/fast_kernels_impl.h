@@ -108,8 +108,8 @@ static void fk_attention_tile(const hmx_attention_args *a, int64_t bi, int64_t h
   }
   for (int64_t r = 0; r < nrow; r++) {
     float *out = a->o + (bi * a->sq + i0 + r) * qrow + h * d;
-    const float inv_l = l[r];
-    for (int64_t c = 0; c < d; c++) out[c] = acc[r * d + c] / inv_l;
+    const float sum = l[r]; /* one division per output, as in the exact tier */
+    for (int64_t c = 0; c < d; c++) out[c] = acc[r * d + c] / sum;
   }
 }
 

@@ -95,22 +95,22 @@ const char *hmx_fast_op_kernel(const hmx_backend *b, const char *op, const char 
   if (!b || !op) return NULL;
   const hmx_fast_ops *f = hmx_fast_ops_of(b);
   if (!f) return NULL;
-  const void *fn = NULL;
+  int has = 0;
   const char *uses = NULL, *why = NULL;
   if (strcmp(op, "gemm") == 0) {
-    fn = f->gemm ? (const void *)1 : NULL;
+    has = f->gemm != NULL;
     uses = f->gemm_uses;
     why = f->gemm_why_not;
   } else if (strcmp(op, "attention") == 0) {
-    fn = f->attention ? (const void *)1 : NULL;
+    has = f->attention != NULL;
     uses = f->attention_uses;
     why = f->attention_why_not;
   } else if (strcmp(op, "swiglu") == 0) {
-    fn = f->swiglu ? (const void *)1 : NULL;
+    has = f->swiglu != NULL;
     uses = f->swiglu_uses;
     why = f->swiglu_why_not;
   }
-  if (fn) return uses;
+  if (has) return uses;
   if (why_not) *why_not = why;
   return NULL;
 }
