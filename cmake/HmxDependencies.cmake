@@ -39,7 +39,20 @@ find_library(HMX_SLEEF_LIBRARY sleef)
 if(HMX_SLEEF_INCLUDE AND HMX_SLEEF_LIBRARY)
   set(HMX_HAVE_SLEEF ON)
 endif()
-hmx_report("SLEEF (libsleef-dev)" HMX_HAVE_SLEEF "the exp comparison with Sleef_expf_u10")
+hmx_report("SLEEF (libsleef-dev)" HMX_HAVE_SLEEF
+           "the exp comparison with Sleef_expf_u10 and the fast tier's vector exp")
+
+# oneDNN: the fast tier's CPU GEMM (cpu_fast/, docs/NUMERICS.md "Fast tier").
+set(HMX_HAVE_DNNL OFF)
+find_path(HMX_DNNL_INCLUDE dnnl.h PATH_SUFFIXES oneapi/dnnl)
+find_library(HMX_DNNL_LIBRARY dnnl)
+if(HMX_DNNL_INCLUDE AND HMX_DNNL_LIBRARY)
+  set(HMX_HAVE_DNNL ON)
+  add_library(HMX::dnnl UNKNOWN IMPORTED)
+  set_target_properties(HMX::dnnl PROPERTIES IMPORTED_LOCATION "${HMX_DNNL_LIBRARY}"
+                        INTERFACE_INCLUDE_DIRECTORIES "${HMX_DNNL_INCLUDE}")
+endif()
+hmx_report("oneDNN (libdnnl-dev)" HMX_HAVE_DNNL "the fast tier's CPU gemm and swiglu")
 
 # MPFR: the correctly rounded exp that tools/exp_check measures against.
 set(HMX_HAVE_MPFR OFF)

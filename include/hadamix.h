@@ -120,12 +120,39 @@ const hmx_backend *hmx_backend_default(void);
 
 /* ------------------------------------------------------------------ context */
 
+/* Numerical tier (docs/NUMERICS.md, "Fast tier"). The exact tier is the
+ * default and gives the same bits on every backend. In the fast tier a
+ * backend may run some ops through faster libraries (oneDNN, SLEEF, cuBLAS)
+ * whose results differ from the exact ones within documented bounds; ops it
+ * does not change run their exact kernels. `hmx ops` lists what changes. */
+typedef enum hmx_tier {
+  HMX_TIER_DEFAULT = 0, /* the HMX_TIER environment variable ("exact"/"fast"), else exact */
+  HMX_TIER_EXACT = 1,
+  HMX_TIER_FAST = 2
+} hmx_tier;
+
 typedef struct hmx_context {
   const hmx_backend *backend; /* NULL: hmx_backend_default() */
   int threads;                /* 0: backend default; ref is single-threaded */
   int allow_ref_fallback;     /* 1: ops the backend lacks run on the best
                                  available backend that has them (ref at worst) */
+  hmx_tier tier;              /* last, so positional initialisers keep the default */
 } hmx_context;
+
+/* HMX_TIER resolved: HMX_TIER_FAST if it is "fast", HMX_TIER_EXACT if it is
+ * unset, empty or "exact"; an unknown value is HMX_TIER_EXACT with the error
+ * message set (ops then fail with HMX_ERR_INVALID_ARGUMENT). */
+hmx_tier hmx_tier_default(void);
+/* "exact", "fast" ("default" for HMX_TIER_DEFAULT); "?" when invalid. */
+const char *hmx_tier_name(hmx_tier t);
+/* Parse "exact" / "fast"; HMX_ERR_INVALID_ARGUMENT otherwise. */
+hmx_status hmx_tier_parse(const char *s, hmx_tier *out);
+/* What backend b runs for op (an op name of `hmx ops`) in the fast tier:
+ * NULL when it runs the exact kernel there (the op is unchanged), else a
+ * short description of the fast kernel (e.g. "oneDNN matmul"). When the op
+ * is unchanged and *why_not is given, it receives the reason, e.g. "built
+ * without oneDNN" (or NULL when the backend never changes the op). */
+const char *hmx_fast_op_kernel(const hmx_backend *b, const char *op, const char **why_not);
 
 /* ------------------------------------------------------------------ device memory
  * Tensors may live in CUDA device memory: make the view as usual, then set

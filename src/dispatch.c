@@ -14,8 +14,8 @@
 /* ---------------------------------------------------------------- device memory */
 
 /* Per thread, like CUDA's current device: a library call has no other place
- * to take it from (hmx_context has no stream field, and adding one would
- * break positional initialisers). */
+ * to take it from (hmx_context has no stream field: each field added breaks
+ * positional initialisers once more). */
 static HMX_THREAD_LOCAL void *cuda_stream;
 
 void hmx_set_cuda_stream(void *stream) { cuda_stream = stream; }
@@ -136,6 +136,9 @@ hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: threads must be >= 0 (got %d)", op,
                     ex->threads);
   ex->fallback = ctx ? ctx->allow_ref_fallback : 1;
+  hmx_status ts = hmx_tier_resolve(ctx, &ex->tier);
+  if (ts != HMX_OK) return ts;
+  ex->fast = ex->tier == HMX_TIER_FAST ? hmx_fast_ops_of(ex->be) : NULL;
   return HMX_OK;
 }
 

@@ -5,6 +5,7 @@
 #define HMX_DISPATCH_H
 
 #include "backend.h"
+#include "fast.h"
 #include "internal.h"
 
 /* Device memory (include/hadamix.h, "device memory"). A backend whose kernels
@@ -45,6 +46,8 @@ typedef struct hmx_exec {
   int fallback; /* ops the backend lacks run on ref */
   const hmx_device_ops *dev; /* non-NULL: the call's tensors are device memory */
   hmx_device_call call;      /* with dev: stream and I/O dtype */
+  hmx_tier tier;             /* resolved: HMX_TIER_EXACT or HMX_TIER_FAST */
+  const hmx_fast_ops *fast;  /* fast tier on a backend that has one, else NULL */
 } hmx_exec;
 
 hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex);
@@ -89,6 +92,18 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
           prio_ = b_->priority;                                                \
         }                                                                      \
       }                                                                        \
+    }                                                                          \
+  } while (0)
+
+/* In the fast tier, replace the host kernel `out` by the backend's fast
+ * kernel `field` when it has one (src/fast.h); otherwise keep the exact one.
+ * Sets `is_fast` (an int) to 1 when the fast kernel was taken. */
+#define HMX_PICK_FAST(ex, field, out, is_fast)                                 \
+  do {                                                                         \
+    (is_fast) = 0;                                                             \
+    if ((ex).fast && (ex).fast->field) {                                       \
+      (out) = (ex).fast->field;                                                \
+      (is_fast) = 1;                                                           \
     }                                                                          \
   } while (0)
 

@@ -176,9 +176,12 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   }
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
+  int fast;
+  HMX_PICK_FAST(ex, gemm, fn, fast);
   hmx_staging st;
-  /* 16-bit weights go to a backend that reads them in place unconverted */
-  const int w16 = weights16_in_place(ex.be, HMX_W16_GEMM, b, NULL, NULL);
+  /* 16-bit weights go to a backend that reads them in place unconverted
+   * (exact tier only: fast kernels take f32) */
+  const int w16 = !fast && weights16_in_place(ex.be, HMX_W16_GEMM, b, NULL, NULL);
   const hmx_tensor *ins[] = {a, w16 ? NULL : b, bias};
   hmx_status s = hmx_staging_begin(&st, ins, 3, c);
   if (s == HMX_OK) {
@@ -372,6 +375,9 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   }
   hmx_status (*fn)(const hmx_attention_args *);
   HMX_PICK(ex, attention, fn);
+  int fast;
+  HMX_PICK_FAST(ex, attention, fn, fast);
+  (void)fast;
   hmx_staging st;
   const hmx_tensor *ins[] = {q, k, v};
   hmx_status s = hmx_staging_begin(&st, ins, 3, o);
@@ -420,10 +426,12 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
   }
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);
+  int fast;
+  HMX_PICK_FAST(ex, swiglu, fn, fast);
   hmx_staging st;
   /* 16-bit weights (all three of one dtype) go to a backend that reads them
-   * in place unconverted */
-  const int w16 = weights16_in_place(ex.be, HMX_W16_SWIGLU, w1, w3, w2);
+   * in place unconverted (exact tier only: fast kernels take f32) */
+  const int w16 = !fast && weights16_in_place(ex.be, HMX_W16_SWIGLU, w1, w3, w2);
   const hmx_tensor *staged[] = {x, w16 ? NULL : w1, w16 ? NULL : w3, w16 ? NULL : w2};
   hmx_status s = hmx_staging_begin(&st, staged, 4, y);
   if (s == HMX_OK) {

@@ -39,7 +39,7 @@ static inline double orc_gamma_d(double k) { return k * ORC_UD / (1.0 - k * ORC_
 /* ------------------------------------------------------------------ context */
 
 static inline hmx_context orc_ctx(void) {
-  hmx_context ctx = {hmx_backend_find("ref"), 1, 0};
+  hmx_context ctx = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
   return ctx;
 }
 

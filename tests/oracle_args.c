@@ -171,7 +171,7 @@ int main(void) {
   EXPECT(HMX_ERR_INVALID_ARGUMENT, hmx_swiglu(&ctx, &sx, &s1, NULL, &s2, 0, &sy));
 
   /* context */
-  hmx_context bad_threads = {hmx_backend_find("ref"), -1, 0};
+  hmx_context bad_threads = {hmx_backend_find("ref"), -1, 0, HMX_TIER_DEFAULT};
   EXPECT(HMX_ERR_INVALID_ARGUMENT, hmx_fwht(&bad_threads, &x16, &y16, 1.0f));
   CHECK(hmx_backend_find("no-such-backend") == NULL, "unknown backend name found");
 

@@ -96,9 +96,9 @@ int main(void) {
   partial.name = "partial";
   partial.strassen = NULL;
   {
-    hmx_context c2 = {&partial, 1, 0};
+    hmx_context c2 = {&partial, 1, 0, HMX_TIER_DEFAULT};
     EXPECT(HMX_ERR_NOT_IMPLEMENTED, hmx_strassen(&c2, &a, &b, 2, &c));
-    hmx_context c3 = {&partial, 1, 1}; /* with fallback it runs (on ref) */
+    hmx_context c3 = {&partial, 1, 1, HMX_TIER_DEFAULT}; /* with fallback it runs (on ref) */
     EXPECT(HMX_OK, hmx_strassen(&c3, &a, &b, 2, &c));
   }
   printf("%d calls\n", n_cases);

@@ -50,7 +50,7 @@ static hmx_status make_fixture(fixture *fx) {
   hmx_tensor x = hmx_tensor_2d(fx->x, HMX_F32, ROWS, N);
   hmx_tensor w = hmx_tensor_1d(fx->w, HMX_F32, N);
   hmx_tensor y = hmx_tensor_2d(fx->y, HMX_F32, ROWS, N);
-  hmx_context ctx = {hmx_backend_find("ref"), 0, 0};
+  hmx_context ctx = {hmx_backend_find("ref"), 0, 0, HMX_TIER_DEFAULT};
   return hmx_rmsnorm(&ctx, &x, &w, 1e-5f, &y);
 }
 

@@ -32,7 +32,7 @@ int main(void) {
   unsetenv("HMX_BACKEND");
   float host[64];
   memset(host, 0, sizeof host);
-  hmx_context ref = {hmx_backend_find("ref"), 1, 0};
+  hmx_context ref = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
 
   /* zero-initialised tensors are host memory */
   hmx_tensor h = hmx_tensor_2d(host, HMX_F32, 2, 32);

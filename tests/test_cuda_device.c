@@ -377,7 +377,7 @@ int main(int argc, char **argv) {
     printf("test_cuda_device: no cuda backend or no GPU here: skipped\n");
     return 77;
   }
-  hmx_context r = {hmx_backend_find("ref"), 1, 0}, c = {cuda_be, 0, 0};
+  hmx_context r = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT}, c = {cuda_be, 0, 0, HMX_TIER_DEFAULT};
   ref_ctx = r;
   cuda_ctx = c;
   test_fwht();

@@ -71,7 +71,7 @@ static int many_threads = 2;
 /* Run op on `be` (threads t) into out; returns status. */
 static hmx_status run(const hmx_opspec *op, const hmx_backend *be, int threads,
                       hmx_tensor **t, const double *p) {
-  hmx_context ctx = {be, threads, 0};
+  hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
   return op->invoke(&ctx, t, p);
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static hmx_context ref_ctx(void) {
-  hmx_context c = {hmx_backend_find("ref"), 1, 0};
+  hmx_context c = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
   return c;
 }
 
@@ -47,7 +47,7 @@ static void test_backend_selection(void) {
   hmx_backend off = *hmx_backend_find("ref");
   off.name = "off";
   off.probe = probe_no;
-  hmx_context c = {&off, 1, 1};
+  hmx_context c = {&off, 1, 1, HMX_TIER_DEFAULT};
   s = hmx_fwht(&c, &tx, &ty, 1.0f);
   CHECK(s == HMX_ERR_BACKEND_UNAVAILABLE, "unavailable backend ran: %s", hmx_status_string(s));
 
@@ -58,7 +58,7 @@ static void test_backend_selection(void) {
   partial.fwht = NULL;
   CHECK(!hmx_op_implemented(hmx_op_find("fwht"), &partial), "fwht reported implemented");
   CHECK(hmx_op_implemented(hmx_op_find("gemm"), &partial), "gemm reported missing");
-  hmx_context strict = {&partial, 1, 0}, lenient = {&partial, 1, 1};
+  hmx_context strict = {&partial, 1, 0, HMX_TIER_DEFAULT}, lenient = {&partial, 1, 1, HMX_TIER_DEFAULT};
   s = hmx_fwht(&strict, &tx, &ty, 1.0f);
   CHECK(s == HMX_ERR_NOT_IMPLEMENTED, "missing kernel ran: %s", hmx_status_string(s));
   float y_ref[8];
@@ -68,7 +68,7 @@ static void test_backend_selection(void) {
   CHECK(hmx_fwht(&lenient, &tx, &ty, 0.5f) == HMX_OK, "fallback: %s", hmx_last_error());
   CHECK(memcmp(y, y_ref, sizeof y) == 0, "fallback differs from ref");
 
-  hmx_context neg = {hmx_backend_find("ref"), -1, 0};
+  hmx_context neg = {hmx_backend_find("ref"), -1, 0, HMX_TIER_DEFAULT};
   CHECK(hmx_fwht(&neg, &tx, &ty, 1.0f) == HMX_ERR_INVALID_ARGUMENT, "threads < 0 accepted");
 }
 

@@ -49,14 +49,14 @@ static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t
   fill(beta, n, 8);
   const int mix = strcmp(op, "hadamard_mix") == 0;
   hmx_tensor ta = hmx_tensor_1d(alpha, HMX_F32, n), tb = hmx_tensor_1d(beta, HMX_F32, n);
-  hmx_context ref = {hmx_backend_find("ref"), 1, 0};
+  hmx_context ref = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
   hmx_tensor tx = hmx_tensor_2d(x, HMX_F32, batch, n), tw = hmx_tensor_2d(want, HMX_F32, batch, n);
   hmx_status st = mix ? hmx_hadamard_mix(&ref, &tx, &ta, &tb, &tw)
                       : hmx_fwht(&ref, &tx, &tw, hmx_inv_sqrt_n(n));
   CHECK(st == HMX_OK, "ref %s n=%lld: %s", op, (long long)n, hmx_last_error());
   for (int threads = 1; threads <= 2; threads++)
     for (int in_place = 0; in_place <= 1; in_place++) {
-      hmx_context ctx = {be, threads, 0};
+      hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
       float *in = x;
       if (in_place) {
         memcpy(got, x, (size_t)total * sizeof(float));

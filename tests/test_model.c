@@ -16,7 +16,7 @@ static const int32_t prompt[NTOK] = {3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 
 static const int32_t other[7] = {255, 0, 17, 17, 200, 1, 99};
 
 static hmx_context ctx_of(const char *backend, int threads) {
-  hmx_context c = {hmx_backend_find(backend), threads, 0};
+  hmx_context c = {hmx_backend_find(backend), threads, 0, HMX_TIER_DEFAULT};
   return c;
 }
 
@@ -95,7 +95,7 @@ static void test_invariance(const hmx_model *m, const char *what) {
       continue;
     }
     for (int threads = 1; threads <= 2; threads++) {
-      hmx_context cx = {b, threads, 0};
+      hmx_context cx = {b, threads, 0, HMX_TIER_DEFAULT};
       const char *bn = hmx_backend_name(b);
       /* one prefill */
       memset(got, 0xff, bytes);

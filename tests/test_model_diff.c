@@ -33,7 +33,7 @@ static hmx_status planted_hadamard_mix(const hmx_hadamard_mix_args *a) {
 
 static void expect(const hmx_model *m, const hmx_backend *planted, int layer, const char *tensor) {
   static const int32_t toks[6] = {1, 2, 3, 200, 100, 7};
-  hmx_context a = {hmx_backend_find("ref"), 1, 0}, b = {planted, 1, 1};
+  hmx_context a = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT}, b = {planted, 1, 1, HMX_TIER_DEFAULT};
   hmx_model_diff_report r;
   calls = 0;
   CHECK(!hmx_model_diff(&a, &b, m, toks, 6, &r), "diff: %s", hmx_last_error());
@@ -58,7 +58,7 @@ int main(void) {
 
   /* two honest backends agree on every tensor */
   static const int32_t toks[4] = {9, 8, 7, 6};
-  hmx_context a = {hmx_backend_find("ref"), 1, 0}, b = {honest, 2, 0};
+  hmx_context a = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT}, b = {honest, 2, 0, HMX_TIER_DEFAULT};
   hmx_model_diff_report r;
   CHECK(!hmx_model_diff(&a, &b, dense, toks, 4, &r) && !r.differs && r.tensors_compared > 20,
         "ref vs %s: differs=%d at %s (%d tensors)", hmx_backend_name(honest), r.differs, r.tensor,

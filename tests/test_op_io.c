@@ -43,7 +43,7 @@ int main(void) {
   f = file_with(&a2, &b2);
   if (f) {
     hmx_op_io_init(&io, gemm);
-    hmx_context ctx = {hmx_backend_find("ref"), 1, 0};
+    hmx_context ctx = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
     CHECK(hmx_op_io_load(&io, f) == HMX_OK && hmx_op_io_alloc_outputs(&io, -1) == HMX_OK &&
           hmx_op_io_run(&io, &ctx) == HMX_OK, "K = 0 gemm: %s", hmx_last_error());
     hmx_op_io_free(&io);

@@ -34,3 +34,10 @@ if(TARGET hmx)
     target_compile_definitions(hmx PRIVATE HMX_BENCH_SLEEF=1)
   endif()
 endif()
+
+# hmx-bench-fast-gemm (tools/bench_fast_gemm.c): the fast tier's gemm against
+# oneDNN's standalone dnnl_sgemm, interleaved (docs/results/fast-tier/).
+if(HMX_FAST_DNNL)
+  add_executable(hmx-bench-fast-gemm ${CMAKE_CURRENT_LIST_DIR}/bench_fast_gemm.c)
+  target_link_libraries(hmx-bench-fast-gemm PRIVATE hadamix)
+endif()

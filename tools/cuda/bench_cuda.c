@@ -137,7 +137,7 @@ static int verify(const fwht_arg *a, int64_t rows) {
   float *al = malloc((size_t)n * 4), *be = malloc((size_t)n * 4);
   CK(cudaMemcpy(hx, a->x.data, bytes, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hy, a->y.data, bytes, cudaMemcpyDeviceToHost));
-  hmx_context ref = {hmx_backend_find("ref"), 1, 0};
+  hmx_context ref = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
   hmx_tensor x = hmx_tensor_2d(hx, a->x.dtype, rows, n), w = hmx_tensor_2d(want, a->x.dtype, rows, n);
   if (a->mix) {
     CK(cudaMemcpy(al, a->alpha.data, (size_t)n * 4, cudaMemcpyDeviceToHost));

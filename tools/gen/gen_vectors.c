@@ -133,7 +133,7 @@ static int write_case(const hmx_vcase *c, const char *dir, size_t *bytes) {
       goto done;
     }
   }
-  hmx_context ctx = {hmx_backend_find("ref"), 1, 0};
+  hmx_context ctx = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
   hmx_status s = hmx_op_io_alloc_outputs(&io, -1);
   if (s == HMX_OK) s = hmx_op_io_run(&io, &ctx);
   if (s != HMX_OK) {

@@ -119,7 +119,7 @@ static float *alloc_f(int64_t n, uint64_t seed) {
 /* ---------------------------------------------------------------- output */
 
 static void print_header(void) {
-  printf("%-10s %-34s %-8s %10s %5s %9s %8s %7s %6s %6s %7s\n", "op", "shape", "impl",
+  printf("%-10s %-34s %-11s %10s %5s %9s %8s %7s %6s %6s %7s\n", "op", "shape", "impl",
          "median_ms", "runs", "GFLOP/s", "GB/s", "x ref", "%peak", "%bw", "x peer");
 }
 
@@ -144,7 +144,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
   for (int i = 0; i < nrows; i++) {
     row *r = &rows[i];
     if (r->ms < 0) {
-      printf("%-10s %-34s %-8s %s\n", op, shape, r->impl, r->note ? r->note : "failed");
+      printf("%-10s %-34s %-11s %s\n", op, shape, r->impl, r->note ? r->note : "failed");
       continue;
     }
     double s = r->ms * 1e-3;
@@ -161,7 +161,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     if (pk >= 0) snprintf(c_pk, sizeof c_pk, "%.1f", pk);
     if (bw >= 0) snprintf(c_bw, sizeof c_bw, "%.0f", bw);
     if (xpeer > 0) snprintf(c_peer, sizeof c_peer, "%.2f", xpeer);
-    printf("%-10s %-34s %-8s %10.4f %5d %9s %8s %7s %6s %6s %7s\n", op, shape, r->impl, r->ms,
+    printf("%-10s %-34s %-11s %10.4f %5d %9s %8s %7s %6s %6s %7s\n", op, shape, r->impl, r->ms,
            r->runs, c_gf, c_gb, c_ref, c_pk, c_bw, c_peer);
     if (B->json) {
       fprintf(B->json, "%s\n  {\"op\": ", B->json_first ? "" : ",");
@@ -185,7 +185,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
 
 /* Measure `fn` for ref and every selected backend; ctx's first member is the
  * backend pointer the callback reads. Ops a backend lacks are "missing". */
-typedef struct be_ctx { const hmx_backend *be; int threads; } be_ctx;
+typedef struct be_ctx { const hmx_backend *be; int threads; hmx_tier tier; } be_ctx;
 
 static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, row *rows) {
   const hmx_opspec *op = hmx_op_find(opname);
@@ -208,8 +208,21 @@ static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, 
     }
     ctx->be = list[i];
     ctx->threads = B->threads_opt;
+    ctx->tier = HMX_TIER_DEFAULT;
     r->ms = measure(B, fn, ctx, &r->runs, &r->min_ms);
     if (r->ms < 0) r->note = hmx_last_error();
+    /* the fast tier's kernel of this op, side by side (docs/NUMERICS.md
+     * "Fast tier"), when the rows above run the exact tier */
+    if (hmx_tier_default() == HMX_TIER_EXACT && hmx_fast_op_kernel(list[i], opname, NULL) &&
+        n < MAX_ROWS - 2) {
+      row *f = &rows[n++];
+      memset(f, 0, sizeof *f);
+      snprintf(f->impl, sizeof f->impl, "%s/fast", hmx_backend_name(list[i]));
+      ctx->tier = HMX_TIER_FAST;
+      f->ms = measure(B, fn, ctx, &f->runs, &f->min_ms);
+      if (f->ms < 0) f->note = hmx_last_error();
+      ctx->tier = HMX_TIER_DEFAULT;
+    }
   }
   return n;
 }
@@ -235,7 +248,7 @@ typedef struct fwht_ctx {
 
 static int run_fwht(void *p) {
   fwht_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, c->b.tier};
   hmx_tensor t = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
   return hmx_fwht(&ctx, &t, &t, hmx_inv_sqrt_n(c->n)) != HMX_OK; /* in place */
 }
@@ -278,7 +291,7 @@ static void bench_fwht(bench *B) {
       int64_t n = sizes[s];
       int64_t batch = (int64_t)((k ? bytes_mem : bytes_l2) / (4.0 * (double)n));
       if (batch < 1) batch = 1;
-      fwht_ctx c = {{0, 0}, alloc_f(batch * n, 1), batch, n, NULL, 0};
+      fwht_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(batch * n, 1), batch, n, NULL, 0};
       if (!c.x) continue;
       double flop;
       fwht_flops(n, &flop);
@@ -311,7 +324,7 @@ typedef struct mix_ctx { be_ctx b; float *x, *al, *be, *y; int64_t batch, n; } m
 
 static int run_mix(void *p) {
   mix_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, c->b.tier};
   hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
   hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->batch, c->n);
   hmx_tensor al = hmx_tensor_1d(c->al, HMX_F32, c->n), be = hmx_tensor_1d(c->be, HMX_F32, c->n);
@@ -324,7 +337,7 @@ static void bench_mix(bench *B) {
   for (int s = 0; s < (B->small ? 1 : 2); s++)
     for (int k = 0; k < 2; k++) {
       int64_t n = sizes[s], batch = tokens[k];
-      mix_ctx c = {{0, 0}, alloc_f(batch * n, 2), alloc_f(n, 3), alloc_f(n, 4),
+      mix_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(batch * n, 2), alloc_f(n, 3), alloc_f(n, 4),
                    alloc_f(batch * n, 5), batch, n};
       if (c.x && c.al && c.be && c.y) {
         double flop;
@@ -347,7 +360,7 @@ typedef struct gemm_ctx { be_ctx b; float *a, *w, *c; int64_t m, n, k; } gemm_ct
 
 static int run_gemm(void *p) {
   gemm_ctx *g = p;
-  hmx_context ctx = {g->b.be, g->b.threads, 0};
+  hmx_context ctx = {g->b.be, g->b.threads, 0, g->b.tier};
   hmx_tensor a = hmx_tensor_2d(g->a, HMX_F32, g->m, g->k);
   hmx_tensor w = hmx_tensor_2d(g->w, HMX_F32, g->n, g->k);
   hmx_tensor c = hmx_tensor_2d(g->c, HMX_F32, g->m, g->n);
@@ -371,7 +384,7 @@ static void bench_gemm(bench *B) {
   for (int i = 0; i < (B->small ? 2 : 3); i++)
     for (int j = 0; j < (B->small ? 1 : 2); j++) {
       int64_t m = ms[i], k = B->small ? 64 : ks[j], n = k;
-      gemm_ctx g = {{0, 0}, alloc_f(m * k, 6), alloc_f(n * k, 7), alloc_f(m * n, 0), m, n, k};
+      gemm_ctx g = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(m * k, 6), alloc_f(n * k, 7), alloc_f(m * n, 0), m, n, k};
       if (g.a && g.w && g.c) {
         char shape[64];
         snprintf(shape, sizeof shape, "M=%lld K=N=%lld trans_b", (long long)m, (long long)k);
@@ -396,7 +409,7 @@ typedef struct norm_ctx { be_ctx b; float *x, *w, *bias, *y; int64_t rows, n; in
 
 static int run_norm(void *p) {
   norm_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, c->b.tier};
   hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->rows, c->n);
   hmx_tensor y = hmx_tensor_2d(c->y, HMX_F32, c->rows, c->n);
   hmx_tensor w = hmx_tensor_1d(c->w, HMX_F32, c->n), b = hmx_tensor_1d(c->bias, HMX_F32, c->n);
@@ -412,7 +425,7 @@ static void bench_norm(bench *B, int layer) {
       int64_t n = sizes[s];
       /* 64 rows (L2), or 64 MiB of rows (memory) */
       int64_t rows = k == 0 ? (B->small ? 4 : 64) : (B->small ? 64 : (64 << 20) / (4 * n));
-      norm_ctx c = {{0, 0}, alloc_f(rows * n, 8), alloc_f(n, 9), alloc_f(n, 10),
+      norm_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(rows * n, 8), alloc_f(n, 9), alloc_f(n, 10),
                     alloc_f(rows * n, 0), rows, n, layer};
       if (c.x && c.w && c.bias && c.y) {
         char shape[64];
@@ -478,7 +491,7 @@ typedef struct att_ctx {
 
 static int run_att(void *p) {
   att_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, c->b.tier};
   hmx_tensor q = hmx_tensor_4d(c->q, HMX_F32, 1, c->sq, c->hq, c->d);
   hmx_tensor k = hmx_tensor_4d(c->k, HMX_F32, 1, c->skv, c->hkv, c->d);
   hmx_tensor v = hmx_tensor_4d(c->v, HMX_F32, 1, c->skv, c->hkv, c->d);
@@ -493,7 +506,7 @@ static void bench_attention(bench *B) {
   for (int i = 0; i < 4; i++) {
     int64_t sq = cfg[i][0], skv = cfg[i][1], hq = 12, hkv = 4, d = 64;
     if (B->small) { sq = sq > 1 ? 32 : 1; skv = 32; }
-    att_ctx c = {{0, 0}, alloc_f(sq * hq * d, 12), alloc_f(skv * hkv * d, 13),
+    att_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(sq * hq * d, 12), alloc_f(skv * hkv * d, 13),
                  alloc_f(skv * hkv * d, 14), alloc_f(sq * hq * d, 0), sq, skv, hq, hkv, d};
     if (c.q && c.k && c.v && c.o) {
       double keys = 0; /* causal: query i sees skv - sq + i + 1 keys */
@@ -517,7 +530,7 @@ typedef struct swi_ctx { be_ctx b; float *x, *w1, *w3, *w2, *y; int64_t t, d, h;
 
 static int run_swiglu(void *p) {
   swi_ctx *c = p;
-  hmx_context ctx = {c->b.be, c->b.threads, 0};
+  hmx_context ctx = {c->b.be, c->b.threads, 0, c->b.tier};
   hmx_tensor x = hmx_tensor_2d(c->x, HMX_F32, c->t, c->d);
   hmx_tensor w1 = hmx_tensor_2d(c->w1, HMX_F32, c->d, c->h);
   hmx_tensor w3 = hmx_tensor_2d(c->w3, HMX_F32, c->d, c->h);
@@ -530,7 +543,7 @@ static void bench_swiglu(bench *B) {
   static const int64_t toks[] = {1, 64};
   for (int i = 0; i < 2; i++) {
     int64_t t = toks[i], d = B->small ? 64 : 768, h = B->small ? 128 : 2048;
-    swi_ctx c = {{0, 0}, alloc_f(t * d, 15), alloc_f(d * h, 16), alloc_f(d * h, 17),
+    swi_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(t * d, 15), alloc_f(d * h, 16), alloc_f(d * h, 17),
                  alloc_f(h * d, 18), alloc_f(t * d, 0), t, d, h};
     if (c.x && c.w1 && c.w3 && c.w2 && c.y) {
       char shape[64];

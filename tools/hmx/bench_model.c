@@ -6,6 +6,7 @@
 #include "model_opts.h"
 #include "rng.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -17,7 +18,7 @@
 
 static void help(FILE *out) {
   fputs("usage: hmx bench-model [--outproj dense|hadamard|both] [--prompt-len N]\n"
-        "                       [--decode N] [--backend B] [--threads N]\n"
+        "                       [--decode N] [--backend B] [--threads N] [--tiers both]\n"
         "                       [--llama-bench PATH --gguf FILE] [--repeat N]\n"
         "                       [model options]\n\n"
         "For each output projection (default both), in a fresh child process: build the\n"
@@ -28,6 +29,11 @@ static void help(FILE *out) {
         "and the Hadamard/dense ratios. The first decode token is not timed (warm-up).\n\n"
         "  --backend B      backend (default: HMX_BACKEND or the best available)\n"
         "  --threads N      threads (0 = default)\n"
+        "  --tiers both     each variant in the exact and in the fast tier (docs/NUMERICS.md\n"
+        "                   \"Fast tier\"), side by side, with the fast/exact ratios and the\n"
+        "                   logit difference of the tiers (prefill's last position, then 16\n"
+        "                   decode steps fed the exact tier's greedy tokens); default: the\n"
+        "                   tier of --tier / HMX_TIER only\n"
         "  --llama-bench P  also run llama.cpp's llama-bench (a build of it, never part of\n"
         "  --gguf FILE      hadamix) on FILE, a GGUF of the same shapes (tools/gguf_random.py),\n"
         "                   with the same threads and lengths (-r 3; its decode at depth\n"
@@ -88,8 +94,9 @@ static double peak_rss_mib(void) {
 #endif
 }
 
-static void run_variant(const hmx_model_opts *mo, int outproj, const hmx_backend *be, int threads,
-                        int64_t n_prompt, int64_t n_decode, result *r) {
+static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
+                        const hmx_backend *be, int threads, int64_t n_prompt, int64_t n_decode,
+                        result *r) {
   memset(r, 0, sizeof *r);
   hmx_model_opts o = *mo;
   if (!mo->weights) o.outproj = outproj; /* a file fixes its own */
@@ -107,7 +114,7 @@ static void run_variant(const hmx_model_opts *mo, int outproj, const hmx_backend
   hmx_kv_cache *cache = NULL;
   hmx_status st = toks && logits ? hmx_kv_cache_new(m, n_prompt + n_decode + 1, &cache)
                                  : HMX_ERR_NO_MEMORY;
-  hmx_context ctx = {be, threads, 0};
+  hmx_context ctx = {be, threads, 0, tier};
   if (!st) {
     for (int64_t i = 0; i < n_prompt; i++)
       toks[i] = (int32_t)(hmx_rng_u64(7, 0, (uint64_t)i) % (uint64_t)c->vocab);
@@ -140,11 +147,12 @@ static void run_variant(const hmx_model_opts *mo, int outproj, const hmx_backend
 }
 
 /* Run in a child so that each variant's peak RSS is its own. */
-static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backend *be, int threads,
-                         int64_t n_prompt, int64_t n_decode, result *r) {
+static void run_isolated(const hmx_model_opts *mo, int outproj, hmx_tier tier,
+                         const hmx_backend *be, int threads, int64_t n_prompt, int64_t n_decode,
+                         result *r) {
   int fd[2];
   if (pipe(fd)) {
-    run_variant(mo, outproj, be, threads, n_prompt, n_decode, r);
+    run_variant(mo, outproj, tier, be, threads, n_prompt, n_decode, r);
     return;
   }
   fflush(NULL);
@@ -152,7 +160,7 @@ static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backen
   if (pid == 0) {
     close(fd[0]);
     result cr;
-    run_variant(mo, outproj, be, threads, n_prompt, n_decode, &cr);
+    run_variant(mo, outproj, tier, be, threads, n_prompt, n_decode, &cr);
     ssize_t w = write(fd[1], &cr, sizeof cr);
     _exit(w == (ssize_t)sizeof cr ? 0 : 1);
   }
@@ -160,7 +168,7 @@ static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backen
   memset(r, 0, sizeof *r);
   if (pid < 0) {
     close(fd[0]);
-    run_variant(mo, outproj, be, threads, n_prompt, n_decode, r);
+    run_variant(mo, outproj, tier, be, threads, n_prompt, n_decode, r);
     return;
   }
   ssize_t got = read(fd[0], r, sizeof *r);
@@ -171,6 +179,68 @@ static void run_isolated(const hmx_model_opts *mo, int outproj, const hmx_backen
     memset(r, 0, sizeof *r);
     snprintf(r->error, sizeof r->error, "the benchmark process failed (status %d)", status);
   }
+}
+
+/* The logit difference of the fast tier from the exact one: prefill the same
+ * n_prompt tokens in both tiers, compare the last position's logits, then 16
+ * decode steps feeding both the exact tier's greedy token. Prints one line. */
+static void tier_logit_diff(const hmx_model_opts *mo, int outproj, const hmx_backend *be,
+                            int threads, int64_t n_prompt) {
+  hmx_model_opts o = *mo;
+  if (!mo->weights) o.outproj = outproj;
+  hmx_model *m = NULL;
+  if (hmx_model_opts_open("bench-model", &o, &m)) return;
+  const hmx_model_config *c = hmx_model_get_config(m);
+  int32_t *toks = malloc((size_t)n_prompt * sizeof *toks);
+  float *la = malloc((size_t)c->vocab * sizeof *la), *lb = malloc((size_t)c->vocab * sizeof *lb);
+  hmx_kv_cache *ca = NULL, *cb = NULL;
+  hmx_status st = toks && la && lb ? hmx_kv_cache_new(m, n_prompt + 17, &ca) : HMX_ERR_NO_MEMORY;
+  if (!st) st = hmx_kv_cache_new(m, n_prompt + 17, &cb);
+  hmx_context xa = {be, threads, 0, HMX_TIER_EXACT}, xb = {be, threads, 0, HMX_TIER_FAST};
+  double max_abs = 0, max_logit = 0, sum_abs = 0;
+  int64_t count = 0;
+  int agree = 0, steps = 0;
+  if (!st) {
+    for (int64_t i = 0; i < n_prompt; i++)
+      toks[i] = (int32_t)(hmx_rng_u64(7, 0, (uint64_t)i) % (uint64_t)c->vocab);
+    const int32_t *tp = toks;
+    st = hmx_model_forward(&xa, m, 1, &ca, &tp, &n_prompt, NULL, la);
+    if (!st) st = hmx_model_forward(&xb, m, 1, &cb, &tp, &n_prompt, NULL, lb);
+  }
+  for (int step = 0; !st && step <= 16; step++) {
+    int32_t ia = 0, ib = 0;
+    for (int j = 0; j < c->vocab; j++) {
+      double d = fabs((double)la[j] - (double)lb[j]);
+      if (d > max_abs) max_abs = d;
+      if (fabs((double)la[j]) > max_logit) max_logit = fabs((double)la[j]);
+      sum_abs += d;
+      count++;
+      if (la[j] > la[ia]) ia = j;
+      if (lb[j] > lb[ib]) ib = j;
+    }
+    agree += ia == ib;
+    steps++;
+    if (step == 16) break;
+    const int32_t *tp = &ia;
+    int64_t one = 1;
+    st = hmx_model_forward(&xa, m, 1, &ca, &tp, &one, NULL, la);
+    if (!st) st = hmx_model_forward(&xb, m, 1, &cb, &tp, &one, NULL, lb);
+  }
+  if (!st)
+    printf("%-9s logits fast vs exact over %d positions (prefill's last + 16 decode steps): max "
+           "abs %.3g (%.2g of max |logit| %.3g), mean abs %.3g, top-1 equal %d/%d\n",
+           outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard", steps, max_abs,
+           max_logit > 0 ? max_abs / max_logit : 0.0, max_logit, count ? sum_abs / count : 0.0,
+           agree, steps);
+  else
+    printf("%-9s logit difference: %s\n", outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
+           hmx_cli_status_message(st));
+  hmx_kv_cache_free(ca);
+  hmx_kv_cache_free(cb);
+  free(toks);
+  free(la);
+  free(lb);
+  hmx_model_free(m);
 }
 
 /* One llama-bench run (-o csv) with extra arguments `args`: the avg_ts of
@@ -259,7 +329,7 @@ int hmx_cmd_bench_model(int argc, char **argv) {
   hmx_model_opts_init(&mo);
   const char *v = NULL, *which = "both", *llama = NULL, *gguf = NULL;
   const hmx_backend *be = NULL;
-  int threads = 0, err = 0, outproj_given = 0;
+  int threads = 0, err = 0, outproj_given = 0, both_tiers = 0;
   long n_prompt = 512, n_decode = 128, repeat = 1;
   while (a.i < argc) {
     const char *s = argv[a.i];
@@ -279,6 +349,13 @@ int hmx_cmd_bench_model(int argc, char **argv) {
       if (!err) gguf = v;
     } else if (hmx_args_value(&a, "--threads", &v, &err)) {
       if (!err && hmx_parse_threads("bench-model", v, &threads)) err = 1;
+    } else if (hmx_args_value(&a, "--tiers", &v, &err)) {
+      if (!err && strcmp(v, "both") != 0) {
+        hmx_cli_error(HMX_EXIT_USAGE, "bench-model: --tiers '%s': only 'both' (one tier: "
+                      "--tier exact|fast)", v);
+        err = 1;
+      }
+      both_tiers = 1;
     } else if (hmx_args_value(&a, "--prompt-len", &v, &err)) {
       if (!err && parse_count(v, &n_prompt)) err = 1;
     } else if (hmx_args_value(&a, "--decode", &v, &err)) {
@@ -301,12 +378,21 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     if (fp && fread(magic, 1, 4, fp) == 4 && !memcmp(magic, "GGUF", 4)) gguf = mo.weights;
     if (fp) fclose(fp);
   }
-  int variants[2], nv = 0;
-  if (!strcmp(which, "both") || !strcmp(which, "dense")) variants[nv++] = HMX_OUTPROJ_DENSE;
-  if (!strcmp(which, "both") || !strcmp(which, "hadamard")) variants[nv++] = HMX_OUTPROJ_HADAMARD;
+  /* variants: projections x tiers (both tiers: exact then fast per projection) */
+  int variants[4], nv = 0;
+  hmx_tier tiers[4];
+  const hmx_tier one_tier = hmx_tier_default();
+  for (int p = 0; p < 2; p++) {
+    const int proj = p ? HMX_OUTPROJ_HADAMARD : HMX_OUTPROJ_DENSE;
+    if (strcmp(which, "both") && strcmp(which, p ? "hadamard" : "dense")) continue;
+    for (int t = 0; t < (both_tiers ? 2 : 1); t++) {
+      variants[nv] = proj;
+      tiers[nv++] = both_tiers ? (t ? HMX_TIER_FAST : HMX_TIER_EXACT) : one_tier;
+    }
+  }
   if (!nv) return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: --outproj '%s' is not dense, "
                                 "hadamard or both", which);
-  if (mo.weights && nv > 1)
+  if (mo.weights && nv > (both_tiers ? 2 : 1))
     return hmx_cli_error(HMX_EXIT_USAGE, "bench-model: with --weights the file fixes the "
                          "projection: drop --outproj");
   if (mo.weights) mo.outproj = -1;
@@ -328,12 +414,12 @@ int hmx_cmd_bench_model(int argc, char **argv) {
   /* rounds: every variant (a child each), then llama-bench; the medians of
    * the rounds and of the per-round ratios are reported */
   enum { MAXR = 50 };
-  static result rr[MAXR][2];
+  static result rr[MAXR][4];
   static double lpp[MAXR], ltg[MAXR];
   int llama_ok = llama != NULL, rc = HMX_EXIT_OK;
   for (int r = 0; r < repeat; r++) {
     for (int i = 0; i < nv; i++)
-      run_isolated(&mo, variants[i], be, threads, n_prompt, n_decode, &rr[r][i]);
+      run_isolated(&mo, variants[i], tiers[i], be, threads, n_prompt, n_decode, &rr[r][i]);
     if (llama_ok && run_llama_bench(llama, gguf, threads, n_prompt, n_decode, &lpp[r], &ltg[r])) {
       rc = hmx_cli_error(HMX_EXIT_FAIL, "bench-model: running %s on %s failed (or printed no "
                          "pp/tg rows)", llama, gguf);
@@ -344,16 +430,19 @@ int hmx_cmd_bench_model(int argc, char **argv) {
    * before a fork() would hang the children (libgomp is not fork-safe) */
   const double bw = read_bandwidth(threads);
   printf("hmx bench-model: config %s, %s weights, backend %s, %d threads, prompt %ld, decode "
-         "%ld, %ld round%s\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
+         "%ld, %ld round%s, tier %s\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
          mo.weights ? mo.weights : mo.config, mo.weights ? "file" : hmx_dtype_name(
              mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype), hmx_backend_name(be), threads,
-         n_prompt, n_decode, repeat, repeat > 1 ? "s (medians; decode range)" : "", threads, bw);
+         n_prompt, n_decode, repeat, repeat > 1 ? "s (medians; decode range)" : "",
+         both_tiers ? "exact and fast" : hmx_tier_name(one_tier), threads, bw);
   printf("%-9s %12s %12s %12s %12s %12s %10s\n", "outproj", "params", "weights MiB",
          "peak RSS MiB", "prefill t/s", "decode t/s", "decode %bw");
-  result res[2];
-  double pmed[2] = {0, 0}, dmed[2] = {0, 0}, dlo[2] = {0, 0}, dhi[2] = {0, 0};
+  result res[4];
+  double pmed[4] = {0}, dmed[4] = {0}, dlo[4] = {0}, dhi[4] = {0};
   for (int i = 0; i < nv; i++) {
-    const char *name = variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard";
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
+             both_tiers ? (tiers[i] == HMX_TIER_FAST ? "/fast" : "/exact") : "");
     double pv[MAXR], dv[MAXR], mv[MAXR];
     int ok = 1;
     for (int r = 0; r < repeat; r++) {
@@ -408,7 +497,21 @@ int hmx_cmd_bench_model(int argc, char **argv) {
       printf(")\n");
     }
   }
-  if (nv == 2 && res[0].ok && res[1].ok)
+  if (both_tiers) {
+    for (int i = 0; i + 1 < nv; i += 2) {
+      if (!res[i].ok || !res[i + 1].ok) continue;
+      const char *name = variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard";
+      double rp[MAXR], rd[MAXR];
+      for (int r = 0; r < repeat; r++) {
+        rp[r] = rr[r][i + 1].prefill_tps / rr[r][i].prefill_tps;
+        rd[r] = rr[r][i + 1].decode_tps / rr[r][i].decode_tps;
+      }
+      printf("%-9s %12s %12s %12s %11.2fx %11.2fx   (fast / exact, median of per-round ratios)\n",
+             name, "", "", "", median(rp, (int)repeat), median(rd, (int)repeat));
+    }
+    for (int i = 0; i + 1 < nv; i += 2) tier_logit_diff(&mo, variants[i], be, threads, n_prompt);
+  }
+  if (!both_tiers && nv == 2 && res[0].ok && res[1].ok)
     printf("%-9s %12.4f %12.4f %12.4f %12.4f %12.4f\n", "had/dense",
            (double)res[1].params / res[0].params, res[1].weight_mib / res[0].weight_mib,
            res[1].peak_rss_mib / res[0].peak_rss_mib, res[1].prefill_tps / res[0].prefill_tps,

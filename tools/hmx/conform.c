@@ -172,6 +172,7 @@ static int run_case(const conform_opts *o, const char *path, const hmx_st_file *
   ctx.backend = be;
   ctx.threads = o->threads;
   ctx.allow_ref_fallback = 0;
+  ctx.tier = HMX_TIER_EXACT; /* conformance is the exact tier's bit-for-bit check */
   s = hmx_op_io_run(&io, &ctx);
   if (s != HMX_OK) {
     printf("FAIL  %-8s %-13s %s: the run failed: %s\n", bn, op->name, fn,

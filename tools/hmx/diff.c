@@ -16,7 +16,9 @@ static void help(FILE *out) {
         "the first differing index with both values, max abs error, max relative error\n"
         "(relative to B) and max distance in ulps of the output dtype.\n\n"
         "exit status: 0 identical, 1 different (or a failure), 2 usage error\n\n"
-        "hmx diff --model ... compares a whole model run (see `hmx diff --model --help`).\n",
+        "hmx diff --model ... compares a whole model run (see `hmx diff --model --help`).\n"
+        "hmx diff [--model] --tier exact --vs fast ... compares the two numerical tiers of\n"
+        "one backend (see `hmx diff --tier exact --vs fast --help`).\n",
         out);
 }
 
@@ -40,6 +42,9 @@ static void print_stats(const char *name, const hmx_tensor *a, const hmx_tensor 
 }
 
 int hmx_cmd_diff(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--tier") == 0 || strncmp(argv[i], "--tier=", 7) == 0)
+      return hmx_cmd_diff_tier(argc, argv);
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--model") == 0) return hmx_cmd_diff_model(argc, argv);
   hmx_args a;
@@ -110,8 +115,8 @@ int hmx_cmd_diff(int argc, char **argv) {
   if (!rc && !vs_expected) rc = hmx_prepare("diff", in, op, f, params, nparams, dtype, &iob);
   if (!rc) rc = hmx_check_runnable("diff", op, ba, 1);
   if (!rc && bb) rc = hmx_check_runnable("diff", op, bb, 1);
-  if (!rc) rc = hmx_execute("diff", &ioa, ba, 0, threads);
-  if (!rc && bb) rc = hmx_execute("diff", &iob, bb, 0, threads);
+  if (!rc) rc = hmx_execute("diff", &ioa, ba, 0, threads, HMX_TIER_DEFAULT);
+  if (!rc && bb) rc = hmx_execute("diff", &iob, bb, 0, threads, HMX_TIER_DEFAULT);
 
   if (!rc) {
     int differ = 0;

@@ -67,7 +67,7 @@ int hmx_cmd_diff_model(int argc, char **argv) {
   hmx_model *m = NULL;
   rc = hmx_model_opts_open("diff", &mo, &m);
   if (!rc) {
-    hmx_context ca = {ba, ta, 0}, cb = {bb, tb, 0};
+    hmx_context ca = {ba, ta, 0, HMX_TIER_DEFAULT}, cb = {bb, tb, 0, HMX_TIER_DEFAULT};
     hmx_model_diff_report r;
     hmx_status st = hmx_model_diff(&ca, &cb, m, toks, n, &r);
     if (st) rc = hmx_cli_error(HMX_EXIT_FAIL, "diff: %s", hmx_cli_status_message(st));

@@ -47,12 +47,13 @@ int hmx_check_runnable(const char *cmd, const hmx_opspec *op, const hmx_backend 
 }
 
 int hmx_execute(const char *cmd, hmx_op_io *io, const hmx_backend *b, int allow_fallback,
-                int threads) {
+                int threads, hmx_tier tier) {
   hmx_context ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.backend = b;
   ctx.threads = threads;
   ctx.allow_ref_fallback = allow_fallback;
+  ctx.tier = tier;
   hmx_status s = hmx_op_io_run(io, &ctx);
   if (s != HMX_OK)
     return hmx_cli_error(HMX_EXIT_FAIL, "%s: backend %s: %s", cmd, hmx_backend_name(b),

@@ -21,8 +21,9 @@ int hmx_prepare(const char *cmd, const char *path, const hmx_opspec *op, const h
 int hmx_check_runnable(const char *cmd, const hmx_opspec *op, const hmx_backend *b,
                        int explicit_backend);
 
-/* Run io on backend b; prints the error and returns 1 on failure. */
+/* Run io on backend b in tier `tier` (HMX_TIER_DEFAULT: HMX_TIER / --tier);
+ * prints the error and returns 1 on failure. */
 int hmx_execute(const char *cmd, hmx_op_io *io, const hmx_backend *b, int allow_fallback,
-                int threads);
+                int threads, hmx_tier tier);
 
 #endif

@@ -224,7 +224,7 @@ int hmx_cmd_generate(int argc, char **argv) {
                        "out of memory");
   }
   const int tty = isatty(fileno(stderr));
-  hmx_context ctx = {be, threads, 0};
+  hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
   double t_prefill = 0, t_decode = 0;
   int64_t decoded = 0;
   if (!rc) {

@@ -36,6 +36,7 @@ int hmx_cmd_params(int argc, char **argv);
 int hmx_cmd_generate(int argc, char **argv);
 int hmx_cmd_init_weights(int argc, char **argv);
 int hmx_cmd_diff_model(int argc, char **argv);
+int hmx_cmd_diff_tier(int argc, char **argv);
 int hmx_cmd_bench_model(int argc, char **argv);
 int hmx_cmd_tokenize(int argc, char **argv);
 

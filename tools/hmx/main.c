@@ -1,6 +1,8 @@
 /* hmx: the hadamix command-line tool (docs/CLI.md). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "hmx.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -35,8 +37,42 @@ static void usage(FILE *out) {
     fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
           "\nenvironment:\n"
-          "  HMX_BACKEND   default backend when --backend is not given (see `hmx info`)\n\n"
+          "  HMX_BACKEND   default backend when --backend is not given (see `hmx info`)\n"
+          "  HMX_TIER      exact (the default) or fast: the numerical tier (`hmx ops`)\n\n"
+          "every command takes --tier exact|fast (sets HMX_TIER for its run; `hmx diff\n"
+          "--tier exact --vs fast` compares the two tiers)\n\n"
           "exit status: 0 ok, 1 failure, 2 usage error, 77 (conform) nothing could run\n");
+}
+
+/* --tier exact|fast (or --tier=...) anywhere after the command: sets
+ * HMX_TIER for this run, which every library call without an explicit tier
+ * follows, and is removed from argv. `diff` parses its own --tier (it may
+ * compare two tiers). Returns 0, or an exit code after a usage error. */
+static int take_tier(int *argc, char **argv) {
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *v = NULL;
+    int used = 1;
+    if (strcmp(argv[i], "--tier") == 0) {
+      if (i + 1 >= *argc) return hmx_cli_error(HMX_EXIT_USAGE, "--tier needs a value (exact or fast)");
+      v = argv[i + 1];
+      used = 2;
+    } else if (strncmp(argv[i], "--tier=", 7) == 0) {
+      v = argv[i] + 7;
+    }
+    if (!v) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    hmx_tier t;
+    if (hmx_tier_parse(v, &t) != HMX_OK)
+      return hmx_cli_error(HMX_EXIT_USAGE, "--tier '%s': expected exact or fast", v);
+    if (setenv("HMX_TIER", v, 1) != 0) return hmx_cli_error(HMX_EXIT_FAIL, "cannot set HMX_TIER");
+    i += used - 1;
+  }
+  argv[out] = NULL;
+  *argc = out;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -64,6 +100,13 @@ int main(int argc, char **argv) {
     return HMX_EXIT_OK;
   }
   for (int i = 0; i < NCOMMANDS; i++)
-    if (strcmp(commands[i].name, cmd) == 0) return commands[i].fn(argc - 1, argv + 1);
+    if (strcmp(commands[i].name, cmd) == 0) {
+      if (strcmp(cmd, "diff") != 0) {
+        int sub = argc - 1, rc = take_tier(&sub, argv + 1);
+        if (rc) return rc;
+        return commands[i].fn(sub, argv + 1);
+      }
+      return commands[i].fn(argc - 1, argv + 1);
+    }
   return hmx_cli_error(HMX_EXIT_USAGE, "unknown command '%s' (see `hmx --help`)", cmd);
 }

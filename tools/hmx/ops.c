@@ -14,6 +14,31 @@ static void help(FILE *out) {
         out);
 }
 
+/* The fast tier (--tier fast, HMX_TIER=fast): per backend, the ops it
+ * changes and what it runs for them; every op not listed runs its exact
+ * kernel. An op that would change but cannot (a library absent at build
+ * time) is listed as exact with the reason. */
+static void list_fast(void) {
+  hmx_tier now = hmx_tier_default();
+  printf("\nfast tier (--tier fast or HMX_TIER=fast; now: %s): ops each backend changes\n",
+         hmx_tier_name(now));
+  for (int b = 0; b < hmx_backend_count(); b++) {
+    const hmx_backend *be = hmx_backend_at(b);
+    int any = 0;
+    for (int i = 0; i < hmx_op_count(); i++) {
+      const char *why = NULL;
+      const char *uses = hmx_fast_op_kernel(be, hmx_op_at(i)->name, &why);
+      if (!uses && !why) continue;
+      printf("  %-8s %-13s %s%s\n", hmx_backend_name(be), hmx_op_at(i)->name,
+             uses ? "fast: " : "exact (fallback): ", uses ? uses : why);
+      any = 1;
+    }
+    if (!any) printf("  %-8s (none: every op runs its exact kernel)\n", hmx_backend_name(be));
+  }
+  printf("Every other op runs its exact kernel in the fast tier too. Error bounds of the\n"
+         "fast kernels: docs/NUMERICS.md, \"Fast tier\".\n");
+}
+
 static void list_ops(void) {
   int nb = hmx_backend_count();
   printf("%-13s", "op");
@@ -29,6 +54,7 @@ static void list_ops(void) {
   printf("\nyes = the backend has its own kernel; - = missing (conformance reports it as "
          "missing).\nBackends this machine cannot run are listed too (see `hmx info`).\n"
          "`hmx ops OP` lists an op's tensor names and parameters.\n");
+  list_fast();
 }
 
 static void describe(const hmx_opspec *op) {

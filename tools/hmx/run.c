@@ -114,7 +114,7 @@ int hmx_cmd_run(int argc, char **argv) {
   /* "best" means the best backend for this op: missing kernels fall back */
   int explicit_be = bname != NULL && strcmp(bname, "best") != 0;
   if (!rc) rc = hmx_check_runnable("run", op, be, explicit_be);
-  if (!rc) rc = hmx_execute("run", &io, be, !explicit_be, threads);
+  if (!rc) rc = hmx_execute("run", &io, be, !explicit_be, threads, HMX_TIER_DEFAULT);
   if (!rc) rc = write_outputs(out, &io);
   if (!rc) {
     printf("%s on %s:", op->name, hmx_backend_name(hmx_op_backend(op, be, !explicit_be)));

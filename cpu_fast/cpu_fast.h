@@ -1,0 +1,45 @@
+/* The CPU fast tier (docs/NUMERICS.md, "Fast tier"): internal declarations
+ * shared by the files of cpu_fast/. Built only on a host CPU build; each
+ * library it uses (oneDNN, SLEEF) is optional at build time. */
+#ifndef HMX_CPU_FAST_H
+#define HMX_CPU_FAST_H
+
+#include "backend.h"
+
+/* oneDNN matmul (fast_gemm_dnnl.c, HMX_HAVE_DNNL builds only): c = a b + bias
+ * with one primitive per shape, created on first use and cached. */
+hmx_status hmx_fast_gemm_dnnl(const hmx_gemm_args *a);
+/* A plain row-major f32 c[m, n] = a[m, k] b[k, n] (ldb = n) or b[n, k]^T
+ * (trans_b) through the cached primitives, for the fast swiglu. */
+hmx_status hmx_fast_matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
+                           int64_t k, int trans_b, int threads);
+/* Primitives in the cache (tests: created once per shape, not per call). */
+int hmx_fast_gemm_cache_size(void);
+
+/* The elementwise and attention kernels, compiled once per ISA from
+ * fast_kernels_impl.h (base: baseline flags; avx512: with AVX-512 flags and
+ * SLEEF's 16-lane expf). `vexp` = x[i] <- exp(x[i]); `silu_mul` =
+ * g[i] <- silu(g[i]) * u[i]; attention: online softmax (fast_kernels_impl.h). */
+typedef struct hmx_fast_kernels {
+  const char *isa;
+  void (*vexp)(float *x, int64_t n);
+  void (*silu_mul)(float *g, const float *u, int64_t n);
+  hmx_status (*attention)(const hmx_attention_args *a);
+} hmx_fast_kernels;
+
+extern const hmx_fast_kernels hmx_fast_kernels_base;
+#if defined(HMX_WITH_CPU_FAST_AVX2)
+extern const hmx_fast_kernels hmx_fast_kernels_avx2;
+#endif
+#if defined(HMX_WITH_CPU_FAST_AVX512)
+extern const hmx_fast_kernels hmx_fast_kernels_avx512;
+#endif
+/* The best set this CPU runs (cpu_fast/fast_table.c). */
+const hmx_fast_kernels *hmx_fast_kernels_pick(void);
+
+/* Key block of the online softmax (keys per rescaling step). */
+#define HMX_FAST_ATT_KEY_BLOCK 64
+/* Query rows that share one pass over a key block (reuse of K, V in cache). */
+#define HMX_FAST_ATT_QUERY_TILE 16
+
+#endif

@@ -1,0 +1,143 @@
+/* The fast tier's elementwise and attention kernels, as portable C compiled
+ * once per ISA (fast_kernels_base.c, fast_kernels_avx512.c) so the compiler
+ * vectorizes them for that ISA. The including file defines FK_NAME (the
+ * table's name) and a static `fk_vexp(float *x, int64_t n)`: x <- exp(x)
+ * elementwise, within 1 ulp (SLEEF's u10 functions, or hmx_expf).
+ *
+ * These kernels follow docs/NUMERICS.md "Fast tier", not the exact tier's
+ * evaluation order: dot products are reduced in SIMD partial sums (omp simd
+ * reduction) and the softmax is computed online, one key block at a time
+ * with rescaling, so results depend on the ISA and the block size. */
+#include "cpu_fast.h"
+#include "internal.h"
+#include "parallel.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#if defined(_OPENMP)
+#define FK_SIMD_SUM(var) HMX_PRAGMA(omp simd reduction(+ : var))
+#define FK_SIMD HMX_PRAGMA(omp simd)
+#else
+#define FK_SIMD_SUM(var)
+#define FK_SIMD
+#endif
+
+#define FK_CHUNK 256
+
+/* g[i] <- silu(g[i]) * u[i] = g / (1 + exp(-g)) * u; exp(-g) = inf for very
+ * negative g gives -0 * u, the limit. */
+static void fk_silu_mul(float *g, const float *u, int64_t n) {
+  float t[FK_CHUNK];
+  for (int64_t i0 = 0; i0 < n; i0 += FK_CHUNK) {
+    int64_t len = n - i0 < FK_CHUNK ? n - i0 : FK_CHUNK;
+    float *gp = g + i0;
+    const float *up = u + i0;
+    FK_SIMD
+    for (int64_t j = 0; j < len; j++) t[j] = -gp[j];
+    fk_vexp(t, len);
+    FK_SIMD
+    for (int64_t j = 0; j < len; j++) gp[j] = gp[j] / (1.0f + t[j]) * up[j];
+  }
+}
+
+static float fk_dot(const float *x, const float *y, int64_t n) {
+  float s = 0.0f;
+  FK_SIMD_SUM(s)
+  for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
+  return s;
+}
+
+/* One (batch, query head, tile of up to HMX_FAST_ATT_QUERY_TILE queries):
+ * every query keeps a running max m, a running sum l and an unnormalized
+ * output acc; each key block rescales them by exp(m_old - m_new). */
+static void fk_attention_tile(const hmx_attention_args *a, int64_t bi, int64_t h, int64_t i0,
+                              int64_t i1, float *work) {
+  const int64_t d = a->d, KB = HMX_FAST_ATT_KEY_BLOCK;
+  const int64_t g = h / (a->hq / a->hkv);
+  const int64_t krow = a->hkv * d, qrow = a->hq * d;
+  float *s = work;                          /* [KB + 1]: scores, then alpha */
+  float *acc = s + KB + 1;                  /* [tile, d] */
+  float *m = acc + HMX_FAST_ATT_QUERY_TILE * d; /* [tile] */
+  float *l = m + HMX_FAST_ATT_QUERY_TILE;   /* [tile] */
+  const float *kbase = a->k + bi * a->skv * krow + g * d;
+  const float *vbase = a->v + bi * a->skv * krow + g * d;
+  const int64_t nrow = i1 - i0;
+  int64_t kmax = a->causal ? a->q_offset + i1 : a->skv;
+  for (int64_t r = 0; r < nrow; r++) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+    for (int64_t c = 0; c < d; c++) acc[r * d + c] = 0.0f;
+  }
+  for (int64_t kb = 0; kb < kmax; kb += KB) {
+    for (int64_t r = 0; r < nrow; r++) {
+      int64_t i = i0 + r;
+      int64_t lim = a->causal ? a->q_offset + i + 1 : a->skv;
+      if (kb >= lim) continue;
+      int64_t ke = kb + KB < lim ? kb + KB : lim, nk = ke - kb;
+      const float *qi = a->q + (bi * a->sq + i) * qrow + h * d;
+      float bm = -INFINITY;
+      for (int64_t j = 0; j < nk; j++) {
+        float sj = fk_dot(qi, kbase + (kb + j) * krow, d) * a->scale;
+        s[j] = sj;
+        bm = sj > bm ? sj : bm;
+      }
+      float mnew = bm > m[r] ? bm : m[r];
+      /* a block of -inf scores (all masked by -inf inputs) adds nothing */
+      if (mnew == -INFINITY) continue;
+      float alpha = m[r] - mnew; /* -inf on the first block: exp gives 0 */
+      for (int64_t j = 0; j < nk; j++) s[j] -= mnew;
+      s[nk] = alpha;
+      fk_vexp(s, nk + 1);
+      alpha = s[nk];
+      float psum = 0.0f;
+      FK_SIMD_SUM(psum)
+      for (int64_t j = 0; j < nk; j++) psum += s[j];
+      l[r] = l[r] * alpha + psum;
+      float *o = acc + r * d;
+      FK_SIMD
+      for (int64_t c = 0; c < d; c++) o[c] *= alpha;
+      for (int64_t j = 0; j < nk; j++) {
+        const float *vj = vbase + (kb + j) * krow;
+        const float p = s[j];
+        FK_SIMD
+        for (int64_t c = 0; c < d; c++) o[c] += p * vj[c];
+      }
+      m[r] = mnew;
+    }
+  }
+  for (int64_t r = 0; r < nrow; r++) {
+    float *out = a->o + (bi * a->sq + i0 + r) * qrow + h * d;
+    const float sum = l[r]; /* one division per output, as in the exact tier */
+    for (int64_t c = 0; c < d; c++) out[c] = acc[r * d + c] / sum;
+  }
+}
+
+static hmx_status fk_attention(const hmx_attention_args *a) {
+  const int64_t QT = HMX_FAST_ATT_QUERY_TILE;
+  const int64_t tiles = (a->sq + QT - 1) / QT;
+  const int64_t work = a->b * a->hq * tiles;
+  if (work == 0) return HMX_OK;
+  const int nt = hmx_thread_count(a->threads, work);
+  /* one scratch slice per work item, allocated up front (no malloc in the
+   * parallel loop): s (KB + 1), acc (QT * d), m and l (QT each) */
+  const int64_t per = HMX_FAST_ATT_KEY_BLOCK + 1 + QT * a->d + 2 * QT;
+  float *scratch = hmx_alloc_array((size_t)nt * (size_t)per, sizeof(float));
+  if (!scratch) return hmx_fail(HMX_ERR_NO_MEMORY, "attention (fast): out of memory");
+  const int64_t chunk = (work + nt - 1) / nt;
+  HMX_OMP_FOR(nt)
+  for (int t = 0; t < nt; t++) {
+    float *mine = scratch + (int64_t)t * per;
+    int64_t w1 = (t + 1) * chunk < work ? (t + 1) * chunk : work;
+    for (int64_t w = t * chunk; w < w1; w++) {
+      int64_t tile = w % tiles, bh = w / tiles;
+      int64_t h = bh % a->hq, bi = bh / a->hq;
+      int64_t i0 = tile * QT, i1 = i0 + QT < a->sq ? i0 + QT : a->sq;
+      fk_attention_tile(a, bi, h, i0, i1, mine);
+    }
+  }
+  free(scratch);
+  return HMX_OK;
+}
+
+const hmx_fast_kernels FK_NAME = {FK_ISA, fk_vexp, fk_silu_mul, fk_attention};

@@ -1,0 +1,42 @@
+/* The CPU fast-tier table (src/fast.h), shared by the avx2, avx512 and neon
+ * backends: what each op runs in the fast tier, or why it stays exact. */
+#include "cpu_fast.h"
+#include "cpu.h"
+#include "fast.h"
+
+hmx_status hmx_fast_swiglu(const hmx_swiglu_args *a);
+
+const hmx_fast_kernels *hmx_fast_kernels_pick(void) {
+#if defined(HMX_WITH_CPU_FAST_AVX512)
+  if (hmx_cpu_detect().avx512) return &hmx_fast_kernels_avx512;
+#endif
+#if defined(HMX_WITH_CPU_FAST_AVX2)
+  if (hmx_cpu_detect().avx2_fma) return &hmx_fast_kernels_avx2;
+#endif
+  return &hmx_fast_kernels_base;
+}
+
+static hmx_status fast_attention(const hmx_attention_args *a) {
+  return hmx_fast_kernels_pick()->attention(a);
+}
+
+#if defined(HMX_HAVE_SLEEF)
+#define EXP_USES "SLEEF expf u10"
+#else
+#define EXP_USES "hmx_expf (built without SLEEF)"
+#endif
+
+const hmx_fast_ops hmx_cpu_fast_ops = {
+    "cpu-fast",
+#if defined(HMX_HAVE_DNNL)
+    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape)", NULL,
+#else
+    NULL, NULL, "built without oneDNN (libdnnl-dev)",
+#endif
+    fast_attention, "online softmax in 64-key blocks, " EXP_USES, NULL,
+#if defined(HMX_HAVE_DNNL)
+    hmx_fast_swiglu, "oneDNN matmul x3 + " EXP_USES " silu", NULL,
+#else
+    NULL, NULL, "built without oneDNN (libdnnl-dev)",
+#endif
+};

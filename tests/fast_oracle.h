@@ -1,0 +1,135 @@
+/* The fast tier's error bounds (docs/NUMERICS.md, "Fast tier"), computed
+ * next to a float64 oracle of each op. Each oracle fills want[] (the exact
+ * result, in binary64) and bound[] (the largest |fast - want| the fast tier
+ * may give for that element); tests/test_fast_tier.c checks the fast kernels
+ * against them, and that the check catches a planted error. Written from the
+ * definitions in include/hadamix.h, not from the kernels. */
+#ifndef HMX_TEST_FAST_ORACLE_H
+#define HMX_TEST_FAST_ORACLE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define FO_U 0x1p-24 /* binary32 unit roundoff */
+static inline double fo_gamma(double k) { return k * FO_U / (1.0 - k * FO_U); }
+
+/* gemm: c = a b + bias (b [K, N], or [N, K] when trans_b). Any summation
+ * order, with or without fma: |c^ - c| <= gamma_{K+2} (sum |a||b| + |bias|)
+ * (K + 1 terms; one more u for the rounding of the stored result). */
+static inline void fo_gemm(const double *a, const double *b, const double *bias, int64_t m,
+                           int64_t n, int64_t k, int trans_b, double *want, double *bound) {
+  const double g = fo_gamma((double)k + 2);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = bias ? bias[j] : 0.0, mag = bias ? fabs(bias[j]) : 0.0;
+      for (int64_t p = 0; p < k; p++) {
+        double bv = trans_b ? b[j * k + p] : b[p * n + j];
+        s += a[i * k + p] * bv;
+        mag += fabs(a[i * k + p] * bv);
+      }
+      want[i * n + j] = s;
+      bound[i * n + j] = g * mag;
+    }
+}
+
+/* attention, per query and channel: with s_j = scale q.k_j and the oracle's
+ * p_j = softmax(s)_j, o = sum p_j v_j. A score carries an error of at most
+ * D_j = gamma_{D+1} scale sum|q||k_j|; shifting it by the running max and
+ * exp (1 ulp, SLEEF u10) perturb each weight by a factor within
+ * exp(D_j + u|s_j - max|) (1 + 2u); each of the nb = ceil(Skv / 64) block
+ * rescalings multiplies numerator and denominator alike (their errors
+ * cancel but for one rounding each); the sums of Skv terms add gamma_Skv.
+ * With eps = max_j (exp(D_j + u|s_j - max|)(1 + 2u) - 1) + gamma_{Skv+nb+2}:
+ *   |o^ - o| <= eps (sum_j p_j |v_j| + |o|) / (1 - eps) + u |o|. */
+static inline void fo_attention(const double *q, const double *k, const double *v, int64_t B,
+                                int64_t sq, int64_t skv, int64_t hq, int64_t hkv, int64_t d,
+                                int causal, int64_t q_offset, double scale, double *want,
+                                double *bound) {
+  double *s = malloc((size_t)(skv ? skv : 1) * 2 * sizeof(double));
+  double *err = s + skv;
+  const int64_t groups = hq / hkv, nb = (skv + 63) / 64;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t i = 0; i < sq; i++)
+      for (int64_t h = 0; h < hq; h++) {
+        const int64_t g = h / groups;
+        const int64_t lim = causal ? q_offset + i + 1 : skv;
+        const double *qi = q + ((b * sq + i) * hq + h) * d;
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < lim; j++) {
+          const double *kj = k + ((b * skv + j) * hkv + g) * d;
+          double dot = 0, mag = 0;
+          for (int64_t c = 0; c < d; c++) {
+            dot += qi[c] * kj[c];
+            mag += fabs(qi[c] * kj[c]);
+          }
+          s[j] = scale * dot;
+          err[j] = fo_gamma((double)d + 1) * scale * mag;
+          if (s[j] > mx) mx = s[j];
+        }
+        double sum = 0, eta = 0;
+        for (int64_t j = 0; j < lim; j++) {
+          double e = exp(err[j] + FO_U * fabs(s[j] - mx)) * (1 + 2 * FO_U) - 1;
+          if (e > eta) eta = e;
+          s[j] = exp(s[j] - mx);
+          sum += s[j];
+        }
+        const double eps = eta + fo_gamma((double)lim + (double)nb + 2);
+        for (int64_t c = 0; c < d; c++) {
+          double o = 0, mag = 0;
+          for (int64_t j = 0; j < lim; j++) {
+            double vj = v[((b * skv + j) * hkv + g) * d + c];
+            o += s[j] / sum * vj;
+            mag += s[j] / sum * fabs(vj);
+          }
+          int64_t at = ((b * sq + i) * hq + h) * d + c;
+          want[at] = o;
+          bound[at] = eps * (mag + fabs(o)) / (1 - eps) + FO_U * fabs(o);
+        }
+      }
+  free(s);
+}
+
+/* swiglu, per token: a = x W1, b = x W3 with Ea, Eb = gamma_{d+1} sum|x||W|
+ * (the GEMM bound); g = silu(a) b with |silu'| <= 1.1 and silu computed to
+ * within 6u (exp 2u, the add, the division, the product):
+ *   Eg = 1.1 Ea (|b| + Eb) + (|silu(a)| + 1.1 Ea) Eb + 6u (|silu(a)| + 1.1 Ea)(|b| + Eb);
+ * y = g W2: Ey = sum_j Eg_j |W2_j| + gamma_{h+1} sum_j (|g_j| + Eg_j) |W2_j|. */
+static inline void fo_swiglu(const double *x, const double *w1, const double *w3,
+                             const double *w2, int64_t t, int64_t d, int64_t h, int64_t dout,
+                             double *want, double *bound) {
+  double *g = malloc((size_t)(h ? h : 1) * 2 * sizeof(double));
+  double *eg = g + h;
+  const double gd = fo_gamma((double)d + 1), gh = fo_gamma((double)h + 1);
+  for (int64_t r = 0; r < t; r++) {
+    for (int64_t j = 0; j < h; j++) {
+      double a = 0, b = 0, ma = 0, mb = 0;
+      for (int64_t c = 0; c < d; c++) {
+        double xv = x[r * d + c];
+        a += xv * w1[c * h + j];
+        b += xv * w3[c * h + j];
+        ma += fabs(xv * w1[c * h + j]);
+        mb += fabs(xv * w3[c * h + j]);
+      }
+      double ea = gd * ma, eb = gd * mb;
+      double sa = a / (1 + exp(-a));
+      g[j] = sa * b;
+      double ms = fabs(sa) + 1.1 * ea, mbb = fabs(b) + eb;
+      eg[j] = 1.1 * ea * mbb + ms * eb + 6 * FO_U * ms * mbb;
+    }
+    for (int64_t c = 0; c < dout; c++) {
+      double y = 0, e1 = 0, mag = 0;
+      for (int64_t j = 0; j < h; j++) {
+        double w = w2[j * dout + c];
+        y += g[j] * w;
+        e1 += eg[j] * fabs(w);
+        mag += (fabs(g[j]) + eg[j]) * fabs(w);
+      }
+      want[r * dout + c] = y;
+      bound[r * dout + c] = e1 + gh * mag;
+    }
+  }
+  free(g);
+}
+
+#endif

@@ -1,0 +1,423 @@
+/* The fast tier (docs/NUMERICS.md, "Fast tier") against its documented error
+ * bounds: every fast kernel of the default backend (gemm, attention, swiglu)
+ * on random shapes and on the golden vectors, each element within its bound
+ * of the float64 oracle (tests/fast_oracle.h) and within twice that of the
+ * golden (exact) output; a planted wrong result must fail the same check;
+ * the oneDNN primitive cache creates one primitive per shape; an invalid
+ * tier is refused.
+ *
+ *   test_fast_tier [VECTOR_DIR]
+ *
+ * Exit 77 (skipped) when the default backend has no fast tier here. */
+#include "check.h"
+#include "fast_oracle.h"
+#include "op_io.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(HMX_HAVE_DNNL)
+int hmx_fast_gemm_cache_size(void); /* cpu_fast/fast_gemm_dnnl.c */
+#endif
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (float)(rng >> 40) * 0x1p-23f - 1.0f;
+}
+
+typedef struct fcheck {
+  long n, over, nonfinite;
+  double worst; /* max err / bound */
+} fcheck;
+
+/* One element: |got - want| <= bound. A non-finite oracle value is not
+ * bounded (counted apart); a non-finite fast value where the oracle is
+ * finite is over. */
+static void fc_add(fcheck *c, const char *what, int64_t i, double got, double want, double bound) {
+  if (!isfinite(want) || fabs(want) > FLT_MAX) { /* the float result overflows */
+    c->nonfinite++;
+    return;
+  }
+  c->n++;
+  double err = fabs(got - want);
+  double ratio = bound > 0 ? err / bound : (err == 0 ? 0 : INFINITY);
+  if (!(err <= bound)) {
+    if (c->over++ < 3)
+      fprintf(stderr, "  %s[%lld]: got %.9g want %.12g err %.3g > bound %.3g\n", what,
+              (long long)i, got, want, err, bound);
+    if (isnan(ratio)) ratio = INFINITY;
+  }
+  if (ratio > c->worst) c->worst = ratio;
+}
+
+static void fc_report(const char *what, const fcheck *c) {
+  printf("  %-64s %7ld values, max err/bound %.3e%s\n", what, c->n, c->worst,
+         c->nonfinite ? " (+ overflowing/non-finite oracle values, not bounded)" : "");
+  CHECK(c->over == 0, "%s: %ld of %ld values over the fast tier's bound", what, c->over, c->n);
+}
+
+static double *to_double(const hmx_tensor *t) {
+  int64_t n = hmx_tensor_numel(t);
+  double *d = malloc((size_t)(n ? n : 1) * sizeof(double));
+  for (int64_t i = 0; i < n; i++) {
+    if (t->dtype == HMX_F32) d[i] = ((const float *)t->data)[i];
+    else if (t->dtype == HMX_BF16) d[i] = hmx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    else d[i] = hmx_f16_to_f32(((const uint16_t *)t->data)[i]);
+  }
+  return d;
+}
+
+static double *vec_f(const float *x, int64_t n) {
+  double *d = malloc((size_t)(n ? n : 1) * sizeof(double));
+  for (int64_t i = 0; i < n; i++) d[i] = x[i];
+  return d;
+}
+
+static float *rand_f(int64_t n) {
+  float *x = malloc((size_t)(n ? n : 1) * sizeof(float));
+  for (int64_t i = 0; i < n; i++) x[i] = rnd();
+  return x;
+}
+
+static hmx_context fast_ctx(int threads) {
+  hmx_context c = {NULL, threads, 0, HMX_TIER_FAST};
+  return c;
+}
+
+/* ------------------------------------------------------------------ random shapes */
+
+static double planted_want, planted_bound, planted_got;
+
+static void gemm_case(int64_t m, int64_t k, int64_t n, int tb, int bias, int threads) {
+  float *a = rand_f(m * k), *b = rand_f(k * n), *bi = bias ? rand_f(n) : NULL;
+  float *c = calloc((size_t)(m * n), sizeof(float));
+  hmx_tensor ta = hmx_tensor_2d(a, HMX_F32, m, k);
+  hmx_tensor tbb = tb ? hmx_tensor_2d(b, HMX_F32, n, k) : hmx_tensor_2d(b, HMX_F32, k, n);
+  hmx_tensor tbias = hmx_tensor_1d(bi, HMX_F32, n), tc = hmx_tensor_2d(c, HMX_F32, m, n);
+  hmx_context ctx = fast_ctx(threads);
+  hmx_status s = hmx_gemm(&ctx, &ta, &tbb, tb, bias ? &tbias : NULL, &tc);
+  CHECK(s == HMX_OK, "gemm fast: %s", hmx_last_error());
+  double *da = vec_f(a, m * k), *db = vec_f(b, k * n), *dbias = bias ? vec_f(bi, n) : NULL;
+  double *want = malloc((size_t)(m * n) * sizeof(double)), *bound = malloc((size_t)(m * n) * sizeof(double));
+  fo_gemm(da, db, dbias, m, n, k, tb, want, bound);
+  fcheck fc = {0};
+  for (int64_t i = 0; i < m * n; i++) fc_add(&fc, "c", i, c[i], want[i], bound[i]);
+  char what[128];
+  snprintf(what, sizeof what, "gemm %lldx%lldx%lld%s%s, %d threads", (long long)m, (long long)k,
+           (long long)n, tb ? " trans_b" : "", bias ? " bias" : "", threads);
+  fc_report(what, &fc);
+  /* keep one element for the planted-error test */
+  planted_want = want[0];
+  planted_bound = bound[0];
+  planted_got = c[0];
+  free(a); free(b); free(bi); free(c); free(da); free(db); free(dbias); free(want); free(bound);
+}
+
+static void attention_case(int64_t B, int64_t sq, int64_t skv, int64_t hq, int64_t hkv,
+                           int64_t d, int causal, float amp) {
+  int64_t nq = B * sq * hq * d, nk = B * skv * hkv * d;
+  float *q = rand_f(nq), *k = rand_f(nk), *v = rand_f(nk), *o = calloc((size_t)nq, sizeof(float));
+  for (int64_t i = 0; i < nq; i++) q[i] *= amp; /* amp > 1: peaked softmax, large scores */
+  hmx_tensor tq = hmx_tensor_4d(q, HMX_F32, B, sq, hq, d), tk = hmx_tensor_4d(k, HMX_F32, B, skv, hkv, d);
+  hmx_tensor tv = hmx_tensor_4d(v, HMX_F32, B, skv, hkv, d), to = hmx_tensor_4d(o, HMX_F32, B, sq, hq, d);
+  hmx_attention_params p = {causal, -1, 0.0f};
+  hmx_context ctx = fast_ctx(2);
+  hmx_status s = hmx_attention(&ctx, &tq, &tk, &tv, &p, &to);
+  CHECK(s == HMX_OK, "attention fast: %s", hmx_last_error());
+  double *dq = vec_f(q, nq), *dk = vec_f(k, nk), *dv = vec_f(v, nk);
+  double *want = malloc((size_t)nq * sizeof(double)), *bound = malloc((size_t)nq * sizeof(double));
+  fo_attention(dq, dk, dv, B, sq, skv, hq, hkv, d, causal, skv - sq, (float)(1.0 / sqrt((double)d)),
+               want, bound);
+  fcheck fc = {0};
+  for (int64_t i = 0; i < nq; i++) fc_add(&fc, "o", i, o[i], want[i], bound[i]);
+  char what[128];
+  snprintf(what, sizeof what, "attention b%lld sq%lld skv%lld hq%lld hkv%lld d%lld%s amp %g",
+           (long long)B, (long long)sq, (long long)skv, (long long)hq, (long long)hkv,
+           (long long)d, causal ? " causal" : "", amp);
+  fc_report(what, &fc);
+  free(q); free(k); free(v); free(o); free(dq); free(dk); free(dv); free(want); free(bound);
+}
+
+static void swiglu_case(int64_t t, int64_t d, int64_t h, int64_t dout) {
+  float *x = rand_f(t * d), *w1 = rand_f(d * h), *w3 = rand_f(d * h), *w2 = rand_f(h * dout);
+  float *y = calloc((size_t)(t * dout), sizeof(float));
+  for (int64_t i = 0; i < t * d; i++) x[i] *= 3.0f; /* reach silu's tails */
+  hmx_tensor tx = hmx_tensor_2d(x, HMX_F32, t, d), t1 = hmx_tensor_2d(w1, HMX_F32, d, h);
+  hmx_tensor t3 = hmx_tensor_2d(w3, HMX_F32, d, h), t2 = hmx_tensor_2d(w2, HMX_F32, h, dout);
+  hmx_tensor ty = hmx_tensor_2d(y, HMX_F32, t, dout);
+  hmx_context ctx = fast_ctx(2);
+  hmx_status s = hmx_swiglu(&ctx, &tx, &t1, &t3, &t2, 0, &ty);
+  CHECK(s == HMX_OK, "swiglu fast: %s", hmx_last_error());
+  double *dx = vec_f(x, t * d), *d1 = vec_f(w1, d * h), *d3 = vec_f(w3, d * h), *d2 = vec_f(w2, h * dout);
+  double *want = malloc((size_t)(t * dout) * sizeof(double)), *bound = malloc((size_t)(t * dout) * sizeof(double));
+  fo_swiglu(dx, d1, d3, d2, t, d, h, dout, want, bound);
+  fcheck fc = {0};
+  for (int64_t i = 0; i < t * dout; i++) fc_add(&fc, "y", i, y[i], want[i], bound[i]);
+  char what[128];
+  snprintf(what, sizeof what, "swiglu t%lld d%lld h%lld out%lld", (long long)t, (long long)d,
+           (long long)h, (long long)dout);
+  fc_report(what, &fc);
+  free(x); free(w1); free(w3); free(w2); free(y); free(dx); free(d1); free(d3); free(d2);
+  free(want); free(bound);
+}
+
+/* ------------------------------------------------------------------ golden vectors */
+
+static void vector_case(const char *dir, const char *file) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  hmx_st_file *f = NULL;
+  if (hmx_st_load(path, &f) != HMX_OK) {
+    CHECK(0, "%s: cannot load: %s", path, hmx_last_error());
+    return;
+  }
+  const char *opname = hmx_st_meta(f, "op");
+  const hmx_opspec *op = opname ? hmx_op_find(opname) : NULL;
+  hmx_op_io io;
+  hmx_op_io_init(&io, op);
+  hmx_status s = hmx_op_io_load(&io, f);
+  if (s == HMX_OK) s = hmx_op_io_alloc_outputs(&io, HMX_F32);
+  hmx_context ctx = fast_ctx(2);
+  if (s == HMX_OK) s = hmx_op_io_run(&io, &ctx);
+  CHECK(s == HMX_OK, "%s: fast run failed: %s", file, hmx_last_error());
+  if (s != HMX_OK) {
+    hmx_op_io_free(&io);
+    hmx_st_free(f);
+    return;
+  }
+  int out = -1;
+  for (int a = 0; a < op->nargs; a++)
+    if (op->args[a].is_output) out = a;
+  const hmx_tensor *got = io.tp[out];
+  const hmx_st_tensor *gold = hmx_st_find(f, op->args[out].name);
+  int64_t n = hmx_tensor_numel(got);
+  double *want = malloc((size_t)(n ? n : 1) * sizeof(double));
+  double *bound = malloc((size_t)(n ? n : 1) * sizeof(double));
+  double *in[5] = {NULL};
+  for (int a = 0; a < op->nargs; a++)
+    if (!op->args[a].is_output && io.tp[a]) in[a] = to_double(io.tp[a]);
+  if (strcmp(op->name, "gemm") == 0) {
+    int tb = (int)io.p[0];
+    fo_gemm(in[0], in[1], in[2], io.tp[0]->shape[0], got->shape[1], io.tp[0]->shape[1], tb,
+            want, bound);
+  } else if (strcmp(op->name, "attention") == 0) {
+    const hmx_tensor *q = io.tp[0], *k = io.tp[1];
+    int64_t qoff = io.p[1] < 0 ? k->shape[1] - q->shape[1] : (int64_t)io.p[1];
+    double scale = io.p[2] > 0 ? (float)io.p[2] : (float)(1.0 / sqrt((double)q->shape[3]));
+    fo_attention(in[0], in[1], in[2], q->shape[0], q->shape[1], k->shape[1], q->shape[2],
+                 k->shape[2], q->shape[3], (int)io.p[0], qoff, scale, want, bound);
+  } else {
+    const hmx_tensor *x = io.tp[0], *w1 = io.tp[1], *w2 = io.tp[3];
+    fo_swiglu(in[0], in[1], in[2], in[3], x->shape[0], x->shape[1], w1->shape[1], w2->shape[1],
+              want, bound);
+  }
+  /* the golden output: within the exact tier's bound of the oracle, which is
+   * no larger than the fast tier's, so fast and golden differ by at most
+   * twice the bound, plus the golden's own rounding to a 16-bit dtype */
+  hmx_tensor gt = hmx_tensor_make((void *)gold->data, gold->dtype, gold->ndim, gold->shape);
+  double *g = to_double(&gt);
+  double gu = gold->dtype == HMX_F32 ? 0 : gold->dtype == HMX_BF16 ? 0x1p-8 : 0x1p-11;
+  fcheck fo = {0}, fg = {0};
+  const float *y = got->data;
+  for (int64_t i = 0; i < n; i++) {
+    fc_add(&fo, "vs oracle", i, y[i], want[i], bound[i]);
+    if (isfinite(want[i])) fc_add(&fg, "vs golden", i, y[i], g[i], 2 * bound[i] + gu * fabs(g[i]));
+  }
+  char what[512];
+  snprintf(what, sizeof what, "%s vs oracle", file);
+  fc_report(what, &fo);
+  snprintf(what, sizeof what, "%s vs golden", file);
+  fc_report(what, &fg);
+  for (int a = 0; a < 5; a++) free(in[a]);
+  free(g); free(want); free(bound);
+  hmx_op_io_free(&io);
+  hmx_st_free(f);
+}
+
+static void vectors(const char *dir) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  FILE *m = fopen(path, "r");
+  CHECK(m != NULL, "cannot open %s", path);
+  if (!m) return;
+  char line[512];
+  int cases = 0;
+  while (fgets(line, sizeof line, m)) {
+    char hash[80], name[400];
+    if (sscanf(line, "%79s %399s", hash, name) != 2) continue;
+    if (strncmp(name, "gemm_", 5) && strncmp(name, "attention_", 10) && strncmp(name, "swiglu_", 7))
+      continue;
+    vector_case(dir, name);
+    cases++;
+  }
+  fclose(m);
+  CHECK(cases > 30, "only %d gemm/attention/swiglu vectors found", cases);
+}
+
+/* ------------------------------------------------------------------ the check catches errors */
+
+static void planted(void) {
+  /* a result moved to just past its bound must fail the check above... */
+  fcheck c = {0};
+  double wrong = planted_want + planted_bound * 1.0001 + DBL_MIN;
+  fc_add(&c, "planted (expected to be reported)", 0, wrong, planted_want, planted_bound);
+  CHECK(c.over == 1, "a value past its bound was not caught");
+  /* ...and the real result passes it */
+  fcheck ok = {0};
+  fc_add(&ok, "real", 0, planted_got, planted_want, planted_bound);
+  CHECK(ok.over == 0, "the real fast result fails its own bound");
+  /* a whole wrong kernel: gemm with the last reduction term dropped (K = 64
+   * random terms of size ~1/4: the missing term is far above the bound) */
+  const int64_t m = 3, k = 64, n = 5;
+  float *a = rand_f(m * k), *b = rand_f(k * n), *cc = calloc((size_t)(m * n), sizeof(float));
+  hmx_tensor ta = hmx_tensor_2d(a, HMX_F32, m, k - 1), tb = hmx_tensor_2d(b, HMX_F32, k - 1, n);
+  hmx_tensor tc = hmx_tensor_2d(cc, HMX_F32, m, n);
+  for (int64_t i = 0; i < m; i++) /* a [m, k-1] view of rows of k: copy compactly */
+    memmove(a + i * (k - 1), a + i * k, (size_t)(k - 1) * sizeof(float));
+  hmx_context ctx = fast_ctx(1);
+  CHECK(hmx_gemm(&ctx, &ta, &tb, 0, NULL, &tc) == HMX_OK, "%s", hmx_last_error());
+  float *a2 = rand_f(m * k); /* the full problem: a2's first k-1 columns are a */
+  for (int64_t i = 0; i < m; i++) {
+    memcpy(a2 + i * k, a + i * (k - 1), (size_t)(k - 1) * sizeof(float));
+    a2[i * k + k - 1] = 0.75f;
+  }
+  for (int64_t j = 0; j < n; j++) b[(k - 1) * n + j] = 0.5f + 0.25f * (float)j;
+  double *da = vec_f(a2, m * k), *db = vec_f(b, k * n);
+  double want[15], bound[15];
+  fo_gemm(da, db, NULL, m, n, k, 0, want, bound);
+  fcheck w = {0};
+  for (int64_t i = 0; i < m * n; i++) fc_add(&w, "dropped term (expected to be reported)", i, cc[i], want[i], bound[i]);
+  CHECK(w.over == m * n, "a gemm missing a term passed %ld of %lld checks", m * n - w.over,
+        (long long)(m * n));
+  printf("  planted errors: caught (%ld of %lld wrong gemm values, 1 of 1 value past its bound)\n",
+         w.over, (long long)(m * n));
+  free(a); free(b); free(cc); free(a2); free(da); free(db);
+}
+
+static void tier_switch(void) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+  hmx_tensor ta = hmx_tensor_2d(a, HMX_F32, 2, 2), tb = hmx_tensor_2d(b, HMX_F32, 2, 2);
+  hmx_tensor tc = hmx_tensor_2d(c, HMX_F32, 2, 2);
+  hmx_context bad = {NULL, 1, 0, (hmx_tier)7};
+  CHECK(hmx_gemm(&bad, &ta, &tb, 0, NULL, &tc) == HMX_ERR_INVALID_ARGUMENT, "tier 7 accepted");
+  hmx_tier t;
+  CHECK(hmx_tier_parse("fast", &t) == HMX_OK && t == HMX_TIER_FAST, "parse fast");
+  CHECK(hmx_tier_parse("quick", &t) == HMX_ERR_INVALID_ARGUMENT, "parse quick accepted");
+  CHECK(strcmp(hmx_tier_name(HMX_TIER_EXACT), "exact") == 0, "tier name");
+  const char *why = NULL;
+  CHECK(hmx_fast_op_kernel(hmx_backend_find("ref"), "gemm", &why) == NULL && why == NULL,
+        "ref must have no fast tier");
+}
+
+#if defined(HMX_HAVE_DNNL) && defined(_OPENMP)
+/* The primitive cache under concurrent callers: 4 threads, each calling the
+ * fast gemm on shapes new to the cache (two threads per shape, so they race
+ * to create it) and on shapes already cached; every result within its bound
+ * and one primitive per shape. */
+static void concurrent(void) {
+  enum { NT = 4, SHAPES = 2 };
+  static const int64_t dims[SHAPES][3] = {{9, 131, 17}, {23, 61, 40}};
+  float *a[SHAPES], *b[SHAPES];
+  double *want[SHAPES], *bound[SHAPES];
+  for (int s = 0; s < SHAPES; s++) {
+    int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+    a[s] = rand_f(m * k);
+    b[s] = rand_f(k * n);
+    double *da = vec_f(a[s], m * k), *db = vec_f(b[s], k * n);
+    want[s] = malloc((size_t)(m * n) * sizeof(double));
+    bound[s] = malloc((size_t)(m * n) * sizeof(double));
+    fo_gemm(da, db, NULL, m, n, k, 0, want[s], bound[s]);
+    free(da);
+    free(db);
+  }
+  int n0 = hmx_fast_gemm_cache_size();
+  long over = 0, fails = 0;
+#pragma omp parallel num_threads(NT) reduction(+ : over, fails)
+  for (int it = 0; it < 6; it++) {
+    int s = (omp_get_thread_num() + it) % SHAPES;
+    int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+    float *c = calloc((size_t)(m * n), sizeof(float));
+    hmx_tensor ta = hmx_tensor_2d(a[s], HMX_F32, m, k), tb = hmx_tensor_2d(b[s], HMX_F32, k, n);
+    hmx_tensor tc = hmx_tensor_2d(c, HMX_F32, m, n);
+    hmx_context ctx = fast_ctx(1);
+    if (hmx_gemm(&ctx, &ta, &tb, 0, NULL, &tc) != HMX_OK) fails++;
+    for (int64_t i = 0; i < m * n; i++)
+      if (!(fabs(c[i] - want[s][i]) <= bound[s][i])) over++;
+    free(c);
+  }
+  int n1 = hmx_fast_gemm_cache_size();
+  printf("  concurrent fast gemm: %d threads x 6 calls, %ld failed calls, %ld values over their "
+         "bound, cache %d -> %d\n", NT, fails, over, n0, n1);
+  CHECK(fails == 0 && over == 0, "concurrent fast gemm: %ld failures, %ld over", fails, over);
+  CHECK(n1 == n0 + SHAPES, "concurrent callers created %d primitives for %d shapes", n1 - n0, SHAPES);
+  for (int s = 0; s < SHAPES; s++) {
+    free(a[s]); free(b[s]); free(want[s]); free(bound[s]);
+  }
+}
+#endif
+
+#if defined(HMX_HAVE_DNNL)
+static void cache(void) {
+  int n0 = hmx_fast_gemm_cache_size();
+  gemm_case(13, 77, 29, 0, 1, 1);
+  int n1 = hmx_fast_gemm_cache_size();
+  for (int i = 0; i < 3; i++) gemm_case(13, 77, 29, 0, 1, 2);
+  int n2 = hmx_fast_gemm_cache_size();
+  printf("  oneDNN primitive cache: %d -> %d after a new shape -> %d after 3 more calls\n", n0,
+         n1, n2);
+  CHECK(n1 == n0 + 1 && n2 == n1, "one primitive per shape, not per call (%d, %d, %d)", n0, n1, n2);
+}
+#endif
+
+int main(int argc, char **argv) {
+  const hmx_backend *be = hmx_backend_default();
+  const char *why = NULL;
+  int any = 0;
+  const char *ops[] = {"gemm", "attention", "swiglu"};
+  for (int i = 0; i < 3; i++) {
+    const char *uses = be ? hmx_fast_op_kernel(be, ops[i], &why) : NULL;
+    printf("fast tier on %s: %-10s %s%s\n", be ? hmx_backend_name(be) : "?", ops[i],
+           uses ? uses : "exact: ", uses ? "" : why ? why : "no fast tier");
+    any |= uses != NULL;
+  }
+  tier_switch();
+  if (!any) {
+    printf("test_fast_tier: SKIPPED: backend %s changes no op in the fast tier\n",
+           be ? hmx_backend_name(be) : "?");
+    return check_failures ? 1 : 77;
+  }
+  if (hmx_fast_op_kernel(be, "gemm", NULL)) {
+    gemm_case(1, 768, 768, 1, 0, 1);
+    gemm_case(64, 256, 300, 1, 1, 2);
+    gemm_case(37, 1000, 19, 0, 0, 2);
+    gemm_case(128, 512, 512, 0, 1, 2);
+    gemm_case(5, 3, 2, 0, 1, 1);
+  }
+  if (hmx_fast_op_kernel(be, "attention", NULL)) {
+    attention_case(1, 1, 257, 4, 1, 64, 1, 1.0f);
+    attention_case(2, 70, 70, 4, 2, 32, 1, 1.0f);
+    attention_case(1, 33, 200, 2, 2, 128, 0, 1.0f);
+    attention_case(1, 20, 150, 2, 1, 64, 1, 12.0f);
+  }
+  if (hmx_fast_op_kernel(be, "swiglu", NULL)) {
+    swiglu_case(5, 64, 200, 48);
+    swiglu_case(130, 32, 64, 16);
+  }
+  if (argc > 1) vectors(argv[1]);
+  if (hmx_fast_op_kernel(be, "gemm", NULL)) planted();
+#if defined(HMX_HAVE_DNNL)
+  cache();
+#endif
+#if defined(HMX_HAVE_DNNL) && defined(_OPENMP)
+  concurrent();
+#endif
+  return check_finish("test_fast_tier");
+}
