@@ -96,11 +96,7 @@ static void embed_row(const hmx_model *m, const hmx_tensor *e, int32_t tok, floa
   const int64_t d = e->shape[1];
   const hmx_qmatrix *q = hmx_model_qweight(m, e);
   if (q) {
-    int64_t block = 1, bytes = 0;
-    hmx_gguf_type_block(q->type, &block, &bytes);
-    /* a whole row of whole blocks (hmx_gguf_dequantize cannot fail here) */
-    (void)hmx_gguf_dequantize(q->type, (const char *)q->data + (int64_t)tok * (d / block) * bytes,
-                              d, dst);
+    hmx_qmatrix_row_f32(q, tok, dst); /* the GGUF rule, either layout */
     return;
   }
   if (e->dtype == HMX_F32) {

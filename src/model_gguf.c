@@ -155,9 +155,9 @@ static int is_block_type(uint32_t type) {
   return type != HMX_GGML_F32 && type != HMX_GGML_F16 && type != HMX_GGML_BF16;
 }
 
-/* Which weights stay in their GGUF format and layout (m->q, read in place by
- * hmx_gemm_quant): every matrix of a block type whose rows are whole blocks,
- * and the other two FFN matrices of a layer with one such (the FFN then runs
+/* Which weights stay in their GGUF format (m->q, read in place by
+ * hmx_gemm_quant): every matrix of a block type or F16/BF16 whose rows are
+ * whole blocks, and the other two FFN matrices of a layer with one such (the FFN then runs
  * as three gemms on [out, in] rows, so all three keep GGUF's layout). The
  * environment variable HMX_GGUF_DEQUANTIZE=1 turns this off (every block
  * tensor dequantized to f32 at load, the behaviour before; kept for
@@ -168,8 +168,9 @@ static void choose_kept(const hmx_model *m, const hmx_gguf_tensor *const *src, i
   for (int i = 0; i < m->n_weights; i++) {
     int64_t block = 1, bytes = 0;
     hmx_gguf_type_block(src[i]->type, &block, &bytes);
-    keep[i] = !off && m->specs[i].ndim == 2 && is_block_type(src[i]->type) &&
-              src[i]->ne[0] % block == 0;
+    /* F16/BF16 matrices too: in the G16 layout they need no transposes */
+    keep[i] = !off && m->specs[i].ndim == 2 && src[i]->ne[0] % block == 0 &&
+              (is_block_type(src[i]->type) || hmx_qlayout_g16_ok(src[i]->type));
   }
   for (int i = 0; i + 2 < m->n_weights; i++) {
     const char *nm = m->specs[i].name;
@@ -184,6 +185,8 @@ static void choose_kept(const hmx_model *m, const hmx_gguf_tensor *const *src, i
 static size_t elem_bytes(const hmx_gguf_tensor *t, int kept, int *ok) {
   size_t b;
   *ok = 1;
+  if (kept && hmx_qlayout_g16_ok(t->type))
+    return hmx_qlayout_g16_bytes(t->type, t->ne[1], t->ne[0]); /* + padding rows */
   if (kept) return (size_t)t->nbytes;
   if (!hmx_mul_size((size_t)t->numel,
                     t->type == HMX_GGML_F16 || t->type == HMX_GGML_BF16 ? 2 : 4, &b)) *ok = 0;
@@ -251,9 +254,14 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
     int ok;
     const size_t b = elem_bytes(t, keep[i], &ok);
     if (keep[i]) {
-      /* the file's bytes and layout: [ne[1] rows of ne[0]], read in place */
-      memcpy(dst, t->data, b);
-      m->q[i] = (hmx_qmatrix){t->type, dst, t->ne[1], t->ne[0]};
+      /* the file's blocks, [ne[1] rows of ne[0]]: in the G16 layout where the
+       * type has one (the same bytes, regrouped: gemm_quant.h), else as they
+       * are in the file; read in place */
+      const int g16 = hmx_qlayout_g16_ok(t->type);
+      if (g16) hmx_qlayout_to_g16(t->type, t->data, t->ne[1], t->ne[0], dst);
+      else memcpy(dst, t->data, b);
+      m->q[i] = (hmx_qmatrix){t->type, dst, t->ne[1], t->ne[0],
+                              g16 ? HMX_QLAYOUT_G16 : HMX_QLAYOUT_ROWS};
       m->weights[i] = hmx_tensor_make(NULL, HMX_F32, m->specs[i].ndim, m->specs[i].shape);
     } else {
       if (dt != HMX_F32) {

@@ -1,7 +1,8 @@
 /* gemm with GGUF weights in place (src/gemm_quant.h, HMX_WQ_GEMM) against
  * "dequantize, then the reference gemm", bit for bit (memcmp), on every
  * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
- * F16 and BF16, odd N, K a multiple of the block, M = 1 (the decode GEMV)
+ * F16 and BF16, in GGUF's row layout and (but Q6_K) the G16 layout
+ * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
  * and M > 1 (the packed path), block scales that include subnormal f16s,
  * zero, and (one case per type) infinity and NaN. */
 #include "check.h"
@@ -58,7 +59,7 @@ static void fill(uint32_t type, unsigned char *b, int64_t n, int specials) {
 }
 
 static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, int64_t k,
-                    int specials) {
+                    int specials, int layout) {
   int64_t block, bytes;
   hmx_gguf_type_block(type, &block, &bytes);
   unsigned char *bq = malloc((size_t)(n * k / block * bytes));
@@ -68,24 +69,29 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
   for (int64_t i = 0; i < m * k; i++) a[i] = uniform();
   /* the definition: dequantize (the GGUF rule), then the reference gemm */
   CHECK(!hmx_gguf_dequantize(type, bq, n * k, bf), "dequantize: %s", hmx_last_error());
-  hmx_gemm_args g = {a, bf, NULL, want, m, n, k, 1, 1, HMX_F32, NULL, NULL, 0};
+  hmx_gemm_args g = {a, bf, NULL, want, m, n, k, 1, 1, HMX_F32, NULL, NULL, 0, 0};
   hmx_ref_gemm(&g);
   int bad = 0;
+  unsigned char *g16 = NULL;
+  if (layout == HMX_QLAYOUT_G16) {
+    g16 = malloc(hmx_qlayout_g16_bytes(type, n, k));
+    hmx_qlayout_to_g16(type, bq, n, k, g16);
+  }
   for (int threads = 1; threads <= 2; threads++) {
     hmx_context ctx = {be, threads, 0};
     hmx_tensor A = hmx_tensor_2d(a, HMX_F32, m, k), C = hmx_tensor_2d(got, HMX_F32, m, n);
-    hmx_qmatrix B = {type, bq, n, k};
+    hmx_qmatrix B = {type, g16 ? g16 : bq, n, k, layout};
     memset(got, 0xA5, (size_t)(m * n) * sizeof(float));
     hmx_status st = hmx_gemm_quant(&ctx, &A, &B, &C);
     CHECK(st == HMX_OK, "%s %s: %s", hmx_backend_name(be), hmx_gguf_type_name(type),
           hmx_last_error());
     const int same = memcmp(got, want, (size_t)(m * n) * sizeof(float)) == 0;
-    CHECK(same, "%s %s M=%lld N=%lld K=%lld threads=%d specials=%d: not the bits of "
+    CHECK(same, "%s %s%s M=%lld N=%lld K=%lld threads=%d specials=%d: not the bits of "
           "dequantize + ref gemm", hmx_backend_name(be), hmx_gguf_type_name(type),
-          (long long)m, (long long)n, (long long)k, threads, specials);
+          layout ? " (G16)" : "", (long long)m, (long long)n, (long long)k, threads, specials);
     bad |= !same;
   }
-  free(bq); free(a); free(bf); free(want); free(got);
+  free(g16); free(bq); free(a); free(bf); free(want); free(got);
   return bad;
 }
 
@@ -104,7 +110,9 @@ int main(void) {
            (be->weights16 & HMX_WQ_GEMM) ? "blocks decoded in place" : "dequantize + f32 gemm");
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
       for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-        run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2);
+        for (int layout = 0; layout <= 1; layout++)
+          if (layout == HMX_QLAYOUT_ROWS || hmx_qlayout_g16_ok(types[ti]))
+            run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2, layout);
     ran++;
   }
   /* the check can fail: a one-bit change in one block must show */
@@ -114,7 +122,7 @@ int main(void) {
     float x[64], y0, y1;
     for (int i = 0; i < 64; i++) x[i] = 1.0f;
     hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 64), C = hmx_tensor_2d(&y0, HMX_F32, 1, 1);
-    hmx_qmatrix B = {HMX_GGML_Q4_1, blk, 1, 64};
+    hmx_qmatrix B = {HMX_GGML_Q4_1, blk, 1, 64, HMX_QLAYOUT_ROWS};
     CHECK(!hmx_gemm_quant(NULL, &A, &B, &C), "%s", hmx_last_error());
     blk[30] ^= 1;
     C = hmx_tensor_2d(&y1, HMX_F32, 1, 1);
@@ -126,10 +134,14 @@ int main(void) {
     float x[32] = {0}, y[1];
     unsigned char blk[20] = {0};
     hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 32), C = hmx_tensor_2d(y, HMX_F32, 1, 1);
-    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32}; /* K not a multiple of 256 */
+    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32, HMX_QLAYOUT_ROWS}; /* K not a multiple of 256 */
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) == HMX_ERR_SHAPE, "K %% block accepted");
     B.type = 99;
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "unknown type accepted");
+    B.type = HMX_GGML_Q6_K;
+    B.k = 256;
+    B.layout = HMX_QLAYOUT_G16; /* Q6_K has no G16 form */
+    CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "Q6_K G16 accepted");
   }
   CHECK(ran >= 1, "no backend ran");
   return check_finish("test_gemm_quant");

@@ -54,6 +54,7 @@
 #include "backend.h"
 #include "parallel.h"
 #include "weights16_x86.h"
+#include "gemm_quant.h" /* HMX_QG, the G16 layout */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -352,6 +353,8 @@ GX_INLINE void gx_gemv_nt(const hmx_gemm_args *g, const void *b, const float *bi
   if (j < j0 + nt) gx_gemv_nt_groups(g, b, bias_pad, j, 1, (int)(j0 + nt - j), wt);
 }
 
+#include "gemm_g16_x86.h"
+
 /* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
  * Returns 0, or -1 when a buffer could not be allocated. */
 GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
@@ -365,7 +368,9 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
   const int trans_b = xw_is_quant(wt) || g->trans_b;
   if (mt <= 0 || nt <= 0) return 0;
   if (m == 1) { /* decode: no packing, B is read once in place */
-    if (trans_b)
+    if (xw_is_g16(wt))
+      gx_gemv_g16(g, b, bias_pad, j0, nt, wt);
+    else if (trans_b)
       gx_gemv_nt(g, b, bias_pad, j0, nt, wt);
     else
       gx_gemv_nn(g, b, bias_pad, j0, nt, wt);
@@ -389,7 +394,9 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = k - pc < kc_max ? k - pc : kc_max;
       const int init = pc > 0 ? GX_INIT_C : (g->bias ? GX_INIT_BIAS : GX_INIT_ZERO);
-      if (trans_b)
+      if (xw_is_g16(wt))
+        gx_pack_b_g16(b, k, n, pc, kc, j0 + jc, nb, bpack, wt);
+      else if (trans_b)
         gx_pack_b_nt(b, k, pc, kc, j0 + jc, nb, bpack, wt);
       else
         gx_pack_b_nn(b, n, pc, kc, j0 + jc, nb, bpack, wt);
@@ -442,13 +449,18 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
  * constant inside). */
 static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
                    int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
-  switch (xw_gemm_type(g->bq, g->qtype, g->wdt)) {
+  switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
   case XW_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_BF16);
   case XW_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F16);
   case XW_Q8_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q8_0);
   case XW_Q4_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q4_0);
   case XW_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q4_1);
   case XW_Q6_K: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q6_K);
+  case XW_G16_Q8_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q8_0);
+  case XW_G16_Q4_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_0);
+  case XW_G16_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_1);
+  case XW_G16_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_F16);
+  case XW_G16_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_BF16);
   default: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F32);
   }
 }
