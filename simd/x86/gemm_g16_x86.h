@@ -12,7 +12,8 @@
  *
  * Each weight is decoded by the rule of docs/NUMERICS.md "GGUF
  * dequantization", lane by lane: Q8_0 (float)q * d; Q4_0 (float)(n - 8) * d;
- * Q4_1 ((float)n * d) + m, the multiply then the add; f16 scales and F16
+ * Q4_1 ((float)n * d) + m (as fma(n, d, m) in the GEMV: the same bits,
+ * since n * d is exact); f16 scales and F16
  * weights by vcvtph2ps, BF16 by a 16-bit shift (exact). So the bits are
  * those of the dequantized f32 B. */
 #ifndef HMX_GEMM_G16_X86_H
@@ -97,7 +98,9 @@ GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *
               for (int v = 0; v < GG_V; v++) {
                 const xv_i u = xv_u8_i(qs + jj * HMX_QG + v * GX_VL);
                 const xv_i n = half ? xv_srli_i(u, 4) : xv_and_i(u, xv_set1_i(0x0F));
-                const xv_v w = wt == XW_G16_Q4_1 ? xv_add(xv_mul(xv_cvt_i(n), d[v]), mn[v])
+                /* Q4_1: fma(n, d, m), which NUMERICS allows: n * d is exact,
+                 * so the fma rounds the same sum once, as the add does */
+                const xv_v w = wt == XW_G16_Q4_1 ? xv_fma(xv_cvt_i(n), d[v], mn[v])
                                                  : xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), d[v]);
                 acc[v] = gx_fma(av, w, acc[v]);
               }
