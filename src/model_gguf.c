@@ -262,7 +262,7 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
       else memcpy(dst, t->data, b);
       m->q[i] = (hmx_qmatrix){t->type, dst, t->ne[1], t->ne[0],
                               g16 ? HMX_QLAYOUT_G16 : HMX_QLAYOUT_ROWS};
-      m->weights[i] = hmx_tensor_make(NULL, HMX_F32, m->specs[i].ndim, m->specs[i].shape);
+      m->weights[i] = hmx_tensor_make(NULL, dt, m->specs[i].ndim, m->specs[i].shape); /* no data: m->q */
     } else {
       if (dt != HMX_F32) {
         /* f16 / bf16 stay as they are: the ops widen them exactly, so the
