@@ -36,7 +36,20 @@ typedef struct hmx_hadamard_mix_args {
  * element to f32 as it loads it (exact: every bf16 and f16 value is an f32)
  * and computes as for f32, so the bits are those of the staged f32 call.
  * Otherwise (wdt = HMX_F32) the dispatcher has converted them to f32. */
-enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u };
+enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM = 8u };
+
+/* Block-quantized weights, the same design one step further. A backend whose
+ * table sets HMX_WQ_GEMM in `weights16` also takes gemm's b as GGUF blocks
+ * in place (src/gemm_quant.c is the only caller that sets them): bq set,
+ * qtype its ggml type (Q8_0, Q4_0, Q4_1 or Q6_K: hmx_gguf_can_dequantize),
+ * trans_b = 1 ([N, K], blocks along K, the layout of every GGUF matrix), K a
+ * whole number of blocks, b and b16 NULL, wdt = HMX_F32. The kernel decodes
+ * each element to f32 in registers by exactly the rule of docs/NUMERICS.md
+ * "GGUF dequantization" (hmx_gguf_quant_at is its scalar form) and computes
+ * as for f32, so the bits are those of "dequantize, then the f32 gemm".
+ * HMX_WG16_GEMM: the same for bq in the G16 layout (blayout =
+ * HMX_QLAYOUT_G16, src/gemm_quant.h: rows in groups of 16, each element's 16
+ * values adjacent) of Q8_0, Q4_0, Q4_1, F16 and BF16. */
 
 typedef struct hmx_gemm_args {
   const float *a;    /* [M, K] */
@@ -48,6 +61,9 @@ typedef struct hmx_gemm_args {
   int threads;
   hmx_dtype wdt;       /* b's dtype: HMX_F32, or HMX_BF16 / HMX_F16 in b16 */
   const uint16_t *b16; /* b as 16-bit floats (HMX_W16_GEMM backends only) */
+  const void *bq;      /* b as GGUF blocks (HMX_WQ_GEMM backends only), else NULL */
+  uint32_t qtype;      /* bq's ggml type */
+  int blayout;         /* bq's layout: HMX_QLAYOUT_ROWS (0) or HMX_QLAYOUT_G16 (1) */
 } hmx_gemm_args;
 
 typedef struct hmx_norm_args {

@@ -112,6 +112,12 @@ int hmx_gguf_can_dequantize(uint32_t type);
 /* Dequantize n elements (a whole number of blocks) of `type` stored at src
  * to f32, by the rule of docs/NUMERICS.md "GGUF dequantization". */
 hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float *dst);
+/* Element i of a run of `type` blocks starting at src (block i / B, its
+ * element i % B), by the same rule: the scalar form that the in-place
+ * kernels (HMX_WQ_GEMM, src/backend.h) vectorize and use at edges. type
+ * must be one that hmx_gguf_dequantize handles; no checks. */
+float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i);
+
 /* Dequantize a whole tensor to dst (numel floats, ne[0] contiguous). */
 hmx_status hmx_gguf_tensor_to_f32(const hmx_gguf_tensor *t, float *dst);
 

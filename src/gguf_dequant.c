@@ -130,3 +130,38 @@ hmx_status hmx_gguf_tensor_to_f32(const hmx_gguf_tensor *t, float *dst) {
                     "Q4_1 and Q6_K", t->name, hmx_gguf_type_name(t->type));
   return st;
 }
+
+/* One element of the rule above (the same operations in the same order as
+ * deq_*: identical bits). F32/F16/BF16 are not block types here. */
+float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
+  const unsigned char *base = src;
+  switch (type) {
+  case HMX_GGML_Q8_0: {
+    const unsigned char *b = base + (i / 32) * 34;
+    return (float)(int8_t)b[2 + i % 32] * hmx_f16_to_f32(rd16(b));
+  }
+  case HMX_GGML_Q4_0: {
+    const unsigned char *b = base + (i / 32) * 18;
+    const int j = (int)(i % 32);
+    const int q = j < 16 ? (b[2 + j] & 0x0F) : (b[2 + j - 16] >> 4);
+    return (float)(q - 8) * hmx_f16_to_f32(rd16(b));
+  }
+  case HMX_GGML_Q4_1: {
+    const unsigned char *b = base + (i / 32) * 20;
+    const int j = (int)(i % 32);
+    const int q = j < 16 ? (b[4 + j] & 0x0F) : (b[4 + j - 16] >> 4);
+    const float p = (float)q * hmx_f16_to_f32(rd16(b));
+    return p + hmx_f16_to_f32(rd16(b + 2));
+  }
+  case HMX_GGML_Q6_K: {
+    const unsigned char *b = base + (i / 256) * 210;
+    const int e = (int)(i % 256), h = e / 128, g = (e % 128) / 32, l = e % 32;
+    const unsigned char lb = b[64 * h + 32 * (g % 2) + l];
+    const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
+    const int high = (b[128 + 32 * h + l] >> (2 * g)) & 3;
+    const float s = hmx_f16_to_f32(rd16(b + 208)) * (float)(signed char)b[192 + e / 16];
+    return s * (float)((low | high << 4) - 32);
+  }
+  default: return 0.0f;
+  }
+}

@@ -10,6 +10,7 @@
 #include "model_internal.h"
 #include "dispatch.h" /* hmx_tensor_is_contiguous */
 #include "internal.h"
+#include "gguf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,7 @@ typedef struct fwd {
   const hmx_forward_opts *opts;
   int64_t t; /* tokens in the step */
   float *x, *h, *q, *k, *v, *att, *o, *qkv;
+  float *ga, *gb; /* [T, d_ff] each: the kept-format FFN's hidden units (ffn_kept) */
   int32_t *pos;
 } fwd;
 
@@ -88,9 +90,15 @@ static hmx_status trace(const fwd *f, int layer, const char *name, const float *
   return HMX_OK;
 }
 
-/* Row `tok` of the embedding as f32 (an exact conversion for bf16/f16). */
-static void embed_row(const hmx_tensor *e, int32_t tok, float *dst) {
+/* Row `tok` of the embedding as f32 (an exact conversion for bf16/f16; the
+ * GGUF rule for an embedding kept in its block format). */
+static void embed_row(const hmx_model *m, const hmx_tensor *e, int32_t tok, float *dst) {
   const int64_t d = e->shape[1];
+  const hmx_qmatrix *q = hmx_model_qweight(m, e);
+  if (q) {
+    hmx_qmatrix_row_f32(q, tok, dst); /* the GGUF rule, either layout */
+    return;
+  }
   if (e->dtype == HMX_F32) {
     memcpy(dst, (const float *)e->data + (int64_t)tok * d, (size_t)d * sizeof(float));
     return;
@@ -115,7 +123,7 @@ static void add_inplace(float *x, const float *y, int64_t n) {
 static int qkv_adjacent(const hmx_layer_weights *L, const hmx_tensor *order[3]) {
   const hmx_tensor *w[3] = {L->wq, L->wk, L->wv};
   for (int i = 0; i < 3; i++)
-    if (w[i]->dtype != w[0]->dtype || !hmx_tensor_is_contiguous(w[i]) ||
+    if (!w[i]->data || w[i]->dtype != w[0]->dtype || !hmx_tensor_is_contiguous(w[i]) ||
         w[i]->shape[1] != w[0]->shape[1] || w[i]->memory != HMX_MEMORY_HOST)
       return 0;
   /* sort by address (three elements) */
@@ -135,6 +143,32 @@ static int qkv_adjacent(const hmx_layer_weights *L, const hmx_tensor *order[3]) 
   return 1;
 }
 
+/* Y = X W^T for a projection weight W ([out, in]): in place from its GGUF
+ * blocks when the model keeps them (hmx_gemm_quant: the bits of the
+ * dequantized f32 weight), else hmx_gemm. */
+static hmx_status project(const fwd *f, const hmx_tensor *X, const hmx_tensor *W, hmx_tensor *Y) {
+  const hmx_qmatrix *q = hmx_model_qweight(f->m, W);
+  if (q) return hmx_gemm_quant(f->ctx, X, q, Y);
+  return hmx_gemm(f->ctx, X, W, 1, NULL, Y);
+}
+
+/* The SwiGLU block with its three matrices kept in GGUF layout ([out, in]:
+ * gate and up [d_ff, d], down [d, d_ff]): a = h W1, b = h W3 (gemms from +0),
+ * g = silu(a) * b, y = g W2 (a gemm from +0). This is docs/NUMERICS.md
+ * §swiglu written out (each hidden unit's a and b are sequential fma chains
+ * over d, y[j] one chain over u = 0 .. h-1 in order), so the bits are those
+ * of hmx_swiglu on the same weights in its layout. */
+static hmx_status ffn_kept(const fwd *f, const hmx_layer_weights *L, const hmx_tensor *H,
+                           hmx_tensor *O) {
+  const int64_t T = f->t, ff = f->m->cfg.d_ff;
+  hmx_tensor A = hmx_tensor_2d(f->ga, HMX_F32, T, ff), B = hmx_tensor_2d(f->gb, HMX_F32, T, ff);
+  hmx_status st = project(f, H, L->w1, &A);
+  if (!st) st = project(f, H, L->w3, &B);
+  if (st) return st;
+  for (int64_t i = 0; i < T * ff; i++) f->ga[i] = hmx_siluf(f->ga[i]) * f->gb[i];
+  return project(f, &A, L->w2, O);
+}
+
 static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tensor *H) {
   const hmx_model_config *c = &f->m->cfg;
   const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
@@ -143,9 +177,9 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
   if (!qkv_adjacent(L, order)) {
     hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
                V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
-    hmx_status st = hmx_gemm(f->ctx, H, L->wq, 1, NULL, &Q);
-    if (!st) st = hmx_gemm(f->ctx, H, L->wk, 1, NULL, &K);
-    if (!st) st = hmx_gemm(f->ctx, H, L->wv, 1, NULL, &V);
+    hmx_status st = project(f, H, L->wq, &Q);
+    if (!st) st = project(f, H, L->wk, &K);
+    if (!st) st = project(f, H, L->wv, &V);
     return st;
   }
   hmx_tensor W = hmx_tensor_2d((void *)(uintptr_t)order[0]->data, order[0]->dtype, n3, d);
@@ -210,7 +244,7 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
     off += n;
   }
   TRY(trace(f, l, "attn", f->att, T, hd));
-  if (c->outproj == HMX_OUTPROJ_DENSE) TRY(hmx_gemm(f->ctx, &A, L->wo, 1, NULL, &O));
+  if (c->outproj == HMX_OUTPROJ_DENSE) TRY(project(f, &A, L->wo, &O));
   else TRY(hmx_hadamard_mix(f->ctx, &A, L->alpha, L->beta, &O));
   TRY(trace(f, l, "attn_out", f->o, T, d));
   add_inplace(f->x, f->o, T * d);
@@ -219,7 +253,8 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   /* feed-forward block: x += swiglu(rmsnorm(x)) */
   TRY(hmx_rmsnorm(f->ctx, &X, L->ffn_norm, c->norm_eps, &H));
   TRY(trace(f, l, "ffn_norm", f->h, T, d));
-  TRY(hmx_swiglu(f->ctx, &H, L->w1, L->w3, L->w2, 0, &O));
+  if (hmx_model_qweight(f->m, L->w1)) TRY(ffn_kept(f, L, &H, &O));
+  else TRY(hmx_swiglu(f->ctx, &H, L->w1, L->w3, L->w2, 0, &O));
   TRY(trace(f, l, "ffn", f->o, T, d));
   add_inplace(f->x, f->o, T * d);
   TRY(trace(f, l, "resid_ffn", f->x, T, d));
@@ -268,7 +303,7 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
   int64_t row = 0;
   for (int s = 0; s < n_seq; s++)
     for (int64_t i = 0; i < n_tokens[s]; i++, row++) {
-      embed_row(m->tok_emb, tokens[s][i], f->x + row * d);
+      embed_row(m, m->tok_emb, tokens[s][i], f->x + row * d);
       f->pos[row] = (int32_t)(caches[s]->len + i);
     }
   TRY(trace(f, -1, "embed", f->x, f->t, d));
@@ -290,7 +325,7 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
   hmx_tensor Y = hmx_tensor_2d(logits, HMX_F32, rows, c->vocab);
   TRY(hmx_rmsnorm(f->ctx, &X, m->norm, c->norm_eps, &H));
   TRY(trace(f, -1, "final_norm", f->h, rows, d));
-  TRY(hmx_gemm(f->ctx, &H, m->lm_head, 1, NULL, &Y));
+  TRY(project(f, &H, m->lm_head, &Y));
   TRY(trace(f, -1, "logits", logits, rows, c->vocab));
   return HMX_OK;
 }
@@ -306,9 +341,10 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   const hmx_model_config *c = &m->cfg;
   const int64_t d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
-  fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd] */
-  size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd), n;
+  const int64_t ffs = m->q ? 2 * (int64_t)c->d_ff : 0; /* ga, gb: GGUF-format FFNs only */
+  size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs), n;
   if (!hmx_mul_size(per_tok, (size_t)T, &n) || !(f.x = hmx_alloc_array(n, sizeof(float))) ||
       !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t)))) {
     free(f.x);
@@ -322,6 +358,8 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   f.k = f.att + T * hd;
   f.v = f.k + T * kvd;
   f.qkv = f.v + T * kvd;
+  f.ga = ffs ? f.qkv + T * (hd + 2 * kvd) : NULL;
+  f.gb = ffs ? f.ga + T * c->d_ff : NULL;
   st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
   free(f.x);
   free(f.pos);

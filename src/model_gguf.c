@@ -150,16 +150,55 @@ static hmx_status check_shape(const char *path, const hmx_weight_spec *s,
                   path, t->name, (long long)(transpose ? r : c), (long long)(transpose ? c : r));
 }
 
-/* Bytes per element in the model: f16 and bf16 are kept, the rest become f32. */
-static size_t elem_size(uint32_t type) {
-  return type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 2 : 4;
+/* Whether a ggml type is one of the block types (Q8_0, Q4_0, Q4_1, Q6_K). */
+static int is_block_type(uint32_t type) {
+  return type != HMX_GGML_F32 && type != HMX_GGML_F16 && type != HMX_GGML_BF16;
+}
+
+/* Which weights stay in their GGUF format (m->q, read in place by
+ * hmx_gemm_quant): every matrix of a block type or F16/BF16 whose rows are
+ * whole blocks, and the other two FFN matrices of a layer with one such (the FFN then runs
+ * as three gemms on [out, in] rows, so all three keep GGUF's layout). The
+ * environment variable HMX_GGUF_DEQUANTIZE=1 turns this off (every block
+ * tensor dequantized to f32 at load, the behaviour before; kept for
+ * measuring the difference). Sets keep[i]. */
+static void choose_kept(const hmx_model *m, const hmx_gguf_tensor *const *src, int *keep) {
+  const char *env = getenv("HMX_GGUF_DEQUANTIZE");
+  const int off = env && env[0] == '1';
+  for (int i = 0; i < m->n_weights; i++) {
+    int64_t block = 1, bytes = 0;
+    hmx_gguf_type_block(src[i]->type, &block, &bytes);
+    /* F16/BF16 matrices too: in the G16 layout they need no transposes */
+    keep[i] = !off && m->specs[i].ndim == 2 && src[i]->ne[0] % block == 0 &&
+              (is_block_type(src[i]->type) || hmx_qlayout_g16_ok(src[i]->type));
+  }
+  for (int i = 0; i + 2 < m->n_weights; i++) {
+    const char *nm = m->specs[i].name;
+    const size_t len = strlen(nm);
+    if (len < 6 || strcmp(nm + len - 6, "ffn.w1") != 0) continue;
+    if (keep[i] || keep[i + 1] || keep[i + 2]) keep[i] = keep[i + 1] = keep[i + 2] = 1;
+  }
+}
+
+/* Bytes of weight i in the model: kept tensors as in the file; f16 and bf16
+ * are kept as they are; the rest become f32. */
+static size_t elem_bytes(const hmx_gguf_tensor *t, int kept, int *ok) {
+  size_t b;
+  *ok = 1;
+  if (kept && hmx_qlayout_g16_ok(t->type))
+    return hmx_qlayout_g16_bytes(t->type, t->ne[1], t->ne[0]); /* + padding rows */
+  if (kept) return (size_t)t->nbytes;
+  if (!hmx_mul_size((size_t)t->numel,
+                    t->type == HMX_GGML_F16 || t->type == HMX_GGML_BF16 ? 2 : 4, &b)) *ok = 0;
+  return b;
 }
 
 static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path) {
   const hmx_gguf_tensor **src = hmx_alloc_array((size_t)m->n_weights, sizeof *src);
   int *tr = hmx_alloc_array((size_t)m->n_weights, sizeof *tr);
+  int *keep = hmx_alloc_array((size_t)m->n_weights, sizeof *keep);
   hmx_status st = HMX_OK;
-  if (!src || !tr) st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: out of memory", path);
+  if (!src || !tr || !keep) st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: out of memory", path);
   size_t total = 0, largest = 0;
   for (int i = 0; i < m->n_weights && !st; i++) {
     char name[HMX_GGUF_MAX_NAME + 16];
@@ -178,14 +217,6 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
                     "Q8_0, Q4_0, Q4_1 and Q6_K", path, name, hmx_gguf_type_name(src[i]->type));
       break;
     }
-    size_t b;
-    if (!hmx_mul_size((size_t)src[i]->numel, elem_size(src[i]->type), &b) ||
-        total + b + ARENA_ALIGN < total) {
-      st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: the dequantized weights do not fit in memory", path);
-      break;
-    }
-    if (b > largest) largest = b;
-    total += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
   }
   /* every tensor of the file must be one of the model's */
   if (!st && hmx_gguf_tensor_count(f) != m->n_weights) {
@@ -198,10 +229,21 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
                       "hadamix runs (docs/GGUF.md lists the tensors)", path, t->name);
     }
   }
+  if (!st) choose_kept(m, src, keep);
+  for (int i = 0; i < m->n_weights && !st; i++) {
+    int ok;
+    const size_t b = elem_bytes(src[i], keep[i], &ok);
+    if (!ok || total + b + ARENA_ALIGN < total) {
+      st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: the weights do not fit in memory", path);
+      break;
+    }
+    if (!keep[i] && b > largest) largest = b;
+    total += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+  }
   float *tmp = NULL;
-  if (!st && (!(m->arena = hmx_model_arena_alloc(total)) || !(tmp = malloc(largest ? largest : 1))))
-    st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes for the dequantized weights",
-                  path, total);
+  if (!st && (!(m->arena = hmx_model_arena_alloc(total)) || !(tmp = malloc(largest ? largest : 1)) ||
+              !(m->q = calloc((size_t)m->n_weights, sizeof *m->q))))
+    st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes for the weights", path, total);
   size_t off = 0;
   for (int i = 0; i < m->n_weights && !st; i++) {
     const hmx_gguf_tensor *t = src[i];
@@ -209,33 +251,47 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
     const hmx_dtype dt = t->type == HMX_GGML_F16    ? HMX_F16
                          : t->type == HMX_GGML_BF16 ? HMX_BF16
                                                     : HMX_F32;
-    if (dt != HMX_F32) {
-      /* f16 / bf16 stay as they are: the ops widen them exactly, so the
-       * results are the bits of the dequantized f32, with half the memory */
-      const unsigned char *p = t->data;
-      uint16_t *d16 = dst;
-      const int64_t rows = tr[i] ? t->ne[1] : 1, cols = tr[i] ? t->ne[0] : t->numel;
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) {
-          const int64_t k = r * cols + c;
-          d16[tr[i] ? c * rows + r : k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
-        }
-    } else if (!tr[i])
-      st = hmx_gguf_tensor_to_f32(t, dst);
-    else if (!(st = hmx_gguf_tensor_to_f32(t, tmp))) {
-      const int64_t rows = t->ne[1], cols = t->ne[0]; /* GGUF [rows][cols] -> [cols][rows] */
-      float *df = dst;
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) df[c * rows + r] = tmp[r * cols + c];
+    int ok;
+    const size_t b = elem_bytes(t, keep[i], &ok);
+    if (keep[i]) {
+      /* the file's blocks, [ne[1] rows of ne[0]]: in the G16 layout where the
+       * type has one (the same bytes, regrouped: gemm_quant.h), else as they
+       * are in the file; read in place */
+      const int g16 = hmx_qlayout_g16_ok(t->type);
+      if (g16) hmx_qlayout_to_g16(t->type, t->data, t->ne[1], t->ne[0], dst);
+      else memcpy(dst, t->data, b);
+      m->q[i] = (hmx_qmatrix){t->type, dst, t->ne[1], t->ne[0],
+                              g16 ? HMX_QLAYOUT_G16 : HMX_QLAYOUT_ROWS};
+      m->weights[i] = hmx_tensor_make(NULL, dt, m->specs[i].ndim, m->specs[i].shape); /* no data: m->q */
+    } else {
+      if (dt != HMX_F32) {
+        /* f16 / bf16 stay as they are: the ops widen them exactly, so the
+         * results are the bits of the dequantized f32, with half the memory */
+        const unsigned char *p = t->data;
+        uint16_t *d16 = dst;
+        const int64_t rows = tr[i] ? t->ne[1] : 1, cols = tr[i] ? t->ne[0] : t->numel;
+        for (int64_t r = 0; r < rows; r++)
+          for (int64_t c = 0; c < cols; c++) {
+            const int64_t k = r * cols + c;
+            d16[tr[i] ? c * rows + r : k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
+          }
+      } else if (!tr[i])
+        st = hmx_gguf_tensor_to_f32(t, dst);
+      else if (!(st = hmx_gguf_tensor_to_f32(t, tmp))) {
+        const int64_t rows = t->ne[1], cols = t->ne[0]; /* GGUF [rows][cols] -> [cols][rows] */
+        float *df = dst;
+        for (int64_t r = 0; r < rows; r++)
+          for (int64_t c = 0; c < cols; c++) df[c * rows + r] = tmp[r * cols + c];
+      }
+      m->weights[i] = hmx_tensor_make(dst, dt, m->specs[i].ndim, m->specs[i].shape);
     }
-    m->weights[i] = hmx_tensor_make(dst, dt, m->specs[i].ndim, m->specs[i].shape);
-    const size_t b = (size_t)t->numel * elem_size(t->type);
     off += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     m->weight_bytes += (int64_t)b;
   }
   free(tmp);
   free(src);
   free(tr);
+  free(keep);
   return st;
 }
 

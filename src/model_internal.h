@@ -4,6 +4,7 @@
 
 #include "hadamix_model.h"
 #include "safetensors.h"
+#include "gemm_quant.h"
 
 #define HMX_MODEL_NAME_MAX 48
 #define HMX_MODEL_FORMAT "hadamix-decoder-v1" /* metadata "format" of a weights file */
@@ -37,6 +38,11 @@ struct hmx_model {
   const hmx_tensor *tok_emb, *norm, *lm_head; /* lm_head == tok_emb when tied */
   hmx_st_file *file;        /* a loaded file (mapped), or NULL */
   void *arena;              /* owned weight memory (synthetic, or realigned copies) */
+  /* NULL, or n_weights entries: q[i].data set when weight i is a GGUF matrix
+   * kept in its file format and layout ([out, in] rows of blocks, read in
+   * place by hmx_gemm_quant); weights[i] then has data NULL (its shape is
+   * still the spec's). GGUF loads only (model_gguf.c). */
+  hmx_qmatrix *q;
   int64_t weight_bytes;
 };
 
@@ -60,6 +66,14 @@ hmx_status hmx_model_load_gguf(const char *path, hmx_model **out);
 /* A Hugging Face Llama checkpoint: a directory with config.json and
  * model.safetensors or model.safetensors.index.json + shards (model_hf.c). */
 hmx_status hmx_model_load_hf(const char *dir, hmx_model **out);
+
+/* The matrix of weight w (a pointer into m->weights) when it is kept in its
+ * GGUF format, else NULL. */
+static inline const hmx_qmatrix *hmx_model_qweight(const hmx_model *m, const hmx_tensor *w) {
+  if (!m->q) return NULL;
+  const hmx_qmatrix *q = &m->q[w - m->weights];
+  return q->data ? q : NULL;
+}
 
 /* The weights of a config in their canonical order; *n set. Caller frees. */
 hmx_status hmx_model_layout(const hmx_model_config *cfg, hmx_weight_spec **specs, int *n);

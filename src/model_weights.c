@@ -3,6 +3,7 @@
 #include "model_internal.h"
 #include "internal.h"
 #include "rng.h"
+#include "gguf.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -141,6 +142,7 @@ void hmx_model_free(hmx_model *m) {
   if (!m) return;
   hmx_st_free(m->file);
   free(m->arena);
+  free(m->q);
   free(m->specs);
   free(m->weights);
   free(m->layers);
@@ -394,6 +396,13 @@ hmx_status hmx_model_save(const hmx_model *m, const char *path) {
   if (!w) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_save: out of memory");
   const hmx_model_config *c = &m->cfg;
   char buf[64];
+  for (int i = 0; i < m->n_weights; i++)
+    if (m->q && m->q[i].data) {
+      hmx_st_writer_free(w);
+      return hmx_fail(HMX_ERR_UNSUPPORTED, "hmx_model_save: weight '%s' is kept in its GGUF "
+                      "block format (%s); saving such a model is not supported",
+                      m->specs[i].name, hmx_gguf_type_name(m->q[i].type));
+    }
   hmx_status st = hmx_st_writer_meta(w, "format", HMX_MODEL_FORMAT);
 #define META_INT(key, v)                                                                      \
   if (!st) {                                                                                  \
@@ -445,6 +454,7 @@ int64_t hmx_model_weight_bytes(const hmx_model *m) { return m ? m->weight_bytes 
 const hmx_tensor *hmx_model_weight(const hmx_model *m, const char *name) {
   if (!m || !name) return NULL;
   for (int i = 0; i < m->n_weights; i++)
-    if (strcmp(m->specs[i].name, name) == 0) return &m->weights[i];
+    if (strcmp(m->specs[i].name, name) == 0)
+      return m->q && m->q[i].data ? NULL : &m->weights[i]; /* GGUF blocks: no tensor view */
   return NULL;
 }

@@ -171,7 +171,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
     hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, gemm, dfn);
     hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
-                       ex.threads, HMX_F32, NULL};
+                       ex.threads, HMX_F32, NULL, NULL, 0, 0};
     return device_finish(dfn(&g, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_gemm_args *);
@@ -186,7 +186,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   hmx_status s = hmx_staging_begin(&st, ins, 3, c);
   if (s == HMX_OK) {
     hmx_gemm_args g = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, m, n, k, trans_b,
-                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL};
+                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL, NULL, 0, 0};
     s = fn(&g);
   }
   return hmx_staging_finish(&st, c, s, op, &ex);

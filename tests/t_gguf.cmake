@@ -89,3 +89,7 @@ if(Python3_FOUND AND TARGET hmx AND NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(tokenizer_spm PROPERTIES SKIP_RETURN_CODE 77 LABELS "python"
                        TIMEOUT 300)
 endif()
+
+# gemm with GGUF weights in place (HMX_WQ_GEMM) against dequantize + ref gemm,
+# memcmp, every available backend, 1 and 2 threads (tests/test_gemm_quant.c)
+hmx_add_test(NAME gemm_quant SOURCES test_gemm_quant.c LABELS unit)

@@ -68,6 +68,13 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
 #define xv_xor_i(a, b) _mm256_xor_si256((a), (b))
 #define xv_srli_i(a, k) _mm256_srli_epi32((a), (k))
 #define xv_slli_i(a, k) _mm256_slli_epi32((a), (k))
+#define xv_and_i(a, b) _mm256_and_si256((a), (b))
+#define xv_or_i(a, b) _mm256_or_si256((a), (b))
+/* GGUF block decode (weights16_x86.h): 8 bytes at p, zero- or
+ * sign-extended to int32 lanes, and int32 -> f32 (exact below 2^24). */
+#define xv_u8_i(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xv_i8_i(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xv_cvt_i(a) _mm256_cvtepi32_ps(a)
 
 /* §R tree over l[0] = lanes 0-7, l[1] = lanes 8-15: l[j] += l[j+8] (lo + hi),
  * then +4, +2, +1 (hmx_lane_tree). */

@@ -67,6 +67,13 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) {
 #define xv_xor_i(a, b) _mm512_xor_si512((a), (b))
 #define xv_srli_i(a, k) _mm512_srli_epi32((a), (k))
 #define xv_slli_i(a, k) _mm512_slli_epi32((a), (k))
+#define xv_and_i(a, b) _mm512_and_si512((a), (b))
+#define xv_or_i(a, b) _mm512_or_si512((a), (b))
+/* GGUF block decode (weights16_x86.h): 16 bytes at p, zero- or
+ * sign-extended to int32 lanes, and int32 -> f32 (exact below 2^24). */
+#define xv_u8_i(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define xv_i8_i(p) _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define xv_cvt_i(a) _mm512_cvtepi32_ps(a)
 
 /* §R tree on one register: l[j] += l[j+8], then +4, +2, +1 (hmx_lane_tree). */
 XV_INLINE float xv_tree16(const xv_v *l) {

@@ -6,11 +6,15 @@
  * each row's a[i][p] is broadcast into vfmaq_n_f32 (fmla by element: one fma
  * per output per p, exactly the sequence of the contract). Narrower column
  * tails use 4-wide vectors, then scalar fmaf. trans_b packs B^T into a
- * [K][N] buffer first. Threads split the tiles (independent outputs). */
+ * [K][N] buffer first; GGUF blocks (g->bq, HMX_WQ_GEMM, always [N, K]) are
+ * decoded row by row into that buffer by hmx_gguf_dequantize, the rule of
+ * docs/NUMERICS.md "GGUF dequantization" itself, so the bits are those of
+ * the dequantized f32 B. Threads split the tiles (independent outputs). */
 #include "neon_gemm.h"
 #include "neon_math.h"
 #include "parallel.h"
 #include "internal.h"
+#include "gguf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,7 +105,28 @@ hmx_status hmx_neon_gemm(const hmx_gemm_args *g) {
   const int64_t m = g->m, n = g->n, k = g->k;
   const float *b = g->b;
   float *packed = NULL;
-  if (g->trans_b && k > 0 && n > 0) { /* B^T [N][K] -> [K][N] */
+  if (g->bq && k > 0 && n > 0) { /* GGUF blocks [N][K] -> f32 [K][N] */
+    int64_t block = 1, bytes = 0;
+    hmx_gguf_type_block(g->qtype, &block, &bytes);
+    const size_t row_bytes = (size_t)(k / block * bytes);
+    packed = hmx_alloc_array((size_t)(k * n), sizeof *packed);
+    const int ntp = hmx_thread_count(g->threads, n);
+    float *rows = packed ? hmx_alloc_array((size_t)(ntp * k), sizeof *rows) : NULL;
+    if (!rows) {
+      free(packed);
+      return HMX_ERR_NO_MEMORY;
+    }
+    HMX_OMP_FOR(ntp)
+    for (int t = 0; t < ntp; t++) {
+      float *row = rows + (int64_t)t * k;
+      for (int64_t j = n * t / ntp; j < n * (t + 1) / ntp; j++) {
+        (void)hmx_gguf_dequantize(g->qtype, (const char *)g->bq + (size_t)j * row_bytes, k, row);
+        for (int64_t p = 0; p < k; p++) packed[p * n + j] = row[p];
+      }
+    }
+    free(rows);
+    b = packed;
+  } else if (g->trans_b && k > 0 && n > 0) { /* B^T [N][K] -> [K][N] */
     packed = hmx_alloc_array((size_t)(k * n), sizeof *packed);
     if (!packed) return HMX_ERR_NO_MEMORY;
     int ntp = hmx_thread_count(g->threads, n);

@@ -43,8 +43,10 @@
  *                                            0 <= i, t < VL (r: gx_v[VL])
  * and has included its ISA's xv_ primitives (avx512_vec.h, avx2_vec.h) for
  * the weight loads of weights16_x86.h: B may be f32, bf16 or f16
- * (args.wdt); every element of B is converted exactly to f32 as it is
- * loaded or packed, so the arithmetic, and the bits, are those of f32 B.
+ * (args.wdt), or GGUF Q8_0/Q4_0/Q4_1/Q6_K blocks [N, K] (args.bq); every
+ * element of B is converted exactly to f32 (decoded by the GGUF rule) as it
+ * is loaded or packed, so the arithmetic, and the bits, are those of f32 B
+ * (for blocks: of the dequantized f32 B, docs/NUMERICS.md).
  */
 #ifndef HMX_GEMM_X86_H
 #define HMX_GEMM_X86_H
@@ -52,6 +54,7 @@
 #include "backend.h"
 #include "parallel.h"
 #include "weights16_x86.h"
+#include "gemm_quant.h" /* HMX_QG, the G16 layout */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -298,7 +301,6 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
   const int64_t k = g->k;
   const int64_t kv = k - k % GX_VL;
   const float *a = g->a;
-  const size_t es = wt == XW_F32 ? sizeof(float) : sizeof(uint16_t);
   float tmp[GX_GEMV_G][GX_VL * GX_VL] __attribute__((aligned(64)));
   gx_v acc[GX_GEMV_G];
   for (int q = 0; q < ng; q++) acc[q] = gx_loadu(bias_pad + j + q * GX_VL); /* bias or +0 */
@@ -306,9 +308,9 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
    * this group is read (ng*VL*VL elements per step), so that it is in L2
    * when its turn comes. The hardware prefetchers follow the 16 short rows
    * of a group poorly (measured: 62 -> 85% of the read bandwidth, K = 768). */
-  const char *pf = (const char *)b + (size_t)((j + ng * GX_VL) * k) * es;
-  const char *pf_end = (const char *)b + (size_t)(g->n * k) * es;
-  const size_t pf_step = (size_t)(ng * GX_VL * GX_VL) * es;
+  const char *pf = (const char *)b + xw_bytes((j + ng * GX_VL) * k, wt);
+  const char *pf_end = (const char *)b + xw_bytes(g->n * k, wt);
+  const size_t pf_step = xw_bytes(ng * GX_VL * GX_VL, wt); /* 256 elements: whole blocks */
   /* §gemm: p = 0 .. K-1 in increasing order for every output. */
   for (int64_t p = 0; p < kv; p += GX_VL, pf += pf_step) {
     for (size_t o = 0; o < pf_step; o += 64) /* no arithmetic */
@@ -351,16 +353,24 @@ GX_INLINE void gx_gemv_nt(const hmx_gemm_args *g, const void *b, const float *bi
   if (j < j0 + nt) gx_gemv_nt_groups(g, b, bias_pad, j, 1, (int)(j0 + nt - j), wt);
 }
 
+#include "gemm_g16_x86.h"
+
 /* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
  * Returns 0, or -1 when a buffer could not be allocated. */
 GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
                         gx_kernel_fn const *kernels, int64_t i0, int64_t mt, int64_t j0,
                         int64_t nt, const int wt) {
   const int64_t m = g->m, n = g->n, k = g->k;
-  const void *b = wt == XW_F32 ? (const void *)g->b : (const void *)g->b16;
+  const void *b = wt == XW_F32 ? (const void *)g->b
+                  : xw_is_quant(wt) ? g->bq : (const void *)g->b16;
+  /* GGUF blocks come as [N, K] only (src/backend.h): the [K, N] paths fold
+   * away in their instances */
+  const int trans_b = xw_is_quant(wt) || g->trans_b;
   if (mt <= 0 || nt <= 0) return 0;
   if (m == 1) { /* decode: no packing, B is read once in place */
-    if (g->trans_b)
+    if (xw_is_g16(wt))
+      gx_gemv_g16(g, b, bias_pad, j0, nt, wt);
+    else if (trans_b)
       gx_gemv_nt(g, b, bias_pad, j0, nt, wt);
     else
       gx_gemv_nn(g, b, bias_pad, j0, nt, wt);
@@ -384,7 +394,9 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = k - pc < kc_max ? k - pc : kc_max;
       const int init = pc > 0 ? GX_INIT_C : (g->bias ? GX_INIT_BIAS : GX_INIT_ZERO);
-      if (g->trans_b)
+      if (xw_is_g16(wt))
+        gx_pack_b_g16(b, k, n, pc, kc, j0 + jc, nb, bpack, wt);
+      else if (trans_b)
         gx_pack_b_nt(b, k, pc, kc, j0 + jc, nb, bpack, wt);
       else
         gx_pack_b_nn(b, n, pc, kc, j0 + jc, nb, bpack, wt);
@@ -437,9 +449,18 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
  * constant inside). */
 static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
                    int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
-  switch (xw_type(g->wdt)) {
+  switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
   case XW_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_BF16);
   case XW_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F16);
+  case XW_Q8_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q8_0);
+  case XW_Q4_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q4_0);
+  case XW_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q4_1);
+  case XW_Q6_K: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q6_K);
+  case XW_G16_Q8_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q8_0);
+  case XW_G16_Q4_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_0);
+  case XW_G16_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_1);
+  case XW_G16_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_F16);
+  case XW_G16_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_BF16);
   default: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F32);
   }
 }

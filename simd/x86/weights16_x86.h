@@ -1,5 +1,5 @@
 /* Loads of weights stored as f32, bf16 or f16 (src/backend.h, HMX_W16_*),
- * as f32 vectors, for the shared x86 bodies (gemm_x86.h, swiglu_x86.h).
+ * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q6_K (HMX_WQ_GEMM), as f32 vectors, for the shared x86 bodies (gemm_x86.h, swiglu_x86.h).
  * Header only, after the ISA's xv_ primitives (avx512_vec.h, avx2_vec.h),
  * which provide xv_load_bf16(p) and xv_load_f16(p): XV_W 16-bit values
  * converted to f32.
@@ -17,29 +17,117 @@
 #define HMX_WEIGHTS16_X86_H
 
 #include "hadamix.h"
+#include "gguf.h" /* HMX_GGML_*, hmx_gguf_quant_at */
 
 #include <stdint.h>
 #include <string.h>
 
-enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2 };
+/* XW_Q*: GGUF blocks (src/backend.h, HMX_WQ_GEMM). Element i of a [N, K]
+ * matrix (K a whole number of blocks) is element i % B of block i / B, so
+ * the flat element index works for them as for the float types. */
+enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 5, XW_Q6_K = 6,
+       /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
+       XW_G16_Q8_0 = 7, XW_G16_Q4_0 = 8, XW_G16_Q4_1 = 9, XW_G16_F16 = 10, XW_G16_BF16 = 11 };
+
+#define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
+#define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
 
 /* The XW_ storage type of a dtype (args' wdt). */
 static inline int xw_type(hmx_dtype dt) {
   return dt == HMX_BF16 ? XW_BF16 : dt == HMX_F16 ? XW_F16 : XW_F32;
 }
 
+/* The XW_ type of a gemm's B: its GGUF blocks when bq is set, else wdt. */
+static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_dtype wdt) {
+  if (!bq) return xw_type(wdt);
+  if (layout == 1) /* HMX_QLAYOUT_G16 */
+    switch (qtype) {
+    case HMX_GGML_Q8_0: return XW_G16_Q8_0;
+    case HMX_GGML_Q4_0: return XW_G16_Q4_0;
+    case HMX_GGML_Q4_1: return XW_G16_Q4_1;
+    case HMX_GGML_F16: return XW_G16_F16;
+    default: return XW_G16_BF16;
+    }
+  switch (qtype) {
+  case HMX_GGML_Q8_0: return XW_Q8_0;
+  case HMX_GGML_Q4_0: return XW_Q4_0;
+  case HMX_GGML_Q4_1: return XW_Q4_1;
+  default: return XW_Q6_K;
+  }
+}
+
+/* The ggml type of an XW_Q* type. */
+XV_INLINE uint32_t xw_ggml(const int wt) {
+  return wt == XW_Q8_0 ? HMX_GGML_Q8_0 : wt == XW_Q4_0 ? HMX_GGML_Q4_0
+       : wt == XW_Q4_1 ? HMX_GGML_Q4_1 : HMX_GGML_Q6_K;
+}
+
+/* Byte offset of element i (a block boundary or any multiple of XV_W * XV_W
+ * elements for the block types: whole blocks only). */
+XV_INLINE size_t xw_bytes(int64_t i, const int wt) {
+  switch (wt) {
+  case XW_F32: return (size_t)i * 4;
+  case XW_BF16: case XW_F16: return (size_t)i * 2;
+  case XW_Q8_0: return (size_t)(i / 32) * 34;
+  case XW_Q4_0: return (size_t)(i / 32) * 18;
+  case XW_Q4_1: return (size_t)(i / 32) * 20;
+  default: return (size_t)(i / 256) * 210;
+  }
+}
+
 /* Element i of w as f32. */
 XV_INLINE float xw_at(const void *w, int64_t i, const int wt) {
   if (wt == XW_F32) return ((const float *)w)[i];
   if (wt == XW_BF16) return hmx_bf16_to_f32(((const uint16_t *)w)[i]);
-  return hmx_f16_to_f32(((const uint16_t *)w)[i]);
+  if (wt == XW_F16) return hmx_f16_to_f32(((const uint16_t *)w)[i]);
+  return hmx_gguf_quant_at(xw_ggml(wt), w, i);
+}
+
+/* An f16 block scale at p (unaligned) as f32: vcvtph2ps, exact, as
+ * hmx_f16_to_f32 (docs/NUMERICS.md §D). */
+XV_INLINE float xw_f16(const unsigned char *p) {
+  uint16_t h;
+  memcpy(&h, p, sizeof h);
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+
+/* Elements i .. i+XV_W-1 of GGUF blocks (i a multiple of XV_W, so inside one
+ * block), decoded by docs/NUMERICS.md "GGUF dequantization" op for op:
+ * integers are exact in f32, then per lane the same multiply (and, Q4_1, the
+ * same add; Q6_K, the same scale product first) as hmx_gguf_dequantize, each
+ * rounded once (no fma), so every lane is the dequantized element's bits. */
+XV_INLINE xv_v xw_load_q(const unsigned char *w, int64_t i, const int wt) {
+  if (wt == XW_Q8_0) { /* (float)q * d */
+    const unsigned char *b = w + (i / 32) * 34;
+    return xv_mul(xv_cvt_i(xv_i8_i(b + 2 + i % 32)), xv_set1(xw_f16(b)));
+  }
+  if (wt == XW_Q4_0 || wt == XW_Q4_1) {
+    const int64_t j = i % 32;
+    const unsigned char *b = w + (i / 32) * (wt == XW_Q4_0 ? 18 : 20);
+    const xv_i u = xv_u8_i(b + (wt == XW_Q4_0 ? 2 : 4) + (j & 15));
+    const xv_i n = j < 16 ? xv_and_i(u, xv_set1_i(0x0F)) : xv_srli_i(u, 4);
+    if (wt == XW_Q4_0) /* (float)(n - 8) * d */
+      return xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), xv_set1(xw_f16(b)));
+    /* ((float)n * d) + m: the multiply, then the add */
+    return xv_add(xv_mul(xv_cvt_i(n), xv_set1(xw_f16(b))), xv_set1(xw_f16(b + 2)));
+  }
+  /* Q6_K: e = 128h + 32g + l; (d * (float)sc[e/16]) * (float)(u - 32) */
+  const unsigned char *b = w + (i / 256) * 210;
+  const int e = (int)(i % 256), h = e / 128, g = (e % 128) / 32, l = e % 32;
+  const xv_i lb = xv_u8_i(b + 64 * h + 32 * (g % 2) + l);
+  const xv_i low = g < 2 ? xv_and_i(lb, xv_set1_i(0x0F)) : xv_srli_i(lb, 4);
+  const xv_i high = xv_and_i(xv_srli_i(xv_u8_i(b + 128 + 32 * h + l), 2 * g), xv_set1_i(3));
+  const xv_i u = xv_or_i(low, xv_slli_i(high, 4));
+  const float s = xw_f16(b + 208) * (float)(signed char)b[192 + e / 16];
+  return xv_mul(xv_set1(s), xv_cvt_i(xv_sub_i(u, xv_set1_i(32))));
 }
 
 /* Elements i .. i+XV_W-1 of w as f32. */
 XV_INLINE xv_v xw_load(const void *w, int64_t i, const int wt) {
   if (wt == XW_F32) return xv_load((const float *)w + i);
   if (wt == XW_BF16) return xv_load_bf16((const uint16_t *)w + i);
-  return xv_load_f16((const uint16_t *)w + i);
+  if (wt == XW_F16) return xv_load_f16((const uint16_t *)w + i);
+  return xw_load_q((const unsigned char *)w, i, wt);
 }
 
 /* Elements i .. i+n-1 (0 <= n <= XV_W) as f32, +0 in the other lanes;
@@ -48,6 +136,11 @@ XV_INLINE xv_v xw_load(const void *w, int64_t i, const int wt) {
 XV_INLINE xv_v xw_loadn(const void *w, int64_t i, int64_t n, const int wt) {
   if (wt == XW_F32) return xv_loadn((const float *)w + i, xv_lanes_clamped(n));
   if (n >= XV_W) return xw_load(w, i, wt);
+  if (xw_is_quant(wt)) { /* not reached (block types are [N, K] only); element by element */
+    float tq[XV_W] = {0};
+    for (int64_t t = 0; t < n; t++) tq[t] = xw_at(w, i + t, wt);
+    return xv_load(tq);
+  }
   uint16_t tmp[XV_W];
   memset(tmp, 0, sizeof tmp);
   if (n > 0) memcpy(tmp, (const uint16_t *)w + i, (size_t)n * sizeof(uint16_t));

@@ -1,0 +1,138 @@
+/* gemm_x86.h's B in the G16 layout (src/gemm_quant.h: rows in groups of 16,
+ * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F16 and BF16.
+ * Part of the gemm_x86.h template (included by it; uses its gx_ and the
+ * ISA's xv_ primitives).
+ *
+ * Why: with B's rows stored one after another, a vector of VL outputs'
+ * weights for one element p needs a VL x VL transpose (gx_gemv_nt), which
+ * costs more than the arithmetic. In G16 the 16 rows' values of element p
+ * are adjacent, so one vector load (and a few integer operations for the
+ * block types) gives them, and every output still takes its fmas for
+ * p = 0, 1, ..., K-1 in order (§gemm).
+ *
+ * Each weight is decoded by the rule of docs/NUMERICS.md "GGUF
+ * dequantization", lane by lane: Q8_0 (float)q * d; Q4_0 (float)(n - 8) * d;
+ * Q4_1 ((float)n * d) + m (as fma(n, d, m) in the GEMV: the same bits,
+ * since n * d is exact); f16 scales and F16
+ * weights by vcvtph2ps, BF16 by a 16-bit shift (exact). So the bits are
+ * those of the dequantized f32 B. */
+#ifndef HMX_GEMM_G16_X86_H
+#define HMX_GEMM_G16_X86_H
+
+#define GG_V (HMX_QG / GX_VL) /* vectors per group of 16 outputs (1 or 2) */
+
+/* Bytes of one group of 16 rows (K elements each). */
+GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
+  switch (wt) {
+  case XW_G16_Q8_0: return (size_t)(k / 32) * HMX_QG * 34;
+  case XW_G16_Q4_0: return (size_t)(k / 32) * HMX_QG * 18;
+  case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
+  default: return (size_t)k * HMX_QG * 2;
+  }
+}
+
+/* The VL f16 values at p (2-byte aligned in the layout) as f32, exactly. */
+#define gg_f16(p) xv_load_f16((const uint16_t *)(const void *)(p))
+
+/* Rows l0 .. l0+VL-1 of a group (base gb) at element p, decoded. */
+GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt) {
+  if (wt == XW_G16_F16) return gg_f16(gb + (p * HMX_QG + l0) * 2);
+  if (wt == XW_G16_BF16) return xv_load_bf16((const uint16_t *)(const void *)(gb + (p * HMX_QG + l0) * 2));
+  const int64_t j = p % 32;
+  if (wt == XW_G16_Q8_0) {
+    const unsigned char *blk = gb + (p / 32) * HMX_QG * 34;
+    return xv_mul(xv_cvt_i(xv_i8_i(blk + 2 * HMX_QG + j * HMX_QG + l0)), gg_f16(blk + l0 * 2));
+  }
+  const int q41 = wt == XW_G16_Q4_1;
+  const unsigned char *blk = gb + (p / 32) * HMX_QG * (q41 ? 20 : 18);
+  const xv_i u = xv_u8_i(blk + (q41 ? 4 : 2) * HMX_QG + (j & 15) * HMX_QG + l0);
+  const xv_i n = j < 16 ? xv_and_i(u, xv_set1_i(0x0F)) : xv_srli_i(u, 4);
+  if (!q41) return xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), gg_f16(blk + l0 * 2));
+  return xv_add(xv_mul(xv_cvt_i(n), gg_f16(blk + l0 * 2)), gg_f16(blk + HMX_QG * 2 + l0 * 2));
+}
+
+/* M = 1: y[j0 .. j0+nt) (j0 a multiple of 16: thread tiles are whole NR),
+ * one group of 16 outputs at a time, GG_V accumulators; for each element p
+ * in order, one broadcast of a[p] and one fma per vector (§gemm). The block
+ * scales are loaded once per block; within a block the 32 elements go in
+ * order (Q4: low nibbles of the 16 byte rows, then the high nibbles). */
+GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *bias_pad,
+                           int64_t j0, int64_t nt, const int wt) {
+  const int64_t k = g->k;
+  const float *a = g->a;
+  const unsigned char *b = bv;
+  const size_t gbytes = gg_group_bytes(k, wt);
+  for (int64_t j = j0; j < j0 + nt; j += HMX_QG) { /* groups: independent outputs */
+    const unsigned char *gb = b + (size_t)(j / HMX_QG) * gbytes;
+    __builtin_prefetch(gb + gbytes, 0, 2);
+    gx_v acc[GG_V];
+    for (int v = 0; v < GG_V; v++) acc[v] = gx_loadu(bias_pad + j + v * GX_VL); /* bias or +0 */
+    if (wt == XW_G16_F16 || wt == XW_G16_BF16) {
+      for (int64_t p = 0; p < k; p++) {
+        const gx_v av = gx_bcast(a + p);
+        for (int v = 0; v < GG_V; v++) acc[v] = gx_fma(av, gg_load(gb, p, v * GX_VL, wt), acc[v]);
+      }
+    } else {
+      const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
+      for (int64_t p0 = 0; p0 < k; p0 += 32) {
+        const unsigned char *blk = gb + (p0 / 32) * HMX_QG * bs;
+        __builtin_prefetch(blk + 8 * HMX_QG * bs, 0, 2);
+        xv_v d[GG_V], mn[GG_V];
+        for (int v = 0; v < GG_V; v++) {
+          d[v] = gg_f16(blk + v * GX_VL * 2);
+          mn[v] = wt == XW_G16_Q4_1 ? gg_f16(blk + HMX_QG * 2 + v * GX_VL * 2) : xv_zero();
+        }
+        if (wt == XW_G16_Q8_0) {
+          const unsigned char *qs = blk + 2 * HMX_QG;
+          for (int jj = 0; jj < 32; jj++) {
+            const gx_v av = gx_bcast(a + p0 + jj);
+            for (int v = 0; v < GG_V; v++)
+              acc[v] = gx_fma(av, xv_mul(xv_cvt_i(xv_i8_i(qs + jj * HMX_QG + v * GX_VL)), d[v]),
+                              acc[v]);
+          }
+        } else {
+          const unsigned char *qs = blk + (wt == XW_G16_Q4_1 ? 4 : 2) * HMX_QG;
+          for (int half = 0; half < 2; half++) /* elements 0..15 (low nibbles), then 16..31 */
+            for (int jj = 0; jj < 16; jj++) {
+              const gx_v av = gx_bcast(a + p0 + half * 16 + jj);
+              for (int v = 0; v < GG_V; v++) {
+                const xv_i u = xv_u8_i(qs + jj * HMX_QG + v * GX_VL);
+                const xv_i n = half ? xv_srli_i(u, 4) : xv_and_i(u, xv_set1_i(0x0F));
+                /* Q4_1: fma(n, d, m), which NUMERICS allows: n * d is exact,
+                 * so the fma rounds the same sum once, as the add does */
+                const xv_v w = wt == XW_G16_Q4_1 ? xv_fma(xv_cvt_i(n), d[v], mn[v])
+                                                 : xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), d[v]);
+                acc[v] = gx_fma(av, w, acc[v]);
+              }
+            }
+        }
+      }
+    }
+    const int64_t rows = j0 + nt - j < HMX_QG ? j0 + nt - j : HMX_QG;
+    for (int v = 0; v < GG_V; v++)
+      gx_storeu_n(g->c + j + v * GX_VL, acc[v], gx_clamp_lanes((int)rows - v * GX_VL));
+  }
+}
+
+/* Pack B[p0 .. p0+kc, j0 .. j0+nb) into NR-wide panels (as gx_pack_b_nt;
+ * j0 a multiple of 16): each vector of a panel row is one gg_load. Lanes
+ * past the matrix's groups are +0; lanes past nb are never stored. */
+GX_INLINE void gx_pack_b_g16(const void *bv, int64_t k, int64_t n, int64_t p0, int64_t kc,
+                             int64_t j0, int64_t nb, float *dst, const int wt) {
+  const unsigned char *b = bv;
+  const size_t gbytes = gg_group_bytes(k, wt);
+  const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
+  for (int64_t jp = 0; jp < nb; jp += GX_NR) {
+    float *d = dst + jp * kc;
+    for (int64_t p = 0; p < kc; p++)
+      for (int v = 0; v < GX_NV; v++) {
+        const int64_t col = j0 + jp + v * GX_VL, grp = col / HMX_QG;
+        const gx_v w = grp < groups ? gg_load(b + (size_t)grp * gbytes, p0 + p,
+                                              (int)(col % HMX_QG), wt)
+                                    : gx_zero();
+        gx_storeu(d + p * GX_NR + v * GX_VL, w);
+      }
+  }
+}
+
+#endif

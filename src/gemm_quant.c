@@ -1,0 +1,134 @@
+/* gemm with GGUF-quantized weights in place (src/gemm_quant.h). The kernels
+ * that decode blocks (HMX_WQ_GEMM, src/backend.h) follow docs/NUMERICS.md
+ * "GGUF dequantization" then §gemm; this file only validates and routes. */
+#include "gemm_quant.h"
+#include "backend.h"
+#include "dispatch.h"
+#include "gguf.h"
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* ---- the G16 layout (gemm_quant.h) */
+
+/* GGUF block geometry: elements B, bytes S, header bytes (the 16-bit scale
+ * fields before the quants). F16/BF16: one element of 2 bytes, no header. */
+static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
+  hmx_gguf_type_block(type, B, S);
+  *hdr = type == HMX_GGML_Q4_1 ? 4 : type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 0 : 2;
+}
+
+int hmx_qlayout_g16_ok(uint32_t type) {
+  return type == HMX_GGML_Q8_0 || type == HMX_GGML_Q4_0 || type == HMX_GGML_Q4_1 ||
+         type == HMX_GGML_F16 || type == HMX_GGML_BF16;
+}
+
+size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
+  int64_t B, S, hdr;
+  geometry(type, &B, &S, &hdr);
+  return (size_t)((n + HMX_QG - 1) / HMX_QG * HMX_QG) * (size_t)(k / B * S);
+}
+
+/* Where byte f of row r's block goes inside the group's interleaved block
+ * (16 * S bytes): 16-bit header field h of the 16 rows side by side, then
+ * for each quant byte j the 16 rows' bytes; F16/BF16 (S = 2, no header): the
+ * 16 rows' values of one element side by side. */
+static int64_t g16_pos(int64_t f, int64_t r, int64_t S, int64_t hdr) {
+  if (hdr == 0) return r * S + f;
+  if (f < hdr) return (f / 2) * 2 * HMX_QG + r * 2 + f % 2;
+  return hdr * HMX_QG + (f - hdr) * HMX_QG + r;
+}
+
+void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst) {
+  int64_t B, S, hdr;
+  geometry(type, &B, &S, &hdr);
+  const int64_t nb = k / B, groups = (n + HMX_QG - 1) / HMX_QG;
+  const unsigned char *s = src;
+  unsigned char *d = dst;
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t b = 0; b < nb; b++) {
+      unsigned char *blk = d + (g * nb + b) * HMX_QG * S;
+      for (int64_t r = 0; r < HMX_QG; r++) {
+        const int64_t row = g * HMX_QG + r;
+        for (int64_t f = 0; f < S; f++)
+          blk[g16_pos(f, r, S, hdr)] = row < n ? s[(row * nb + b) * S + f] : 0;
+      }
+    }
+}
+
+void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst) {
+  int64_t B, S, hdr;
+  geometry(q->type, &B, &S, &hdr);
+  const int64_t nb = q->k / B;
+  const unsigned char *s = q->data;
+  if (q->layout != HMX_QLAYOUT_G16) {
+    (void)hmx_gguf_dequantize(q->type, s + j * nb * S, q->k, dst);
+    return;
+  }
+  unsigned char tmp[256];
+  const int64_t g = j / HMX_QG, r = j % HMX_QG;
+  for (int64_t b = 0; b < nb; b++) {
+    const unsigned char *blk = s + (g * nb + b) * HMX_QG * S;
+    for (int64_t f = 0; f < S; f++) tmp[f] = blk[g16_pos(f, r, S, hdr)];
+    (void)hmx_gguf_dequantize(q->type, tmp, B, dst + b * B);
+  }
+}
+
+hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx_qmatrix *b,
+                          hmx_tensor *c) {
+  static const char op[] = "gemm";
+  if (!a || !b || !c || !b->data)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "gemm (quantized weights): NULL argument");
+  int64_t block, bytes;
+  if (!hmx_gguf_type_block(b->type, &block, &bytes) || !hmx_gguf_can_dequantize(b->type))
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "gemm: weights of ggml type %u are not supported",
+                    b->type);
+  if (b->n < 1 || b->k < 1 || b->k % block)
+    return hmx_fail(HMX_ERR_SHAPE, "gemm: quantized weights [%lld, %lld]: K must be a whole "
+                    "number of %s blocks", (long long)b->n, (long long)b->k,
+                    hmx_gguf_type_name(b->type));
+  if (b->layout != HMX_QLAYOUT_ROWS && (b->layout != HMX_QLAYOUT_G16 || !hmx_qlayout_g16_ok(b->type)))
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "gemm: layout %d of %s weights is not supported",
+                    b->layout, hmx_gguf_type_name(b->type));
+  /* 16-bit and f32 matrices in rows are ordinary tensors */
+  if (b->layout == HMX_QLAYOUT_ROWS && (b->type == HMX_GGML_F32 || b->type == HMX_GGML_F16 || b->type == HMX_GGML_BF16)) {
+    const hmx_dtype dt = b->type == HMX_GGML_F32 ? HMX_F32 : b->type == HMX_GGML_F16 ? HMX_F16
+                                                                                       : HMX_BF16;
+    hmx_tensor w = hmx_tensor_2d((void *)(uintptr_t)b->data, dt, b->n, b->k);
+    return hmx_gemm(ctx, a, &w, 1, NULL, c);
+  }
+  hmx_exec ex;
+  hmx_status st = hmx_exec_resolve(ctx, op, &ex);
+  if (st) return st;
+  if ((st = hmx_check_float(op, "a", a, 2)) || (st = hmx_check_float(op, "c", c, 2))) return st;
+  const int64_t m = a->shape[0];
+  if (a->shape[1] != b->k || c->shape[0] != m || c->shape[1] != b->n)
+    return hmx_fail(HMX_ERR_SHAPE, "gemm: a [%lld, %lld] times quantized [%lld, %lld]^T does "
+                    "not fit c [%lld, %lld]", (long long)m, (long long)a->shape[1],
+                    (long long)b->n, (long long)b->k, (long long)c->shape[0],
+                    (long long)c->shape[1]);
+  const unsigned need = b->layout == HMX_QLAYOUT_G16 ? HMX_WG16_GEMM : HMX_WQ_GEMM;
+  const int in_place = ex.be->gemm && (ex.be->weights16 & need) &&
+                       a->dtype == HMX_F32 && c->dtype == HMX_F32 &&
+                       a->memory == HMX_MEMORY_HOST && c->memory == HMX_MEMORY_HOST &&
+                       hmx_tensor_is_contiguous(a) && hmx_tensor_is_contiguous(c) &&
+                       !hmx_check_alias(op, "c", c, "a", a, 0);
+  if (in_place) {
+    hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
+                       NULL, b->data, b->type, b->layout};
+    return ex.be->gemm(&g);
+  }
+  /* Any other backend: dequantize (the rule), then the f32 gemm. */
+  size_t n;
+  float *w = NULL;
+  if (!hmx_mul_size((size_t)b->n, (size_t)b->k, &n) || !(w = hmx_alloc_array(n, sizeof *w)))
+    return hmx_fail(HMX_ERR_NO_MEMORY, "gemm: cannot dequantize [%lld, %lld] weights",
+                    (long long)b->n, (long long)b->k);
+  for (int64_t j = 0; j < b->n; j++) hmx_qmatrix_row_f32(b, j, w + j * b->k);
+  {
+    hmx_tensor wt = hmx_tensor_2d(w, HMX_F32, b->n, b->k);
+    st = hmx_gemm(ctx, a, &wt, 1, NULL, c);
+  }
+  free(w);
+  return st;
+}

@@ -1,0 +1,50 @@
+/* gemm with GGUF-quantized weights kept in their file format (internal: the
+ * model runtime's path for GGUF matrices; docs/NUMERICS.md "GGUF
+ * dequantization", "Quantized weights in place"). */
+#ifndef HMX_GEMM_QUANT_H
+#define HMX_GEMM_QUANT_H
+
+#include "hadamix.h"
+
+/* A [N, K] matrix as GGUF stores it: N rows of K elements (ne[0] = K), of
+ * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1 or Q6_K), K a whole
+ * number of blocks. data may be unaligned for the block types. */
+typedef struct hmx_qmatrix {
+  uint32_t type;
+  const void *data;
+  int64_t n, k;
+  int layout; /* HMX_QLAYOUT_* */
+} hmx_qmatrix;
+
+/* How the blocks of an [N, K] matrix lie in memory.
+ * ROWS: GGUF's, row after row (row j: K / B blocks).
+ * G16: rows in groups of 16 (N rounded up with zero rows), each group's
+ *   blocks in K order, each block of the group interleaved so that the
+ *   16 rows' values of one element are adjacent: per block of Q8_0 / Q4_0 /
+ *   Q4_1 the 16 rows' f16 d (then, Q4_1, the 16 m), then for each byte
+ *   position j of the GGUF block the 16 rows' byte j; F16 / BF16 are
+ *   [N/16][K][16]. The same bytes as ROWS (and the same size but for the
+ *   padding rows), so a vector of 16 (or 8) outputs' weights for element p
+ *   is one load, with no transpose (docs/NUMERICS.md "Quantized weights in
+ *   place"). Q6_K has no G16 form. */
+enum { HMX_QLAYOUT_ROWS = 0, HMX_QLAYOUT_G16 = 1 };
+#define HMX_QG 16 /* rows per group of the G16 layout */
+
+/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F16, BF16). */
+int hmx_qlayout_g16_ok(uint32_t type);
+/* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
+size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);
+/* GGUF rows [N, K] at src -> the G16 form at dst (hmx_qlayout_g16_bytes). */
+void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst);
+/* Row j of either layout, dequantized by the GGUF rule to k floats. */
+void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst);
+
+/* c = a B^T (gemm with trans_b = 1, no bias): a [M, K] f32, c [M, N] f32,
+ * both host memory. The bits are those of dequantizing B to f32 (the GGUF
+ * rule) and calling hmx_gemm: a backend with HMX_WQ_GEMM decodes the blocks
+ * in registers; for any other this function dequantizes B to a temporary
+ * f32 copy and calls hmx_gemm. F16/BF16 go to hmx_gemm as 16-bit tensors. */
+hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx_qmatrix *b,
+                          hmx_tensor *c);
+
+#endif

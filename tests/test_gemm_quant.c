@@ -1,0 +1,148 @@
+/* gemm with GGUF weights in place (src/gemm_quant.h, HMX_WQ_GEMM) against
+ * "dequantize, then the reference gemm", bit for bit (memcmp), on every
+ * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
+ * F16 and BF16, in GGUF's row layout and (but Q6_K) the G16 layout
+ * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
+ * and M > 1 (the packed path), block scales that include subnormal f16s,
+ * zero, and (one case per type) infinity and NaN. */
+#include "check.h"
+#include "backend.h"
+#include "gemm_quant.h"
+#include "gguf.h"
+#include "../ref/ref.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static uint64_t next(void) {
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static float uniform(void) { return (float)(next() >> 40) / (float)(1 << 24) * 2.0f - 1.0f; }
+
+/* An f16 block scale: mostly moderate, sometimes subnormal or zero; with
+ * `specials`, sometimes infinite or NaN. */
+static uint16_t scale16(int specials) {
+  const uint64_t r = next() % 64;
+  if (specials && r == 0) return 0x7C00;                 /* +inf */
+  if (specials && r == 1) return 0x7E01;                 /* NaN */
+  if (r == 2) return (uint16_t)(next() % 0x3FF + 1);     /* subnormal */
+  if (r == 3) return 0x8000;                             /* -0 */
+  return hmx_f32_to_f16(uniform() * 0.05f);
+}
+
+static void put16(unsigned char *p, uint16_t h) {
+  p[0] = (unsigned char)h;
+  p[1] = (unsigned char)(h >> 8);
+}
+
+/* n elements of random blocks of `type`. */
+static void fill(uint32_t type, unsigned char *b, int64_t n, int specials) {
+  int64_t block, bytes;
+  hmx_gguf_type_block(type, &block, &bytes);
+  for (int64_t i = 0; i < n / block * bytes; i++) b[i] = (unsigned char)next();
+  for (int64_t i = 0; i < n / block; i++) {
+    unsigned char *p = b + i * bytes;
+    switch (type) {
+    case HMX_GGML_F16: put16(p, hmx_f32_to_f16(uniform())); break;
+    case HMX_GGML_BF16: put16(p, hmx_f32_to_bf16(uniform())); break;
+    case HMX_GGML_Q8_0: case HMX_GGML_Q4_0: put16(p, scale16(specials)); break;
+    case HMX_GGML_Q4_1: put16(p, scale16(specials)); put16(p + 2, scale16(specials)); break;
+    case HMX_GGML_Q6_K: put16(p + 208, scale16(specials)); break;
+    }
+  }
+}
+
+static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, int64_t k,
+                    int specials, int layout) {
+  int64_t block, bytes;
+  hmx_gguf_type_block(type, &block, &bytes);
+  unsigned char *bq = malloc((size_t)(n * k / block * bytes));
+  float *a = malloc((size_t)(m * k) * sizeof(float)), *bf = malloc((size_t)(n * k) * sizeof(float));
+  float *want = malloc((size_t)(m * n) * sizeof(float)), *got = malloc((size_t)(m * n) * sizeof(float));
+  fill(type, bq, n * k, specials);
+  for (int64_t i = 0; i < m * k; i++) a[i] = uniform();
+  /* the definition: dequantize (the GGUF rule), then the reference gemm */
+  CHECK(!hmx_gguf_dequantize(type, bq, n * k, bf), "dequantize: %s", hmx_last_error());
+  hmx_gemm_args g = {a, bf, NULL, want, m, n, k, 1, 1, HMX_F32, NULL, NULL, 0, 0};
+  hmx_ref_gemm(&g);
+  int bad = 0;
+  unsigned char *g16 = NULL;
+  if (layout == HMX_QLAYOUT_G16) {
+    g16 = malloc(hmx_qlayout_g16_bytes(type, n, k));
+    hmx_qlayout_to_g16(type, bq, n, k, g16);
+  }
+  for (int threads = 1; threads <= 2; threads++) {
+    hmx_context ctx = {be, threads, 0};
+    hmx_tensor A = hmx_tensor_2d(a, HMX_F32, m, k), C = hmx_tensor_2d(got, HMX_F32, m, n);
+    hmx_qmatrix B = {type, g16 ? g16 : bq, n, k, layout};
+    memset(got, 0xA5, (size_t)(m * n) * sizeof(float));
+    hmx_status st = hmx_gemm_quant(&ctx, &A, &B, &C);
+    CHECK(st == HMX_OK, "%s %s: %s", hmx_backend_name(be), hmx_gguf_type_name(type),
+          hmx_last_error());
+    const int same = memcmp(got, want, (size_t)(m * n) * sizeof(float)) == 0;
+    CHECK(same, "%s %s%s M=%lld N=%lld K=%lld threads=%d specials=%d: not the bits of "
+          "dequantize + ref gemm", hmx_backend_name(be), hmx_gguf_type_name(type),
+          layout ? " (G16)" : "", (long long)m, (long long)n, (long long)k, threads, specials);
+    bad |= !same;
+  }
+  free(g16); free(bq); free(a); free(bf); free(want); free(got);
+  return bad;
+}
+
+int main(void) {
+  static const uint32_t types[] = {HMX_GGML_Q4_1, HMX_GGML_Q8_0, HMX_GGML_Q4_0, HMX_GGML_Q6_K,
+                                   HMX_GGML_F16, HMX_GGML_BF16};
+  /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
+   * vector, N over several thread tiles, M = 1 and M > 1 */
+  static const int64_t shapes[][3] = {{1, 37, 256}, {1, 5, 512}, {1, 131, 768},
+                                      {3, 37, 256}, {17, 67, 512}, {1, 577, 256}};
+  int ran = 0;
+  for (int bi = 0; bi < hmx_backend_count(); bi++) {
+    const hmx_backend *be = hmx_backend_at(bi);
+    if (!hmx_backend_available(be) || !be->gemm) continue;
+    printf("%s (%s)\n", hmx_backend_name(be),
+           (be->weights16 & HMX_WQ_GEMM) ? "blocks decoded in place" : "dequantize + f32 gemm");
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
+      for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int layout = 0; layout <= 1; layout++)
+          if (layout == HMX_QLAYOUT_ROWS || hmx_qlayout_g16_ok(types[ti]))
+            run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2, layout);
+    ran++;
+  }
+  /* the check can fail: a one-bit change in one block must show */
+  {
+    unsigned char blk[2 * 20];
+    fill(HMX_GGML_Q4_1, blk, 64, 0);
+    float x[64], y0, y1;
+    for (int i = 0; i < 64; i++) x[i] = 1.0f;
+    hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 64), C = hmx_tensor_2d(&y0, HMX_F32, 1, 1);
+    hmx_qmatrix B = {HMX_GGML_Q4_1, blk, 1, 64, HMX_QLAYOUT_ROWS};
+    CHECK(!hmx_gemm_quant(NULL, &A, &B, &C), "%s", hmx_last_error());
+    blk[30] ^= 1;
+    C = hmx_tensor_2d(&y1, HMX_F32, 1, 1);
+    CHECK(!hmx_gemm_quant(NULL, &A, &B, &C), "%s", hmx_last_error());
+    CHECK(memcmp(&y0, &y1, sizeof y0) != 0, "a flipped weight bit did not change the output");
+  }
+  /* bad arguments are rejected */
+  {
+    float x[32] = {0}, y[1];
+    unsigned char blk[20] = {0};
+    hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 32), C = hmx_tensor_2d(y, HMX_F32, 1, 1);
+    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32, HMX_QLAYOUT_ROWS}; /* K not a multiple of 256 */
+    CHECK(hmx_gemm_quant(NULL, &A, &B, &C) == HMX_ERR_SHAPE, "K %% block accepted");
+    B.type = 99;
+    CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "unknown type accepted");
+    B.type = HMX_GGML_Q6_K;
+    B.k = 256;
+    B.layout = HMX_QLAYOUT_G16; /* Q6_K has no G16 form */
+    CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "Q6_K G16 accepted");
+  }
+  CHECK(ran >= 1, "no backend ran");
+  return check_finish("test_gemm_quant");
+}
