@@ -78,7 +78,7 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
     hmx_qlayout_to_g16(type, bq, n, k, g16);
   }
   for (int threads = 1; threads <= 2; threads++) {
-    hmx_context ctx = {be, threads, 0};
+    hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
     hmx_tensor A = hmx_tensor_2d(a, HMX_F32, m, k), C = hmx_tensor_2d(got, HMX_F32, m, n);
     hmx_qmatrix B = {type, g16 ? g16 : bq, n, k, layout};
     memset(got, 0xA5, (size_t)(m * n) * sizeof(float));
