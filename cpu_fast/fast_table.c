@@ -39,4 +39,5 @@ const hmx_fast_ops hmx_cpu_fast_ops = {
 #else
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
+    NULL, /* dev_gemm: the CPU backends take no device memory */
 };

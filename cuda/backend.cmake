@@ -71,6 +71,23 @@ if(_hmx_cuda_ok)
   target_link_libraries(hadamix PUBLIC CUDA::cudart_static)
   list(APPEND HMX_BACKEND_NAMES cuda)
 
+  # The fast tier's gemm (cuda/fast_gemm.cu): cuBLASLt, linked as a shared
+  # library (its static archive is hundreds of MB). Without it the cuda
+  # backend has no fast tier and every op stays exact there.
+  if(TARGET CUDA::cublasLt)
+    target_link_libraries(hadamix PUBLIC CUDA::cublasLt)
+    target_compile_definitions(hadamix PRIVATE HMX_WITH_CUDA_FAST=1)
+    set(HMX_HAVE_CUDA_FAST ON)
+    message(STATUS "hadamix: cuda fast tier: cuBLASLt ${CUDAToolkit_VERSION}")
+    # its H100 measurement next to PyTorch (tools/cuda/fast_gemm_h100.sh)
+    add_executable(hmx-cuda-fast-bench ${PROJECT_SOURCE_DIR}/tools/cuda/bench_fast_gemm_cuda.c)
+    target_include_directories(hmx-cuda-fast-bench PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    target_link_libraries(hmx-cuda-fast-bench PRIVATE hadamix m)
+  else()
+    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/fast_gemm.cu PROPERTIES HEADER_FILE_ONLY ON)
+    message(STATUS "hadamix: cuBLASLt not found: the cuda backend has no fast tier")
+  endif()
+
   # The H100 benchmark driver (tools/cuda/bench_h100.sh): hadamix on device
   # memory next to the copy bandwidth; a plain C program on the public API.
   add_executable(hmx-cuda-bench ${PROJECT_SOURCE_DIR}/tools/cuda/bench_cuda.c)

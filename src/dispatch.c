@@ -112,6 +112,8 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
                       "here (%s)", op,
                       device_tables[0] ? "no usable CUDA device" : "built without CUDA");
     ex->be = d->backend;
+    /* the fast tier of the backend that runs the call, not the default's */
+    ex->fast = ex->tier == HMX_TIER_FAST ? hmx_fast_ops_of(ex->be) : NULL;
   }
   ex->dev = d;
   ex->call.stream = cuda_stream;

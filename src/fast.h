@@ -11,6 +11,8 @@
 
 #include "backend.h"
 
+struct hmx_device_call; /* src/dispatch.h */
+
 typedef struct hmx_fast_ops {
   const char *name;  /* e.g. "cpu-fast" */
   hmx_status (*gemm)(const hmx_gemm_args *a);
@@ -19,6 +21,10 @@ typedef struct hmx_fast_ops {
   const char *attention_uses, *attention_why_not;
   hmx_status (*swiglu)(const hmx_swiglu_args *a);
   const char *swiglu_uses, *swiglu_why_not;
+  /* Device memory (src/dispatch.h): the fast gemm on the caller's device
+   * buffers and stream; NULL: device-memory gemm stays exact. For it a, b
+   * and c may also be bf16 (all three, in c->io_dtype); bias is f32. */
+  hmx_status (*dev_gemm)(const hmx_gemm_args *a, const struct hmx_device_call *c);
 } hmx_fast_ops;
 
 /* The fast kernels of backend b, or NULL when b has no fast tier (ref: it is

@@ -22,6 +22,10 @@ extern const hmx_backend hmx_backend_avx512;
 #if defined(HMX_WITH_NEON)
 extern const hmx_backend hmx_backend_neon;
 #endif
+#if defined(HMX_WITH_CUDA_FAST)
+extern const hmx_backend hmx_backend_cuda;
+extern const hmx_fast_ops hmx_cuda_fast_ops; /* cuda/fast_gemm.cu: cuBLASLt */
+#endif
 
 typedef struct fast_entry {
   const hmx_backend *backend;
@@ -37,6 +41,9 @@ static const fast_entry fast_tables[] = {
 #endif
 #if defined(HMX_WITH_CPU_FAST) && defined(HMX_WITH_NEON)
     {&hmx_backend_neon, &hmx_cpu_fast_ops},
+#endif
+#if defined(HMX_WITH_CUDA_FAST)
+    {&hmx_backend_cuda, &hmx_cuda_fast_ops},
 #endif
     {NULL, NULL}};
 

@@ -166,10 +166,19 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   TRY(hmx_check_alias(op, "c", c, "bias", bias, 0));
   const hmx_tensor *place[] = {a, b, bias, c};
   static const char *const place_names[] = {"a", "b", "bias", "c"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  /* in the fast tier, device a, b and c may be bf16 or f16 (one dtype) */
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, ex.tier == HMX_TIER_FAST ? 0xBu : 0));
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
-    HMX_PICK_DEVICE(ex, gemm, dfn);
+    if (ex.fast && ex.fast->dev_gemm) {
+      dfn = ex.fast->dev_gemm;
+    } else {
+      if (ex.call.io_dtype != HMX_F32)
+        return hmx_fail(HMX_ERR_DTYPE, "gemm: device tensors are %s; backend '%s' takes 16-bit "
+                        "device gemm operands in the fast tier only", hmx_dtype_name(ex.call.io_dtype),
+                        ex.be->name);
+      HMX_PICK_DEVICE(ex, gemm, dfn);
+    }
     hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
                        ex.threads, HMX_F32, NULL, NULL, 0, 0};
     return device_finish(dfn(&g, &ex.call), op, &ex);

@@ -33,6 +33,32 @@ static inline void fo_gemm(const double *a, const double *b, const double *bias,
     }
 }
 
+/* gemm on tensor cores (the cuda fast tier, cuBLASLt): each f32 input is
+ * rounded to TF32 (10 stored mantissa bits: to nearest that is within
+ * u_tf32 = 2^-11, but the hardware may truncate, so within 2 u_tf32 = 2^-10
+ * here); bf16 and f16 inputs (tf32 = 0) enter unrounded. The products of two
+ * such inputs are exact in f32; the sums are f32, whose tensor-core adders
+ * may truncate, so gamma is taken with 2u:
+ *   |c^ - c| <= ((1 + e)^2 (1 + g) - 1) sum |a||b| + g |bias|,
+ *   e = 2^-10 (tf32) or 0, g = gamma^(2u)_{K+2}. */
+static inline void fo_gemm_tc(const double *a, const double *b, const double *bias, int64_t m,
+                              int64_t n, int64_t k, int trans_b, int tf32, double *want,
+                              double *bound) {
+  const double kk = (double)k + 2, g = kk * 2 * FO_U / (1.0 - kk * 2 * FO_U);
+  const double e = tf32 ? 0x1p-10 : 0.0, f = (1 + e) * (1 + e) * (1 + g) - 1;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = bias ? bias[j] : 0.0, mag = 0.0;
+      for (int64_t p = 0; p < k; p++) {
+        double bv = trans_b ? b[j * k + p] : b[p * n + j];
+        s += a[i * k + p] * bv;
+        mag += fabs(a[i * k + p] * bv);
+      }
+      want[i * n + j] = s;
+      bound[i * n + j] = f * mag + g * (bias ? fabs(bias[j]) : 0.0);
+    }
+}
+
 /* attention, per query and channel: with s_j = scale q.k_j and the oracle's
  * p_j = softmax(s)_j, o = sum p_j v_j. A score carries an error of at most
  * D_j = gamma_{D+1} scale sum|q||k_j|; shifting it by the running max and

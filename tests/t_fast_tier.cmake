@@ -6,6 +6,14 @@ if(HMX_HAVE_CJSON)
   if(HMX_HAVE_DNNL)
     target_compile_definitions(test_fast_tier PRIVATE HMX_HAVE_DNNL=1)
   endif()
+  # The cuda fast tier (cuBLASLt, cuda/fast_gemm.cu) on host buffers against
+  # its tensor-core bound; skipped (77) without a GPU. The same binary.
+  if(HMX_HAVE_CUDA_FAST)
+    add_test(NAME test_fast_tier_cuda COMMAND test_fast_tier --backend cuda
+             ${PROJECT_SOURCE_DIR}/vectors)
+    set_tests_properties(test_fast_tier_cuda PROPERTIES SKIP_RETURN_CODE 77
+                         LABELS "cuda;fast" TIMEOUT 300)
+  endif()
 endif()
 
 # The CLI side: `hmx ops` lists the fast tier, `--tier` is accepted by every

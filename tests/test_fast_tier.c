@@ -6,9 +6,11 @@
  * the oneDNN primitive cache creates one primitive per shape; an invalid
  * tier is refused.
  *
- *   test_fast_tier [VECTOR_DIR]
+ *   test_fast_tier [--backend NAME] [VECTOR_DIR]
  *
- * Exit 77 (skipped) when the default backend has no fast tier here. */
+ * --backend cuda checks the cuda fast tier (cuBLASLt on tensor cores, host
+ * buffers) against its own gemm bound (fo_gemm_tc); exit 77 (skipped) when
+ * that backend cannot run here, or when the backend has no fast tier. */
 #include "check.h"
 #include "fast_oracle.h"
 #include "op_io.h"
@@ -87,9 +89,19 @@ static float *rand_f(int64_t n) {
   return x;
 }
 
+static const hmx_backend *test_be; /* NULL: the default backend */
+static int tensor_cores;            /* the backend's fast gemm runs on tensor cores (cuda) */
+
 static hmx_context fast_ctx(int threads) {
-  hmx_context c = {NULL, threads, 0, HMX_TIER_FAST};
+  hmx_context c = {test_be, threads, 0, HMX_TIER_FAST};
   return c;
+}
+
+/* The oracle and bound of the backend's fast gemm. */
+static void gemm_oracle(const double *a, const double *b, const double *bias, int64_t m,
+                        int64_t n, int64_t k, int trans_b, double *want, double *bound) {
+  if (tensor_cores) fo_gemm_tc(a, b, bias, m, n, k, trans_b, 1, want, bound);
+  else fo_gemm(a, b, bias, m, n, k, trans_b, want, bound);
 }
 
 /* ------------------------------------------------------------------ random shapes */
@@ -107,7 +119,7 @@ static void gemm_case(int64_t m, int64_t k, int64_t n, int tb, int bias, int thr
   CHECK(s == HMX_OK, "gemm fast: %s", hmx_last_error());
   double *da = vec_f(a, m * k), *db = vec_f(b, k * n), *dbias = bias ? vec_f(bi, n) : NULL;
   double *want = malloc((size_t)(m * n) * sizeof(double)), *bound = malloc((size_t)(m * n) * sizeof(double));
-  fo_gemm(da, db, dbias, m, n, k, tb, want, bound);
+  gemm_oracle(da, db, dbias, m, n, k, tb, want, bound);
   fcheck fc = {0};
   for (int64_t i = 0; i < m * n; i++) fc_add(&fc, "c", i, c[i], want[i], bound[i]);
   char what[128];
@@ -206,8 +218,8 @@ static void vector_case(const char *dir, const char *file) {
     if (!op->args[a].is_output && io.tp[a]) in[a] = to_double(io.tp[a]);
   if (strcmp(op->name, "gemm") == 0) {
     int tb = (int)io.p[0];
-    fo_gemm(in[0], in[1], in[2], io.tp[0]->shape[0], got->shape[1], io.tp[0]->shape[1], tb,
-            want, bound);
+    gemm_oracle(in[0], in[1], in[2], io.tp[0]->shape[0], got->shape[1], io.tp[0]->shape[1], tb,
+                want, bound);
   } else if (strcmp(op->name, "attention") == 0) {
     const hmx_tensor *q = io.tp[0], *k = io.tp[1];
     int64_t qoff = io.p[1] < 0 ? k->shape[1] - q->shape[1] : (int64_t)io.p[1];
@@ -292,7 +304,7 @@ static void planted(void) {
   for (int64_t j = 0; j < n; j++) b[(k - 1) * n + j] = 0.5f + 0.25f * (float)j;
   double *da = vec_f(a2, m * k), *db = vec_f(b, k * n);
   double want[15], bound[15];
-  fo_gemm(da, db, NULL, m, n, k, 0, want, bound);
+  gemm_oracle(da, db, NULL, m, n, k, 0, want, bound);
   fcheck w = {0};
   for (int64_t i = 0; i < m * n; i++) fc_add(&w, "dropped term (expected to be reported)", i, cc[i], want[i], bound[i]);
   CHECK(w.over == m * n, "a gemm missing a term passed %ld of %lld checks", m * n - w.over,
@@ -378,7 +390,18 @@ static void cache(void) {
 #endif
 
 int main(int argc, char **argv) {
-  const hmx_backend *be = hmx_backend_default();
+  if (argc > 2 && strcmp(argv[1], "--backend") == 0) {
+    test_be = hmx_backend_find(argv[2]);
+    if (!test_be || !hmx_backend_available(test_be)) {
+      printf("test_fast_tier: SKIPPED: backend %s %s\n", argv[2],
+             test_be ? "cannot run here (no device)" : "is not built in");
+      return 77;
+    }
+    tensor_cores = strcmp(argv[2], "cuda") == 0;
+    argc -= 2;
+    argv += 2;
+  }
+  const hmx_backend *be = test_be ? test_be : hmx_backend_default();
   const char *why = NULL;
   int any = 0;
   const char *ops[] = {"gemm", "attention", "swiglu"};
@@ -414,10 +437,10 @@ int main(int argc, char **argv) {
   if (argc > 1) vectors(argv[1]);
   if (hmx_fast_op_kernel(be, "gemm", NULL)) planted();
 #if defined(HMX_HAVE_DNNL)
-  cache();
+  if (!tensor_cores) cache(); /* the CPU table's oneDNN primitives */
 #endif
 #if defined(HMX_HAVE_DNNL) && defined(_OPENMP)
-  concurrent();
+  if (!tensor_cores) concurrent();
 #endif
   return check_finish("test_fast_tier");
 }
