@@ -29,7 +29,7 @@ timeout 240 ctest --test-dir "$B" -R 'cuda|fast' --output-on-failure > "$OUT/cte
 echo "ctest rc=$?"; tail -15 "$OUT/ctest.txt"
 "$B/tests/test_fast_tier" --backend cuda vectors > "$OUT/test_fast_tier_cuda.txt" 2>&1
 echo "test_fast_tier --backend cuda rc=$?"; grep -E "^fast tier|gemm [0-9]|planted|checks|SKIP" "$OUT/test_fast_tier_cuda.txt" | head -20
-"$B/tools/hmx" ops > "$OUT/hmx_ops.txt" 2>&1; grep -i -A4 "cuda" "$OUT/hmx_ops.txt" | head -20
+"$B/tools/hmx" ops 2>&1 | grep -i "fast:\|exact (" | head -12
 for r in $(seq 1 "${ROUNDS:-2}"); do
   timeout 120 "$B/hmx-cuda-fast-bench" >> "$OUT/bench_hmx.jsonl" 2>> "$OUT/bench_err.txt"; echo "hmx bench round $r rc=$?"
   timeout 120 python3 tools/cuda/bench_fast_gemm_torch.py >> "$OUT/bench_torch.jsonl" 2>> "$OUT/bench_err.txt"; echo "torch bench round $r rc=$?"
