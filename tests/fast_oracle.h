@@ -40,7 +40,10 @@ static inline void fo_gemm(const double *a, const double *b, const double *bias,
  * such inputs are exact in f32; the sums are f32, whose tensor-core adders
  * may truncate, so gamma is taken with 2u:
  *   |c^ - c| <= ((1 + e)^2 (1 + g) - 1) sum |a||b| + g |bias|,
- *   e = 2^-10 (tf32) or 0, g = gamma^(2u)_{K+2}. */
+ *   e = 2^-10 (tf32) or 0, g = gamma^(2u)_{K+2},
+ * plus 2^-126 (2K + 2 + sum_p (|a_ip| + |b_pj|)) for flushed subnormals.
+ * bound = INFINITY (no bound) where an intermediate may overflow in some
+ * order (docs/NUMERICS.md, "Overflow and NaN"). */
 static inline void fo_gemm_tc(const double *a, const double *b, const double *bias, int64_t m,
                               int64_t n, int64_t k, int trans_b, int tf32, double *want,
                               double *bound) {
@@ -48,14 +51,24 @@ static inline void fo_gemm_tc(const double *a, const double *b, const double *bi
   const double e = tf32 ? 0x1p-10 : 0.0, f = (1 + e) * (1 + e) * (1 + g) - 1;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
-      double s = bias ? bias[j] : 0.0, mag = 0.0;
+      double s = bias ? bias[j] : 0.0, mag = 0.0, under = 2.0 * (double)k + 2;
       for (int64_t p = 0; p < k; p++) {
         double bv = trans_b ? b[j * k + p] : b[p * n + j];
         s += a[i * k + p] * bv;
         mag += fabs(a[i * k + p] * bv);
+        under += fabs(a[i * k + p]) + fabs(bv);
       }
       want[i * n + j] = s;
-      bound[i * n + j] = f * mag + g * (bias ? fabs(bias[j]) : 0.0);
+      /* + underflow: a subnormal input, product or partial sum flushed to
+       * zero loses at most 2^-126 times the other factor (or 1) */
+      bound[i * n + j] = f * mag + g * (bias ? fabs(bias[j]) : 0.0) + 0x1p-126 * under;
+      /* no bound where some evaluation order may overflow: an input that
+       * rounds to TF32 past FLT_MAX, or a partial sum that can reach it */
+      int may_overflow = (1 + e) * (1 + e) * mag * (1 + g) + (bias ? fabs(bias[j]) : 0.0) >= 0x1.fffffep127;
+      for (int64_t p = 0; p < k && tf32 && !may_overflow; p++)
+        may_overflow = fabs(a[i * k + p]) * (1 + e) >= 0x1.fffffep127 ||
+                       fabs(trans_b ? b[j * k + p] : b[p * n + j]) * (1 + e) >= 0x1.fffffep127;
+      if (may_overflow) bound[i * n + j] = INFINITY;
     }
 }
 

@@ -8,3 +8,9 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
   hmx_add_test(NAME test_cuda_device SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_device.c
                LABELS cuda TIMEOUT 600)
 endif()
+# The cuda fast tier's gemm on device memory (f32/TF32, bf16, f16) against
+# its tensor-core bound (tests/test_fast_cuda_device.c); skipped without a GPU.
+if(HMX_HAVE_CUDA_FAST)
+  hmx_add_test(NAME test_fast_cuda_device SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_fast_cuda_device.c
+               LABELS cuda fast TIMEOUT 300)
+endif()

@@ -44,7 +44,8 @@ typedef struct fcheck {
  * bounded (counted apart); a non-finite fast value where the oracle is
  * finite is over. */
 static void fc_add(fcheck *c, const char *what, int64_t i, double got, double want, double bound) {
-  if (!isfinite(want) || fabs(want) > FLT_MAX) { /* the float result overflows */
+  if (!isfinite(want) || fabs(want) > FLT_MAX || isinf(bound)) {
+    /* the float result overflows, or an intermediate may (no bound) */
     c->nonfinite++;
     return;
   }

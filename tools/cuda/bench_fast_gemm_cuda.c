@@ -100,7 +100,7 @@ static int run_shape(int64_t m, int64_t k, int64_t n, hmx_dtype t, int reps, int
       uint16_t v;
       memcpy(&v, hc + i * 2, 2);
       got = hmx_bf16_to_f32(v);
-      bound[i] += 0x1p-8 * fabs(got); /* c rounded to bf16 */
+      bound[i] = bound[i] * (1 + 0x1p-8) + 0x1p-8 * fabs(want[i]); /* c rounded to bf16 */
     } else {
       float v;
       memcpy(&v, hc + i * 4, 4);
