@@ -3,14 +3,16 @@
  * (inputs rounded to TF32, products and sums in f32); bf16/f16 device
  * operands with CUBLAS_COMPUTE_32F (exact products, f32 sums, the result
  * rounded once to the output dtype). The bias goes through the epilogue
- * (CUBLASLT_EPILOGUE_BIAS, added in f32). Bound: NUMERICS.md "Bounds", gemm
- * (tensor cores).
+ * (CUBLASLT_EPILOGUE_BIAS, added in f32; f32 operands only). Bound:
+ * NUMERICS.md "Bounds", gemm on tensor cores.
  *
  * What is created once: the cuBLASLt handle; per (shape, trans_b, bias,
  * dtype, alignment, workspace) one plan (operation descriptor, three
  * layouts and the heuristic's algorithm), kept until exit; per caller
  * stream one workspace (device calls; host calls own a fresh stream and run
- * without workspace). A mutex guards the tables and the bias pointer, which
+ * without workspace). All of it is kept until the process exits (CUDA calls
+ * in atexit handlers are unsafe), so compute-sanitizer --leak-check reports
+ * the workspaces (32 MiB each). A mutex guards the tables and the bias pointer, which
  * is an attribute of the shared descriptor, until the matmul is queued.
  *
  * Row-major C[M][N] = A[M][K] B is column-major C^T = B^T A^T, so cuBLASLt's
@@ -230,7 +232,13 @@ extern "C" hmx_status hmx_cuda_fast_dev_gemm(const hmx_gemm_args *g, const hmx_d
   job_begin_device(&j, "gemm", c->stream);
   int ran = 1;
   if (j.st == HMX_OK && g->m > 0 && g->n > 0) {
-    if (g->k <= 0) { /* 16-bit C = bias or 0: cuBLASLt takes no K = 0 */
+    if (dt != HMX_F32 && g->bias) {
+      /* cuBLASLt's bias epilogue wants a bias of C's dtype with 16-bit C
+       * (measured on cuBLASLt 13.0: no algorithm for an f32 bias), and
+       * hadamix's bias is f32: rounding it first would add an error */
+      j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda fast gemm: %s device operands take no bias "
+                      "(add it separately, or use f32 operands)", hmx_dtype_name(dt));
+    } else if (g->k <= 0) { /* 16-bit C = bias or 0: cuBLASLt takes no K = 0 */
       j.st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda fast gemm: K = 0 with %s operands",
                       hmx_dtype_name(dt));
     } else {

@@ -23,7 +23,7 @@ typedef struct hmx_fast_ops {
   const char *swiglu_uses, *swiglu_why_not;
   /* Device memory (src/dispatch.h): the fast gemm on the caller's device
    * buffers and stream; NULL: device-memory gemm stays exact. For it a, b
-   * and c may also be bf16 (all three, in c->io_dtype); bias is f32. */
+   * and c may also be bf16 or f16 (all three, in c->io_dtype; then no bias). */
   hmx_status (*dev_gemm)(const hmx_gemm_args *a, const struct hmx_device_call *c);
 } hmx_fast_ops;
 

@@ -3,7 +3,7 @@
  * bf16 / f16 operands, trans_b, bias, an operand 4 bytes off 16-byte
  * alignment, a caller stream; every element within the tensor-core bound of
  * the float64 oracle (tests/fast_oracle.h, fo_gemm_tc). The exact tier must
- * refuse 16-bit device operands. Exit 77 (skipped) without a GPU. */
+ * refuse 16-bit device operands, and the fast tier a bias with them. Exit 77 (skipped) without a GPU. */
 #include "check.h"
 #include "fast_oracle.h"
 #include "hadamix.h"
@@ -86,6 +86,15 @@ static void gemm_case(hmx_dtype t, int64_t m, int64_t k, int64_t n, int tb, int 
   hmx_set_cuda_stream(stream);
   hmx_status s = hmx_gemm(&ctx, &ta, &tbb, tb, bias ? &tbias : NULL, &tc);
   hmx_set_cuda_stream(NULL);
+  if (t != HMX_F32 && bias) { /* 16-bit operands take no bias (cuda/fast_gemm.cu) */
+    CHECK(s == HMX_ERR_UNSUPPORTED, "%s device gemm with a bias: %s", hmx_dtype_name(t),
+          s == HMX_OK ? "accepted" : hmx_last_error());
+    printf("  device gemm %-4s with a bias: refused (%s)\n", hmx_dtype_name(t), hmx_last_error());
+    bias = 0;
+    hmx_set_cuda_stream(stream);
+    s = hmx_gemm(&ctx, &ta, &tbb, tb, NULL, &tc);
+    hmx_set_cuda_stream(NULL);
+  }
   CHECK(s == HMX_OK, "fast device gemm %s: %s", hmx_dtype_name(t), hmx_last_error());
   CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "sync");
   cudaMemcpy(hc, gc, (size_t)(m * n) * es, cudaMemcpyDeviceToHost);
