@@ -1,6 +1,7 @@
 /* The fast tier: which backends change which ops (src/fast.h), and the tier
  * switch (hmx_context.tier, else the HMX_TIER environment variable). */
 #include "fast.h"
+#include "backend_tables.h"
 #include "internal.h"
 
 #include <stdlib.h>
@@ -13,17 +14,7 @@
 #if defined(HMX_WITH_CPU_FAST)
 extern const hmx_fast_ops hmx_cpu_fast_ops;
 #endif
-#if defined(HMX_WITH_AVX2)
-extern const hmx_backend hmx_backend_avx2;
-#endif
-#if defined(HMX_WITH_AVX512)
-extern const hmx_backend hmx_backend_avx512;
-#endif
-#if defined(HMX_WITH_NEON)
-extern const hmx_backend hmx_backend_neon;
-#endif
 #if defined(HMX_WITH_CUDA_FAST)
-extern const hmx_backend hmx_backend_cuda;
 extern const hmx_fast_ops hmx_cuda_fast_ops; /* cuda/fast_gemm.cu: cuBLASLt */
 #endif
 
