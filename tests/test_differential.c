@@ -143,6 +143,10 @@ static void diff_gemm(const hmx_opspec *op, int cases) {
     /* m = 1 often: the decode GEMV paths */
     int64_t m = rnd(0, 2) ? rnd(1, 70) : 1, n = rnd(1, 70), k = rnd(1, 300);
     int tb = (int)rnd(0, 1), bias = (int)rnd(0, 1);
+    if (c == 1) { /* decode GEMV, B [N, K] with rows 4 KiB apart (the avx512 read order) */
+      m = 1, k = 1024, tb = 1;
+      n = rnd(17, 70);
+    }
     const hmx_dtype wdt = rnd_wdtype();
     buf a = make_buf(m * k, 1), bi = make_buf(n, 1), o = make_buf(m * n, 0);
     wbuf b = make_w(k * n, wdt);

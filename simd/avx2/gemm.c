@@ -25,9 +25,10 @@ static inline __m256i gx_lanes(int n) {
 #define gx_loadu_n(p, n) _mm256_maskload_ps((p), gx_lanes(n))
 #define gx_storeu_n(p, v, n) _mm256_maskstore_ps((p), gx_lanes(n), (v))
 
-/* dst[t*ldd + i] = src[i*lds + t] for an 8 x 8 block: unpack ps, unpack pd,
- * then swap 128-bit halves. Copies only, no arithmetic. */
-static inline void gx_transpose_regs(__m256 r[8], float *dst, int64_t ldd) {
+/* r[t] <- lane t of the old r[0..7] (an 8 x 8 transpose in registers):
+ * unpack ps, unpack pd, then swap 128-bit halves. Copies only, no
+ * arithmetic. */
+static inline void gx_transpose_cols(__m256 r[8]) {
   __m256 t[8];
   #pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
@@ -46,9 +47,18 @@ static inline void gx_transpose_regs(__m256 r[8], float *dst, int64_t ldd) {
   }
   #pragma GCC unroll 4
   for (int e = 0; e < 4; e++) {
-    _mm256_storeu_ps(dst + e * ldd, _mm256_permute2f128_ps(r[e], r[4 + e], 0x20));
-    _mm256_storeu_ps(dst + (4 + e) * ldd, _mm256_permute2f128_ps(r[e], r[4 + e], 0x31));
+    t[e] = _mm256_permute2f128_ps(r[e], r[4 + e], 0x20);
+    t[4 + e] = _mm256_permute2f128_ps(r[e], r[4 + e], 0x31);
   }
+  #pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) r[i] = t[i];
+}
+
+/* dst[t*ldd + i] = lane t of r[i] for an 8 x 8 block. */
+static inline void gx_transpose_regs(__m256 r[8], float *dst, int64_t ldd) {
+  gx_transpose_cols(r);
+  #pragma GCC unroll 8
+  for (int t = 0; t < 8; t++) _mm256_storeu_ps(dst + t * ldd, r[t]);
 }
 
 #include "../x86/gemm_x86.h"

@@ -25,10 +25,11 @@ static inline __mmask16 gx_lanes(int n) { return (__mmask16)((1u << n) - 1u); }
 #define gx_loadu_n(p, n) _mm512_maskz_loadu_ps(gx_lanes(n), (p))
 #define gx_storeu_n(p, v, n) _mm512_mask_storeu_ps((p), gx_lanes(n), (v))
 
-/* dst[t*ldd + i] = lane t of r[i] for a 16 x 16 block: unpack ps, unpack pd,
- * then a 4 x 4 transpose of 128-bit lanes. Copies only, no arithmetic. The
- * loops are unrolled so that r and t stay in registers. */
-static inline void gx_transpose_regs(__m512 r[16], float *dst, int64_t ldd) {
+/* r[t] <- lane t of the old r[0..15] (a 16 x 16 transpose in registers):
+ * unpack ps, unpack pd, then a 4 x 4 transpose of 128-bit lanes. Copies
+ * only, no arithmetic. The loops are unrolled so that r and t stay in
+ * registers. */
+static inline void gx_transpose_cols(__m512 r[16]) {
   __m512 t[16];
   #pragma GCC unroll 8
   for (int i = 0; i < 8; i++) {
@@ -51,11 +52,20 @@ static inline void gx_transpose_regs(__m512 r[16], float *dst, int64_t ldd) {
     __m512 v1 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0xDD);
     __m512 v2 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0x88);
     __m512 v3 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0xDD);
-    _mm512_storeu_ps(dst + (0 + e) * ldd, _mm512_shuffle_f32x4(v0, v2, 0x88));
-    _mm512_storeu_ps(dst + (8 + e) * ldd, _mm512_shuffle_f32x4(v0, v2, 0xDD));
-    _mm512_storeu_ps(dst + (4 + e) * ldd, _mm512_shuffle_f32x4(v1, v3, 0x88));
-    _mm512_storeu_ps(dst + (12 + e) * ldd, _mm512_shuffle_f32x4(v1, v3, 0xDD));
+    t[0 + e] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    t[8 + e] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    t[4 + e] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    t[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
   }
+  #pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+/* dst[t*ldd + i] = lane t of r[i] for a 16 x 16 block. */
+static inline void gx_transpose_regs(__m512 r[16], float *dst, int64_t ldd) {
+  gx_transpose_cols(r);
+  #pragma GCC unroll 16
+  for (int t = 0; t < 16; t++) _mm512_storeu_ps(dst + t * ldd, r[t]);
 }
 
 #include "../x86/gemm_x86.h"

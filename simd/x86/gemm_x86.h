@@ -39,8 +39,9 @@
  *   gx_v             the vector type
  *   gx_loadu(p), gx_storeu(p, v), gx_bcast(p), gx_zero(), gx_fma(a, b, c)
  *   gx_loadu_n(p, n), gx_storeu_n(p, v, n)   first n lanes only (0 <= n <= VL)
- *   gx_transpose_regs(r, dst, ldd)           dst[t*ldd + i] = lane t of r[i],
+ *   gx_transpose_cols(r)                     r[t] <- lane t of the old r[i],
  *                                            0 <= i, t < VL (r: gx_v[VL])
+ *   gx_transpose_regs(r, dst, ldd)           dst[t*ldd + i] = lane t of r[i]
  * and has included its ISA's xv_ primitives (avx512_vec.h, avx2_vec.h) for
  * the weight loads of weights16_x86.h: B may be f32, bf16 or f16
  * (args.wdt), or GGUF Q8_0/Q4_0/Q4_1/Q6_K blocks [N, K] (args.bq); every
@@ -160,11 +161,10 @@ GX_INLINE void gx_kernel(const int mr, int64_t kc, const float *restrict ap,
 typedef void (*gx_kernel_fn)(int64_t, const float *, const float *, float *, int64_t, int,
                              const float *, int);
 
-/* dst[t*ldd + i] = w[idx + i*lds + t] as f32 for 0 <= t < VL and the first
- * `rows` rows i (rows past them read as +0). Copies only. */
-GX_INLINE void gx_transpose_w(const void *w, int64_t idx, int64_t lds, int rows, float *dst,
-                              int64_t ldd, const int wt) {
-  gx_v r[GX_VL];
+/* r[i] = w[idx + i*lds .. + VL) as f32 for the first `rows` rows i, +0 for
+ * the rows past them. Copies only. */
+GX_INLINE void gx_load_rows_w(const void *w, int64_t idx, int64_t lds, int rows, gx_v r[GX_VL],
+                              const int wt) {
   if (rows == GX_VL) { /* whole blocks: plain loads, unrolled (r stays in registers) */
 #pragma GCC unroll 16
     for (int i = 0; i < GX_VL; i++) r[i] = xw_load(w, idx + i * lds, wt);
@@ -172,9 +172,16 @@ GX_INLINE void gx_transpose_w(const void *w, int64_t idx, int64_t lds, int rows,
 #pragma GCC unroll 16
     for (int i = 0; i < GX_VL; i++) r[i] = i < rows ? xw_load(w, idx + i * lds, wt) : gx_zero();
   }
-  gx_transpose_regs(r, dst, ldd);
 }
 
+/* dst[t*ldd + i] = w[idx + i*lds + t] as f32 for 0 <= t < VL and the first
+ * `rows` rows i (rows past them read as +0). Copies only. */
+GX_INLINE void gx_transpose_w(const void *w, int64_t idx, int64_t lds, int rows, float *dst,
+                              int64_t ldd, const int wt) {
+  gx_v r[GX_VL];
+  gx_load_rows_w(w, idx, lds, rows, r, wt);
+  gx_transpose_regs(r, dst, ldd);
+}
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) (B is [K, N], row stride n) into NR-wide
  * panels: dst[panel][p][jj], zero past nb. Copies only: no arithmetic. */
@@ -247,7 +254,16 @@ static void *gx_alloc(size_t floats) {
 /* ---- M = 1 (decode: a GEMV), vectorized over N, K sequential per output. */
 
 #define GX_GEMV_NV 8   /* B [K, N]: vectors of outputs per chunk (8 independent chains) */
+#ifndef GX_PF
+#define GX_PF 1
+#endif
 #define GX_GEMV_KC 256 /* B [K, N]: rows of B per pass over the columns */
+#ifndef GX_GEMV_INREG
+#define GX_GEMV_INREG (GX_VL == 16) /* B [N, K]: blocks transposed in registers, rows 8+
+                                      * loaded a step ahead (gx_gemv_nt_groups); avx2's
+                                      * 16 ymm spill there (measured 35 -> 21 GB/s), so
+                                      * it transposes through a buffer */
+#endif
 #ifndef GX_GEMV_G
 #define GX_GEMV_G (16 / GX_VL) /* B [N, K]: groups of VL outputs in flight: 16 rows of B
                                   * (32 or 64 rows measured 2-4x slower: rows K apart
@@ -304,6 +320,12 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
   float tmp[GX_GEMV_G][GX_VL * GX_VL] __attribute__((aligned(64)));
   gx_v acc[GX_GEMV_G];
   for (int q = 0; q < ng; q++) acc[q] = gx_loadu(bias_pad + j + q * GX_VL); /* bias or +0 */
+  gx_v ahead[GX_GEMV_G][GX_VL]; /* rows h >= 8 at the next step (see below) */
+  for (int q = 0; q < ng; q++)
+#pragma GCC unroll 16
+    for (int i = 0; i < GX_VL; i++)
+      ahead[q][i] = GX_GEMV_INREG && rows == GX_VL && kv > 0 && q * GX_VL + i >= 8
+                        ? xw_load(b, (j + q * GX_VL + i) * k, wt) : gx_zero();
   /* The next group's rows are one contiguous block: prefetch it at the pace
    * this group is read (ng*VL*VL elements per step), so that it is in L2
    * when its turn comes. The hardware prefetchers follow the 16 short rows
@@ -314,12 +336,42 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
   /* §gemm: p = 0 .. K-1 in increasing order for every output. */
   for (int64_t p = 0; p < kv; p += GX_VL, pf += pf_step) {
     for (size_t o = 0; o < pf_step; o += 64) /* no arithmetic */
-      if (pf + o < pf_end) __builtin_prefetch(pf + o, 0, 2);
-    for (int q = 0; q < ng; q++)
-      gx_transpose_w(b, (j + q * GX_VL) * k + p, k, rows, tmp[q], GX_VL, wt);
-    for (int t = 0; t < GX_VL; t++) {
-      const gx_v av = gx_bcast(a + p + t);
-      for (int q = 0; q < ng; q++) acc[q] = gx_fma(av, gx_loadu(tmp[q] + t * GX_VL), acc[q]);
+      if (GX_PF && pf + o < pf_end) __builtin_prefetch(pf + o, 0, 2);
+    if (!GX_GEMV_INREG) { /* through tmp: dst[t*VL + i] = b[j+q*VL+i][p+t] */
+      for (int q = 0; q < ng; q++)
+        gx_transpose_w(b, (j + q * GX_VL) * k + p, k, rows, tmp[q], GX_VL, wt);
+      for (int t = 0; t < GX_VL; t++) {
+        const gx_v av = gx_bcast(a + p + t);
+        for (int q = 0; q < ng; q++) acc[q] = gx_fma(av, gx_loadu(tmp[q] + t * GX_VL), acc[q]);
+      }
+      continue;
+    }
+    /* In registers: each VL x VL block is transposed, then
+     * r[t] = b[j+q*VL .. +VL][p+t] gets its fma. The rows h >= 8 of the
+     * ng*VL in flight were loaded one step earlier (ahead): where the row
+     * stride is a multiple of 4 KiB, the same column of every row falls in
+     * one L1 set, and 16 lines in flight in its 8 ways ran at 20 GB/s where
+     * 8 + 8 in two sets run at 27 (Zen 4, K = 2048, B in L3; 51 GB/s at
+     * K = 2064, 43 through a buffer). */
+    for (int q = 0; q < ng; q++) {
+      gx_v r[GX_VL];
+      if (rows == GX_VL) {
+#pragma GCC unroll 16
+        for (int i = 0; i < GX_VL; i++) {
+          const int64_t row = (j + q * GX_VL + i) * k;
+          if (q * GX_VL + i < 8) {
+            r[i] = xw_load(b, row + p, wt);
+          } else {
+            r[i] = ahead[q][i];
+            if (p + GX_VL < kv) ahead[q][i] = xw_load(b, row + p + GX_VL, wt);
+          }
+        }
+      } else {
+        gx_load_rows_w(b, (j + q * GX_VL) * k + p, k, rows, r, wt);
+      }
+      gx_transpose_cols(r);
+#pragma GCC unroll 16
+      for (int t = 0; t < GX_VL; t++) acc[q] = gx_fma(gx_bcast(a + p + t), r[t], acc[q]);
     }
   }
   for (int64_t p = kv; p < k; p++) { /* K tail, still in order */
