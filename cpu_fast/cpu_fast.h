@@ -7,7 +7,8 @@
 #include "backend.h"
 
 /* oneDNN matmul (fast_gemm_dnnl.c, HMX_HAVE_DNNL builds only): c = a b + bias
- * with one primitive per shape, created on first use and cached. */
+ * with one primitive per shape, created on first use and cached; M = 1
+ * through dnnl_sgemm. */
 hmx_status hmx_fast_gemm_dnnl(const hmx_gemm_args *a);
 /* A plain row-major f32 c[m, n] = a[m, k] b[k, n] (ldb = n) or b[n, k]^T
  * (trans_b) through the cached primitives, for the fast swiglu. */

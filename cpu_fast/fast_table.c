@@ -29,7 +29,7 @@ static hmx_status fast_attention(const hmx_attention_args *a) {
 const hmx_fast_ops hmx_cpu_fast_ops = {
     "cpu-fast",
 #if defined(HMX_HAVE_DNNL)
-    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape)", NULL,
+    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape; M = 1: dnnl_sgemm)", NULL,
 #else
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif

@@ -419,7 +419,9 @@ int main(int argc, char **argv) {
     return check_failures ? 1 : 77;
   }
   if (hmx_fast_op_kernel(be, "gemm", NULL)) {
-    gemm_case(1, 768, 768, 1, 0, 1);
+    gemm_case(1, 768, 768, 1, 0, 1); /* M = 1: dnnl_sgemm (cpu), with and without bias */
+    gemm_case(1, 2048, 40, 1, 1, 2);
+    gemm_case(1, 300, 77, 0, 1, 1);
     gemm_case(64, 256, 300, 1, 1, 2);
     gemm_case(37, 1000, 19, 0, 0, 2);
     gemm_case(128, 512, 512, 0, 1, 2);
