@@ -32,6 +32,17 @@ if(TARGET hmx)
     target_include_directories(hmx PRIVATE ${HMX_SLEEF_INCLUDE})
     target_link_libraries(hmx PRIVATE ${HMX_SLEEF_LIBRARY})
     target_compile_definitions(hmx PRIVATE HMX_BENCH_SLEEF=1)
+    # SLEEF's vector expf next to each x86 backend's vector exp: one file per
+    # ISA, compiled with that backend's flags (tools/hmx/isa/).
+    foreach(_isa avx512 avx2)
+      string(TOUPPER ${_isa} _ISA)
+      if(${_isa} IN_LIST HMX_BACKEND_NAMES)
+        set(_src ${CMAKE_CURRENT_LIST_DIR}/hmx/isa/sleef_vexp_${_isa}.c)
+        set_source_files_properties(${_src} PROPERTIES COMPILE_OPTIONS "${HMX_${_ISA}_FLAGS}")
+        target_sources(hmx PRIVATE ${_src})
+        target_compile_definitions(hmx PRIVATE HMX_BENCH_VEXP_${_ISA}=1)
+      endif()
+    endforeach()
   endif()
 endif()
 

@@ -59,6 +59,10 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
 #define xv_cmp_lt(a, b) _mm256_castps_si256(_mm256_cmp_ps((a), (b), _CMP_LT_OQ))
 #define xv_cmp_gt(a, b) _mm256_castps_si256(_mm256_cmp_ps((a), (b), _CMP_GT_OQ))
 #define xv_cmp_unord(a, b) _mm256_castps_si256(_mm256_cmp_ps((a), (b), _CMP_UNORD_Q))
+/* 1 when lo <= a <= hi in every lane (ordered: 0 if any lane is NaN). */
+#define xv_all_within(a, lo, hi)                                                  \
+  (_mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps((a), (lo), _CMP_GE_OQ),           \
+                                    _mm256_cmp_ps((a), (hi), _CMP_LE_OQ))) == 0xFF)
 
 /* 32-bit integer operations on the bits. */
 #define xv_as_i(v) _mm256_castps_si256(v)

@@ -58,6 +58,10 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) {
 #define xv_cmp_lt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ)
 #define xv_cmp_gt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
 #define xv_cmp_unord(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_UNORD_Q)
+/* 1 when lo <= a <= hi in every lane (ordered: 0 if any lane is NaN). */
+#define xv_all_within(a, lo, hi)                                                  \
+  ((__mmask16)(_mm512_cmp_ps_mask((a), (lo), _CMP_GE_OQ) &                         \
+               _mm512_cmp_ps_mask((a), (hi), _CMP_LE_OQ)) == (__mmask16)0xFFFF)
 
 /* 32-bit integer operations on the bits. */
 #define xv_as_i(v) _mm512_castps_si512(v)

@@ -43,8 +43,15 @@ static inline xv_v xv_expf(xv_v x) {
   const xv_v e1 = xv_sub(r1, wm1);                                             /* 15 */
   const xv_v cc = xv_add(e1, c);                                               /* 16 */
   const xv_v p = xv_add(w, cc);                                                /* 17 */
-  const xv_v t = xv_add(wm1, cc);                                              /* 18 */
   const xv_i kb = xv_sub_i(xv_as_i(z), xv_set1_i(0x4B3FFF00));                 /* 19 */
+  /* Fast path, the same bits: with -86.5 <= x <= 87 in every lane, n is in
+   * [-125, 126] (kb = n + 256) and p in [0.70, 1.42], so p * a and
+   * (p * a) * b (line 24) are exact normal products equal to p * 2^n, the
+   * result is normal (line 27 keeps yn) and lines 28-31 select nothing:
+   * y = p * 2^n, one exact multiply by 2^n (exponent field kb - 129). */
+  if (xv_all_within(x, xv_set1(-86.5f), xv_set1(87.0f)))
+    return xv_mul(p, xv_as_v(xv_slli_i(xv_sub_i(kb, xv_set1_i(129)), 23)));
+  const xv_v t = xv_add(wm1, cc);                                              /* 18 */
   const xv_i k1 = xv_srli_i(kb, 1);                                            /* 20 */
   const xv_i k2 = xv_sub_i(kb, k1);                                            /* 21 */
   const xv_i ione = xv_set1_i(1);

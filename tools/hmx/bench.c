@@ -8,6 +8,7 @@
 #include "hmx.h"
 #include "backend.h"
 #include "canon.h"
+#include "cpu.h"
 #include "opspec.h"
 #include "bench_study.h"
 
@@ -576,6 +577,58 @@ static int run_sleef_exp(void *p) {
 }
 #endif
 
+/* The x86 backends' vector exp (bit-identical to hmx_expf, NUMERICS §E)
+ * against SLEEF's vector expf of the same width (u10: <= 1 ulp), one thread,
+ * on the CPUs that have the ISA. */
+typedef void (*vexp_fn)(const float *, float *, int64_t);
+typedef struct vexp_ctx { const exp_ctx *c; vexp_fn fn; } vexp_ctx;
+
+static int run_vexp(void *p) {
+  const vexp_ctx *v = p;
+  v->fn(v->c->x, v->c->y, v->c->n);
+  return 0;
+}
+
+#if defined(HMX_BENCH_VEXP_AVX512)
+void hmx_avx512_expf_array(const float *x, float *y, int64_t n); /* simd/avx512/vexp_avx512.c */
+void hmx_bench_sleef_expf16(const float *x, float *y, int64_t n); /* tools/hmx/isa/ */
+#endif
+#if defined(HMX_BENCH_VEXP_AVX2)
+void hmx_avx2_expf_array(const float *x, float *y, int64_t n);
+void hmx_bench_sleef_expf8(const float *x, float *y, int64_t n);
+#endif
+
+static void bench_vexp_isa(bench *B, const exp_ctx *c, const char *isa, int lanes, vexp_fn ours,
+                           vexp_fn sleef, const char *sleef_name) {
+  row rows[2];
+  int nr = 0;
+  row *r = &rows[nr++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->impl, sizeof r->impl, "%s", isa);
+  vexp_ctx v = {c, ours};
+  r->ms = measure(B, run_vexp, &v, &r->runs, &r->min_ms);
+  r = add_peer(rows, &nr, sleef_name);
+  v.fn = sleef;
+  r->ms = measure(B, run_vexp, &v, &r->runs, &r->min_ms);
+  char shape[64];
+  snprintf(shape, sizeof shape, "n=%lld %d lanes, 1 thread", (long long)c->n, lanes);
+  report(B, "exp", shape, 0, 8.0 * (double)c->n, rows, nr);
+}
+
+static void bench_vexp(bench *B, const exp_ctx *c) {
+  const hmx_cpu_features f = hmx_cpu_detect();
+  (void)B, (void)c, (void)f, (void)bench_vexp_isa;
+#if defined(HMX_BENCH_VEXP_AVX512)
+  if (f.avx512)
+    bench_vexp_isa(B, c, "avx512", 16, hmx_avx512_expf_array, hmx_bench_sleef_expf16,
+                   "sleef16");
+#endif
+#if defined(HMX_BENCH_VEXP_AVX2)
+  if (f.avx2_fma)
+    bench_vexp_isa(B, c, "avx2", 8, hmx_avx2_expf_array, hmx_bench_sleef_expf8, "sleef8");
+#endif
+}
+
 static void bench_exp(bench *B) {
   int64_t n = B->small ? 4096 : 1 << 20;
   exp_ctx c = {alloc_f(n, 19), alloc_f(n, 0), n};
@@ -596,6 +649,7 @@ static void bench_exp(bench *B) {
     char shape[64];
     snprintf(shape, sizeof shape, "n=%lld scalar, 1 thread", (long long)n);
     report(B, "exp", shape, 0, 8.0 * (double)n, rows, nr);
+    bench_vexp(B, &c);
   }
   free(c.x); free(c.y);
 }
