@@ -14,6 +14,9 @@ hmx_status hmx_fast_gemm_dnnl(const hmx_gemm_args *a);
  * (trans_b) through the cached primitives, for the fast swiglu. */
 hmx_status hmx_fast_matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
                            int64_t k, int trans_b, int threads);
+/* Attention with S = Q K^T and O += P V through dnnl_sgemm, the online
+ * softmax between them (fast_attention_dnnl.c, HMX_HAVE_DNNL builds only). */
+hmx_status hmx_fast_attention_dnnl(const hmx_attention_args *a);
 /* Primitives in the cache (tests: created once per shape, not per call). */
 int hmx_fast_gemm_cache_size(void);
 

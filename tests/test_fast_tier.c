@@ -432,6 +432,10 @@ int main(int argc, char **argv) {
     attention_case(2, 70, 70, 4, 2, 32, 1, 1.0f);
     attention_case(1, 33, 200, 2, 2, 128, 0, 1.0f);
     attention_case(1, 20, 150, 2, 1, 64, 1, 12.0f);
+    /* Sq > 4 with oneDNN: several 256-key blocks, the causal diagonal inside one */
+    attention_case(1, 300, 600, 4, 2, 64, 1, 1.0f);
+    attention_case(2, 100, 700, 2, 1, 40, 1, 3.0f);
+    attention_case(1, 77, 513, 3, 3, 16, 0, 1.0f);
   }
   if (hmx_fast_op_kernel(be, "swiglu", NULL)) {
     swiglu_case(5, 64, 200, 48);
