@@ -25,9 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define AT_QT 64 /* queries per tile (prefill) */
+#define AT_QT 64  /* queries per tile */
 #define AT_KB 256 /* keys per block (a multiple of 64: no more rescalings than the bound's) */
-#define AT_KB_FEW 2048 /* keys per block for tiles of <= 4 queries (decode: fewer calls) */
 
 typedef struct at_work {
   float *s;   /* [qt, kb + 1]: scores, then p; the column kb holds alpha */
@@ -64,7 +63,7 @@ static int at_tile(const hmx_attention_args *a, int64_t bi, int64_t h, int64_t i
                    const at_work *w, void (*vexp)(float *, int64_t)) {
   const int64_t d = a->d, g = h / (a->hq / a->hkv);
   const int64_t krow = a->hkv * d, qrow = a->hq * d, tq = i1 - i0;
-  const int64_t kb_len = tq <= 4 ? AT_KB_FEW : AT_KB, lds = kb_len + 1;
+  const int64_t lds = AT_KB + 1;
   const float *q = a->q + (bi * a->sq + i0) * qrow + h * d;
   const float *kbase = a->k + bi * a->skv * krow + g * d;
   const float *vbase = a->v + bi * a->skv * krow + g * d;
@@ -75,8 +74,8 @@ static int at_tile(const hmx_attention_args *a, int64_t bi, int64_t h, int64_t i
     w->l[r] = 0.0f;
     for (int64_t c = 0; c < d; c++) w->acc[r * d + c] = 0.0f;
   }
-  for (int64_t kb = 0; kb < kmax; kb += kb_len) {
-    const int64_t nk = kmax - kb < kb_len ? kmax - kb : kb_len;
+  for (int64_t kb = 0; kb < kmax; kb += AT_KB) {
+    const int64_t nk = kmax - kb < AT_KB ? kmax - kb : AT_KB;
     dnnl_status_t st = dnnl_sgemm('N', 'T', tq, nk, d, a->scale, q, qrow, kbase + kb * krow, krow,
                                   0.0f, w->s, lds);
     if (st != dnnl_success) return (int)st;
@@ -113,11 +112,10 @@ static int at_tile(const hmx_attention_args *a, int64_t bi, int64_t h, int64_t i
 
 hmx_status hmx_fast_attention_dnnl(const hmx_attention_args *a) {
   if (a->b == 0 || a->sq == 0 || a->hq == 0 || a->d == 0) return HMX_OK;
-  const int64_t qt = a->sq <= 4 ? a->sq : AT_QT;
+  const int64_t qt = AT_QT;
   const int64_t tiles = (a->sq + qt - 1) / qt, work = a->b * a->hq * tiles;
   const int nt = hmx_thread_count(a->threads, work);
-  const int64_t kb_len = qt <= 4 ? AT_KB_FEW : AT_KB;
-  const int64_t per = qt * (kb_len + 1) + qt * a->d + 2 * qt; /* s, acc, m, l */
+  const int64_t per = qt * (AT_KB + 1) + qt * a->d + 2 * qt; /* s, acc, m, l */
   float *scratch = hmx_alloc_array((size_t)nt * (size_t)per, sizeof(float));
   int64_t *nrs = hmx_alloc_array((size_t)nt * (size_t)qt, sizeof(int64_t));
   int *failed = hmx_alloc_array((size_t)nt, sizeof(int));
@@ -130,7 +128,7 @@ hmx_status hmx_fast_attention_dnnl(const hmx_attention_args *a) {
   HMX_OMP_FOR(nt)
   for (int t = 0; t < nt; t++) {
     float *mine = scratch + (int64_t)t * per;
-    at_work w = {mine, mine + qt * (kb_len + 1), NULL, NULL, nrs + (int64_t)t * qt};
+    at_work w = {mine, mine + qt * (AT_KB + 1), NULL, NULL, nrs + (int64_t)t * qt};
     w.m = w.acc + qt * a->d;
     w.l = w.m + qt;
     failed[t] = 0;

@@ -219,6 +219,27 @@ int hmx_fast_gemm_cache_size(void) {
   return n;
 }
 
+/* oneDNN's OpenMP runtime uses omp_get_max_threads() of the caller: set it
+ * to `threads` (> 0) for one call; returns the value to restore. */
+static int threads_enter(int threads) {
+#if defined(_OPENMP)
+  const int saved = omp_get_max_threads();
+  if (threads > 0) omp_set_num_threads(threads);
+  return saved;
+#else
+  (void)threads;
+  return 0;
+#endif
+}
+
+static void threads_leave(int saved, int threads) {
+#if defined(_OPENMP)
+  if (threads > 0) omp_set_num_threads(saved);
+#else
+  (void)saved, (void)threads;
+#endif
+}
+
 /* M = 1 (decode) through oneDNN's dnnl_sgemm: its matmul primitive runs
  * this product at 24-39% of dnnl_sgemm's speed (oneDNN 2.6, avx512, Zen 4;
  * 18-21% when posed as [N, K] x [K, 1]), where dnnl_sgemm has a GEMV kernel.
@@ -227,17 +248,10 @@ int hmx_fast_gemm_cache_size(void) {
 static hmx_status run_gemv(const float *a, const float *b, const float *bias, float *c,
                            int64_t n, int64_t k, int trans_b, int threads) {
   for (int64_t j = 0; j < n; j++) c[j] = bias ? bias[j] : 0.0f;
-#if defined(_OPENMP)
-  int saved = omp_get_max_threads(); /* dnnl_sgemm threads by OpenMP's default */
-  if (threads > 0) omp_set_num_threads(threads);
-#else
-  (void)threads;
-#endif
+  const int saved = threads_enter(threads);
   dnnl_status_t st = dnnl_sgemm('N', trans_b ? 'T' : 'N', 1, n, k, 1.0f, a, k, b,
                                 trans_b ? k : n, bias ? 1.0f : 0.0f, c, n);
-#if defined(_OPENMP)
-  if (threads > 0) omp_set_num_threads(saved);
-#endif
+  threads_leave(saved, threads);
   if (st != dnnl_success)
     return hmx_fail(HMX_ERR_INTERNAL, "gemm (fast): dnnl_sgemm failed (dnnl status %d)", (int)st);
   return HMX_OK;
@@ -276,18 +290,10 @@ static hmx_status run(const float *a, const float *b, const float *bias, float *
     args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, x->mem[2]};
     if (x->mem[3]) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, x->mem[3]};
     if (x->mem[4]) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, x->mem[4]};
-#if defined(_OPENMP)
-    /* oneDNN's OpenMP runtime uses omp_get_max_threads() of the caller */
-    int saved = omp_get_max_threads();
-    if (threads > 0) omp_set_num_threads(threads);
-#else
-    (void)threads;
-#endif
+    const int saved = threads_enter(threads);
     st = dnnl_primitive_execute(e->prim, x->stream, na, args);
     if (st == dnnl_success) st = dnnl_stream_wait(x->stream);
-#if defined(_OPENMP)
-    if (threads > 0) omp_set_num_threads(saved);
-#endif
+    threads_leave(saved, threads);
   }
   if (owned) {
     if (x) set_free(x);

@@ -54,13 +54,6 @@ static inline void gx_transpose_cols(__m256 r[8]) {
   for (int i = 0; i < 8; i++) r[i] = t[i];
 }
 
-/* dst[t*ldd + i] = lane t of r[i] for an 8 x 8 block. */
-static inline void gx_transpose_regs(__m256 r[8], float *dst, int64_t ldd) {
-  gx_transpose_cols(r);
-  #pragma GCC unroll 8
-  for (int t = 0; t < 8; t++) _mm256_storeu_ps(dst + t * ldd, r[t]);
-}
-
 #include "../x86/gemm_x86.h"
 
 GX_KERNEL_ROWS(1)

@@ -61,13 +61,6 @@ static inline void gx_transpose_cols(__m512 r[16]) {
   for (int i = 0; i < 16; i++) r[i] = t[i];
 }
 
-/* dst[t*ldd + i] = lane t of r[i] for a 16 x 16 block. */
-static inline void gx_transpose_regs(__m512 r[16], float *dst, int64_t ldd) {
-  gx_transpose_cols(r);
-  #pragma GCC unroll 16
-  for (int t = 0; t < 16; t++) _mm512_storeu_ps(dst + t * ldd, r[t]);
-}
-
 #include "../x86/gemm_x86.h"
 
 GX_KERNEL_ROWS(1)

@@ -41,7 +41,6 @@
  *   gx_loadu_n(p, n), gx_storeu_n(p, v, n)   first n lanes only (0 <= n <= VL)
  *   gx_transpose_cols(r)                     r[t] <- lane t of the old r[i],
  *                                            0 <= i, t < VL (r: gx_v[VL])
- *   gx_transpose_regs(r, dst, ldd)           dst[t*ldd + i] = lane t of r[i]
  * and has included its ISA's xv_ primitives (avx512_vec.h, avx2_vec.h) for
  * the weight loads of weights16_x86.h: B may be f32, bf16 or f16
  * (args.wdt), or GGUF Q8_0/Q4_0/Q4_1/Q6_K blocks [N, K] (args.bq); every
@@ -161,6 +160,13 @@ GX_INLINE void gx_kernel(const int mr, int64_t kc, const float *restrict ap,
 typedef void (*gx_kernel_fn)(int64_t, const float *, const float *, float *, int64_t, int,
                              const float *, int);
 
+/* dst[t*ldd + i] = lane t of r[i] for a VL x VL block. Copies only. */
+GX_INLINE void gx_transpose_regs(gx_v r[GX_VL], float *dst, int64_t ldd) {
+  gx_transpose_cols(r);
+#pragma GCC unroll 16
+  for (int t = 0; t < GX_VL; t++) gx_storeu(dst + t * ldd, r[t]);
+}
+
 /* r[i] = w[idx + i*lds .. + VL) as f32 for the first `rows` rows i, +0 for
  * the rows past them. Copies only. */
 GX_INLINE void gx_load_rows_w(const void *w, int64_t idx, int64_t lds, int rows, gx_v r[GX_VL],
@@ -254,9 +260,6 @@ static void *gx_alloc(size_t floats) {
 /* ---- M = 1 (decode: a GEMV), vectorized over N, K sequential per output. */
 
 #define GX_GEMV_NV 8   /* B [K, N]: vectors of outputs per chunk (8 independent chains) */
-#ifndef GX_PF
-#define GX_PF 1
-#endif
 #define GX_GEMV_KC 256 /* B [K, N]: rows of B per pass over the columns */
 #ifndef GX_GEMV_INREG
 #define GX_GEMV_INREG (GX_VL == 16) /* B [N, K]: blocks transposed in registers, rows 8+
@@ -336,7 +339,7 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
   /* §gemm: p = 0 .. K-1 in increasing order for every output. */
   for (int64_t p = 0; p < kv; p += GX_VL, pf += pf_step) {
     for (size_t o = 0; o < pf_step; o += 64) /* no arithmetic */
-      if (GX_PF && pf + o < pf_end) __builtin_prefetch(pf + o, 0, 2);
+      if (pf + o < pf_end) __builtin_prefetch(pf + o, 0, 2);
     if (!GX_GEMV_INREG) { /* through tmp: dst[t*VL + i] = b[j+q*VL+i][p+t] */
       for (int q = 0; q < ng; q++)
         gx_transpose_w(b, (j + q * GX_VL) * k + p, k, rows, tmp[q], GX_VL, wt);
