@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "hadamix.h"
 
+#include "cuda_check.h"
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,15 +26,6 @@ static int reps = 15, quick;
 static const char *only; /* --only LIST: comma-separated kinds (fwht, gemm, attention) */
 static int want(const char *kind) { return !only || strstr(only, kind) != NULL; }
 static size_t mib = 1024;
-
-#define CK(call)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
 
 #define HK(call)                                                                        \
   do {                                                                                  \

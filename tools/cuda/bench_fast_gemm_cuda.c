@@ -17,20 +17,12 @@
 #include "fast_oracle.h"
 #include "hadamix.h"
 
+#include "cuda_check.h"
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CK(call)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
 static float rnd(void) {
