@@ -20,6 +20,14 @@ const hmx_backend hmx_backend_cuda = {
     .rope = hmx_cuda_rope,
     .attention = hmx_cuda_attention,
     .swiglu = hmx_cuda_swiglu,
+    /* host compositions of gemm, swiglu and attention (cuda/compose.c) */
+    .strassen = hmx_cuda_strassen,
+    .mhffn = hmx_cuda_mhffn,
+    .flashmhf = hmx_cuda_flashmhf,
+    .linformer = hmx_cuda_linformer,
+    .levattention = hmx_cuda_levattention,
+    .lewis = hmx_cuda_lewis,
+    .priority_attn = hmx_cuda_priority,
 };
 
 const hmx_device_ops hmx_cuda_device_ops = {

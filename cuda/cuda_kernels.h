@@ -14,6 +14,7 @@ extern "C" {
 #endif
 
 #include "backend.h"
+#include "compose.h"
 #include "dispatch.h"
 
 int hmx_cuda_probe(void);
@@ -25,6 +26,8 @@ hmx_status hmx_cuda_layernorm(const hmx_norm_args *a);
 hmx_status hmx_cuda_rope(const hmx_rope_args *a);
 hmx_status hmx_cuda_attention(const hmx_attention_args *a);
 hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *a);
+/* strassen .. priority: host compositions of the three above (cuda/compose.c) */
+HMX_COMPOSE_DECLARE(hmx_cuda)
 
 hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream);
 hmx_status hmx_cuda_dev_fwht(const hmx_fwht_args *a, const hmx_device_call *c);
