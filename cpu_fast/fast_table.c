@@ -50,4 +50,5 @@ const hmx_fast_ops hmx_cpu_fast_ops = {
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
     NULL, /* dev_gemm: the CPU backends take no device memory */
+    NULL, /* dev_attention: likewise */
 };

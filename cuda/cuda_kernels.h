@@ -29,6 +29,11 @@ hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *a);
 /* strassen .. priority: host compositions of the three above (cuda/compose.c) */
 HMX_COMPOSE_DECLARE(hmx_cuda)
 
+/* The fast tier's attention on TF32 tensor cores (cuda/fast_attention.cu);
+ * shapes it does not take run the exact kernel. */
+hmx_status hmx_cuda_fast_attention(const hmx_attention_args *a);
+hmx_status hmx_cuda_fast_dev_attention(const hmx_attention_args *a, const hmx_device_call *c);
+
 hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream);
 hmx_status hmx_cuda_dev_fwht(const hmx_fwht_args *a, const hmx_device_call *c);
 hmx_status hmx_cuda_dev_hadamard_mix(const hmx_hadamard_mix_args *a, const hmx_device_call *c);

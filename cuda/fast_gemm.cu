@@ -25,6 +25,7 @@
 
 #include <mutex>
 
+#include "dev_math.cuh"
 #include "job.cuh"
 
 extern "C" {
@@ -253,6 +254,43 @@ extern "C" hmx_status hmx_cuda_fast_dev_gemm(const hmx_gemm_args *g, const hmx_d
   return s == HMX_OK && !ran && dt == HMX_F32 ? hmx_cuda_dev_gemm(g, c) : s;
 }
 
+/* swiglu: a = x W1 and b = x W3 by cuBLASLt (TF32), g = silu(a) * b by
+ * the exact tier's SiLU (one product), y = g W2 by cuBLASLt (bound:
+ * NUMERICS.md "Bounds", swiglu on tensor cores). Host buffers, like the
+ * exact swiglu of cuda/kernels.cu; d = 0 or h = 0 (cuBLASLt takes no empty
+ * reduction), or a shape cuBLASLt declines, runs the exact kernel. */
+static __global__ void fast_swiglu_gate(float *__restrict__ a, const float *__restrict__ b, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    a[i] = __fmul_rn(dev_siluf(a[i]), b[i]);
+}
+
+extern "C" hmx_status hmx_cuda_fast_swiglu(const hmx_swiglu_args *s) {
+  if (s->d <= 0 || s->h <= 0) return hmx_cuda_swiglu(s);
+  Job j;
+  job_begin(&j, "swiglu");
+  int ran = 1;
+  if (j.st == HMX_OK && s->t > 0 && s->d_out > 0) {
+    const int64_t th = s->t * s->h;
+    const float *d_x = job_in(&j, s->x, s->t * s->d);
+    const float *d_w1 = job_in(&j, s->w1, s->d * s->h);
+    const float *d_w3 = job_in(&j, s->w3, s->d * s->h);
+    const float *d_w2 = job_in(&j, s->w2, s->h * s->d_out);
+    float *d_a = job_alloc(&j, th), *d_b = job_alloc(&j, th);
+    float *d_y = job_out(&j, s->y, s->t * s->d_out);
+    if (j.st == HMX_OK) ran = lt_gemm(&j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, 0, HMX_F32);
+    if (j.st == HMX_OK && ran) ran = lt_gemm(&j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, 0, HMX_F32);
+    if (j.st == HMX_OK && ran) {
+      fast_swiglu_gate<<<grid_for(th, 256), 256, 0, j.stream>>>(d_a, d_b, th);
+      job_launched(&j, "fast_swiglu_gate");
+    }
+    if (j.st == HMX_OK && ran) ran = lt_gemm(&j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, 0, HMX_F32);
+    if (ran) job_out_done(&j, s->y, d_y, s->t * s->d_out);
+  }
+  hmx_status st = job_end(&j);
+  return st == HMX_OK && !ran ? hmx_cuda_swiglu(s) : st;
+}
+
 /* The cuda fast-tier table (src/fast.h, src/fast_registry.c). */
 extern "C" const hmx_fast_ops hmx_cuda_fast_ops = {
     "cuda-fast",
@@ -260,7 +298,11 @@ extern "C" const hmx_fast_ops hmx_cuda_fast_ops = {
     "cuBLASLt matmul, TF32 tensor cores (bf16/f16 device operands: f32 accumulate), plan "
     "cached per shape",
     NULL,
-    NULL, NULL, "not in the cuda fast tier yet",
-    NULL, NULL, "not in the cuda fast tier yet",
+    hmx_cuda_fast_attention,
+    "flash attention on TF32 tensor cores (wmma), online softmax in 64-key tiles, exact-tier "
+    "exp; D = 64, 128 and Sq >= 16 (else the exact kernel)",
+    NULL,
+    hmx_cuda_fast_swiglu, "cuBLASLt matmul x3 (TF32) + exact-tier silu", NULL,
     hmx_cuda_fast_dev_gemm,
+    hmx_cuda_fast_dev_attention,
 };

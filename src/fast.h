@@ -25,6 +25,8 @@ typedef struct hmx_fast_ops {
    * buffers and stream; NULL: device-memory gemm stays exact. For it a, b
    * and c may also be bf16 or f16 (all three, in c->io_dtype; then no bias). */
   hmx_status (*dev_gemm)(const hmx_gemm_args *a, const struct hmx_device_call *c);
+  /* Device memory: the fast attention on f32 device buffers; NULL: exact. */
+  hmx_status (*dev_attention)(const hmx_attention_args *a, const struct hmx_device_call *c);
 } hmx_fast_ops;
 
 /* The fast kernels of backend b, or NULL when b has no fast tier (ref: it is

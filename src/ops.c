@@ -377,7 +377,8 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_attention_args *, const hmx_device_call *);
-    HMX_PICK_DEVICE(ex, attention, dfn);
+    if (ex.fast && ex.fast->dev_attention) dfn = ex.fast->dev_attention;
+    else HMX_PICK_DEVICE(ex, attention, dfn);
     hmx_attention_args a = {q->data, k->data, v->data, o->data, b, sq, skv, hq, hkv,
                             d, p->causal, q_offset, scale, ex.threads};
     return device_finish(dfn(&a, &ex.call), op, &ex);

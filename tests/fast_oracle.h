@@ -13,6 +13,8 @@
 
 #define FO_U 0x1p-24 /* binary32 unit roundoff */
 static inline double fo_gamma(double k) { return k * FO_U / (1.0 - k * FO_U); }
+/* gamma_k with unit roundoff uu (2u for adders that may truncate) */
+static inline double fo_gamma_u(double k, double uu) { return k * uu / (1.0 - k * uu); }
 
 /* gemm: c = a b + bias (b [K, N], or [N, K] when trans_b). Any summation
  * order, with or without fma: |c^ - c| <= gamma_{K+2} (sum |a||b| + |bias|)
@@ -80,14 +82,26 @@ static inline void fo_gemm_tc(const double *a, const double *b, const double *bi
  * rescalings multiplies numerator and denominator alike (their errors
  * cancel but for one rounding each); the sums of Skv terms add gamma_Skv.
  * With eps = max_j (exp(D_j + u|s_j - max|)(1 + 2u) - 1) + gamma_{Skv+nb+2}:
- *   |o^ - o| <= eps (sum_j p_j |v_j| + |o|) / (1 - eps) + u |o|. */
-static inline void fo_attention(const double *q, const double *k, const double *v, int64_t B,
-                                int64_t sq, int64_t skv, int64_t hq, int64_t hkv, int64_t d,
-                                int causal, int64_t q_offset, double scale, double *want,
-                                double *bound) {
+ *   |o^ - o| <= eps (sum_j p_j |v_j| + |o|) / (1 - eps) + u |o|.
+ *
+ * On tensor cores (tc = 1, the cuda fast tier: TF32 inputs, f32 sums by
+ * adders that may truncate, subnormals that may flush; the gemm bound
+ * above): D_j = scale (((1 + e)^2 (1 + g'_{D+2}) - 1) sum|q||k_j|
+ * + 2^-126 (2D + 2 + sum(|q| + |k_j|))); every term p_j v_j of the
+ * numerator also takes TF32's (1 + e)^2, so with eta the weight factor as
+ * above, eps = (1 + eta)(1 + e)^2 (1 + g'_{Skv+nb+2}) - 1, and a flushed
+ * p, product or partial sum adds 2^-126 (2 Skv + 2 + sum_j |v_j|) / (1 - eps)
+ * (the denominator is at least 1 - eps: the largest weight is 1). */
+static inline void fo_attention_arith(const double *q, const double *k, const double *v,
+                                      int64_t B, int64_t sq, int64_t skv, int64_t hq, int64_t hkv,
+                                      int64_t d, int causal, int64_t q_offset, double scale,
+                                      int tc, double *want, double *bound) {
   double *s = malloc((size_t)(skv ? skv : 1) * 2 * sizeof(double));
   double *err = s + skv;
   const int64_t groups = hq / hkv, nb = (skv + 63) / 64;
+  const double e = tc ? 0x1p-10 : 0.0, u_sum = tc ? 2 * FO_U : FO_U;
+  const double gq = tc ? (1 + e) * (1 + e) * (1 + fo_gamma_u((double)d + 2, u_sum)) - 1
+                       : fo_gamma((double)d + 1);
   for (int64_t b = 0; b < B; b++)
     for (int64_t i = 0; i < sq; i++)
       for (int64_t h = 0; h < hq; h++) {
@@ -97,33 +111,37 @@ static inline void fo_attention(const double *q, const double *k, const double *
         double mx = -INFINITY;
         for (int64_t j = 0; j < lim; j++) {
           const double *kj = k + ((b * skv + j) * hkv + g) * d;
-          double dot = 0, mag = 0;
+          double dot = 0, mag = 0, under = 2.0 * (double)d + 2;
           for (int64_t c = 0; c < d; c++) {
             dot += qi[c] * kj[c];
             mag += fabs(qi[c] * kj[c]);
+            under += fabs(qi[c]) + fabs(kj[c]);
           }
           s[j] = scale * dot;
-          err[j] = fo_gamma((double)d + 1) * scale * mag;
+          err[j] = fabs(scale) * (gq * mag + (tc ? 0x1p-126 * under : 0.0));
           if (s[j] > mx) mx = s[j];
         }
         double sum = 0, eta = 0;
         for (int64_t j = 0; j < lim; j++) {
-          double e = exp(err[j] + FO_U * fabs(s[j] - mx)) * (1 + 2 * FO_U) - 1;
-          if (e > eta) eta = e;
+          double ej = exp(err[j] + FO_U * fabs(s[j] - mx)) * (1 + 2 * FO_U) - 1;
+          if (ej > eta) eta = ej;
           s[j] = exp(s[j] - mx);
           sum += s[j];
         }
-        const double eps = eta + fo_gamma((double)lim + (double)nb + 2);
+        const double gs = fo_gamma_u((double)lim + (double)nb + 2, u_sum);
+        const double eps = tc ? (1 + eta) * (1 + e) * (1 + e) * (1 + gs) - 1 : eta + gs;
         for (int64_t c = 0; c < d; c++) {
-          double o = 0, mag = 0;
+          double o = 0, mag = 0, vabs = 0;
           for (int64_t j = 0; j < lim; j++) {
             double vj = v[((b * skv + j) * hkv + g) * d + c];
             o += s[j] / sum * vj;
             mag += s[j] / sum * fabs(vj);
+            vabs += fabs(vj);
           }
           int64_t at = ((b * sq + i) * hq + h) * d + c;
           want[at] = o;
           bound[at] = eps * (mag + fabs(o)) / (1 - eps) + FO_U * fabs(o);
+          if (tc) bound[at] += 0x1p-126 * (2.0 * (double)lim + 2 + vabs) / (1 - eps);
         }
       }
   free(s);
@@ -133,39 +151,50 @@ static inline void fo_attention(const double *q, const double *k, const double *
  * (the GEMM bound); g = silu(a) b with |silu'| <= 1.1 and silu computed to
  * within 6u (exp 2u, the add, the division, the product):
  *   Eg = 1.1 Ea (|b| + Eb) + (|silu(a)| + 1.1 Ea) Eb + 6u (|silu(a)| + 1.1 Ea)(|b| + Eb);
- * y = g W2: Ey = sum_j Eg_j |W2_j| + gamma_{h+1} sum_j (|g_j| + Eg_j) |W2_j|. */
-static inline void fo_swiglu(const double *x, const double *w1, const double *w3,
-                             const double *w2, int64_t t, int64_t d, int64_t h, int64_t dout,
-                             double *want, double *bound) {
+ * y = g W2: Ey = sum_j Eg_j |W2_j| + gamma_{h+1} sum_j (|g_j| + Eg_j) |W2_j|.
+ * On tensor cores (tc = 1) the three products take the gemm-on-tensor-cores
+ * bound instead of gamma: ((1 + e)^2 (1 + g'_{K+2}) - 1) sum|.||.| plus
+ * 2^-126 (2K + 2 + sum(|.| + |.|)) (K = d for a, b; K = h for y, with
+ * |g_j| + Eg_j for g). */
+static inline void fo_swiglu_arith(const double *x, const double *w1, const double *w3,
+                                   const double *w2, int64_t t, int64_t d, int64_t h,
+                                   int64_t dout, int tc, double *want, double *bound) {
   double *g = malloc((size_t)(h ? h : 1) * 2 * sizeof(double));
   double *eg = g + h;
-  const double gd = fo_gamma((double)d + 1), gh = fo_gamma((double)h + 1);
+  const double e = tc ? 0x1p-10 : 0.0, uu = tc ? 2 * FO_U : FO_U, fl = tc ? 0x1p-126 : 0.0;
+  const double gd = tc ? (1 + e) * (1 + e) * (1 + fo_gamma_u((double)d + 2, uu)) - 1
+                       : fo_gamma((double)d + 1);
+  const double gh = tc ? (1 + e) * (1 + e) * (1 + fo_gamma_u((double)h + 2, uu)) - 1
+                       : fo_gamma((double)h + 1);
   for (int64_t r = 0; r < t; r++) {
     for (int64_t j = 0; j < h; j++) {
-      double a = 0, b = 0, ma = 0, mb = 0;
+      double a = 0, b = 0, ma = 0, mb = 0, ua = 2.0 * (double)d + 2, ub = ua;
       for (int64_t c = 0; c < d; c++) {
         double xv = x[r * d + c];
         a += xv * w1[c * h + j];
         b += xv * w3[c * h + j];
         ma += fabs(xv * w1[c * h + j]);
         mb += fabs(xv * w3[c * h + j]);
+        ua += fabs(xv) + fabs(w1[c * h + j]);
+        ub += fabs(xv) + fabs(w3[c * h + j]);
       }
-      double ea = gd * ma, eb = gd * mb;
+      double ea = gd * ma + fl * ua, eb = gd * mb + fl * ub;
       double sa = a / (1 + exp(-a));
       g[j] = sa * b;
       double ms = fabs(sa) + 1.1 * ea, mbb = fabs(b) + eb;
       eg[j] = 1.1 * ea * mbb + ms * eb + 6 * FO_U * ms * mbb;
     }
     for (int64_t c = 0; c < dout; c++) {
-      double y = 0, e1 = 0, mag = 0;
+      double y = 0, e1 = 0, mag = 0, under = 2.0 * (double)h + 2;
       for (int64_t j = 0; j < h; j++) {
         double w = w2[j * dout + c];
         y += g[j] * w;
         e1 += eg[j] * fabs(w);
         mag += (fabs(g[j]) + eg[j]) * fabs(w);
+        under += fabs(g[j]) + eg[j] + fabs(w);
       }
       want[r * dout + c] = y;
-      bound[r * dout + c] = e1 + gh * mag;
+      bound[r * dout + c] = e1 + gh * mag + fl * under;
     }
   }
   free(g);

@@ -1,9 +1,12 @@
-/* The cuda fast tier's gemm on DEVICE memory (cuda/fast_gemm.cu through
- * hmx_gemm with HMX_MEMORY_CUDA tensors and HMX_TIER_FAST): f32 (TF32) and
- * bf16 / f16 operands, trans_b, bias, an operand 4 bytes off 16-byte
- * alignment, a caller stream; every element within the tensor-core bound of
- * the float64 oracle (tests/fast_oracle.h, fo_gemm_tc). The exact tier must
- * refuse 16-bit device operands, and the fast tier a bias with them. Exit 77 (skipped) without a GPU. */
+/* The cuda fast tier on DEVICE memory (HMX_MEMORY_CUDA tensors and
+ * HMX_TIER_FAST). gemm (cuda/fast_gemm.cu): f32 (TF32) and bf16 / f16
+ * operands, trans_b, bias, an operand 4 bytes off 16-byte alignment, a
+ * caller stream; every element within the tensor-core bound of the float64
+ * oracle (tests/fast_oracle.h, fo_gemm_tc). The exact tier must refuse
+ * 16-bit device operands, and the fast tier a bias with them. attention
+ * (cuda/fast_attention.cu): within its tensor-core bound, and the same bits
+ * as the host-memory call of the same tier (one kernel; a misaligned q takes
+ * the exact kernel on both paths). Exit 77 (skipped) without a GPU. */
 #include "check.h"
 #include "fast_oracle.h"
 #include "hadamix.h"
@@ -122,6 +125,58 @@ static void gemm_case(hmx_dtype t, int64_t m, int64_t k, int64_t n, int tb, int 
   free(ha); free(hb); free(hc); free(hbias); free(da); free(db); free(dbias); free(want); free(bound);
 }
 
+static void attention_case(int64_t sq, int64_t skv, int64_t hq, int64_t hkv, int64_t d, int causal,
+                           int misalign, cudaStream_t stream) {
+  const int64_t nq = sq * hq * d, nk = skv * hkv * d;
+  float *h = malloc((size_t)(nq + 2 * nk) * sizeof(float)), *o = malloc((size_t)nq * sizeof(float));
+  float *oh = malloc((size_t)nq * sizeof(float));
+  double *dh = malloc((size_t)(nq + 2 * nk) * sizeof(double));
+  double *want = malloc((size_t)nq * sizeof(double)), *bound = malloc((size_t)nq * sizeof(double));
+  fill(HMX_F32, nq + 2 * nk, (unsigned char *)h, dh);
+  float *g;
+  CHECK(cudaMalloc((void **)&g, (size_t)(2 * nq + 2 * nk + 4) * sizeof(float)) == cudaSuccess, "cudaMalloc");
+  float *gq = g + (misalign ? 1 : 0), *gk = g + nq + 4, *gv = gk + nk, *go = gv + nk;
+  cudaMemcpy(gq, h, (size_t)nq * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(gk, h + nq, (size_t)(2 * nk) * sizeof(float), cudaMemcpyHostToDevice);
+  hmx_tensor tq = hmx_tensor_4d(gq, HMX_F32, 1, sq, hq, d), tk = hmx_tensor_4d(gk, HMX_F32, 1, skv, hkv, d);
+  hmx_tensor tv = hmx_tensor_4d(gv, HMX_F32, 1, skv, hkv, d), to = hmx_tensor_4d(go, HMX_F32, 1, sq, hq, d);
+  tq.memory = tk.memory = tv.memory = to.memory = HMX_MEMORY_CUDA;
+  hmx_attention_params p = {causal, -1, 0.0f};
+  hmx_context ctx = {hmx_backend_find("cuda"), 0, 0, HMX_TIER_FAST};
+  hmx_set_cuda_stream(stream);
+  hmx_status s = hmx_attention(&ctx, &tq, &tk, &tv, &p, &to);
+  hmx_set_cuda_stream(NULL);
+  CHECK(s == HMX_OK, "fast device attention: %s", hmx_last_error());
+  CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "sync");
+  cudaMemcpy(o, go, (size_t)nq * sizeof(float), cudaMemcpyDeviceToHost);
+  /* the same call on host memory; a misaligned q makes the device call run
+   * the exact kernel, whose bits are the exact tier's */
+  hmx_context hctx = {hmx_backend_find("cuda"), 0, 0, misalign ? HMX_TIER_EXACT : HMX_TIER_FAST};
+  hmx_tensor hq_ = hmx_tensor_4d(h, HMX_F32, 1, sq, hq, d), hk = hmx_tensor_4d(h + nq, HMX_F32, 1, skv, hkv, d);
+  hmx_tensor hv = hmx_tensor_4d(h + nq + nk, HMX_F32, 1, skv, hkv, d), ho = hmx_tensor_4d(oh, HMX_F32, 1, sq, hq, d);
+  CHECK(hmx_attention(&hctx, &hq_, &hk, &hv, &p, &ho) == HMX_OK, "host attention: %s", hmx_last_error());
+  CHECK(memcmp(o, oh, (size_t)nq * sizeof(float)) == 0,
+        "fast attention: the device call differs from the host call of the %s tier",
+        misalign ? "exact" : "fast");
+  fo_attention_arith(dh, dh + nq, dh + nq + nk, 1, sq, skv, hq, hkv, d, causal, skv - sq,
+                     (float)(1.0 / sqrt((double)d)), 1, want, bound);
+  long over = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < nq; i++) {
+    double err = fabs(o[i] - want[i]);
+    if (!(err <= bound[i]) && over++ < 3)
+      fprintf(stderr, "  o[%lld]: got %.9g want %.12g err %.3g > bound %.3g\n", (long long)i,
+              o[i], want[i], err, bound[i]);
+    if (err / bound[i] > worst) worst = err / bound[i];
+  }
+  printf("  device attention sq%lld skv%lld hq%lld hkv%lld d%lld%s%s: %lld values, max err/bound %.3e\n",
+         (long long)sq, (long long)skv, (long long)hq, (long long)hkv, (long long)d,
+         causal ? " causal" : "", misalign ? " q misaligned" : "", (long long)nq, worst);
+  CHECK(over == 0, "device attention: %ld values over the bound", over);
+  cudaFree(g);
+  free(h); free(o); free(oh); free(dh); free(want); free(bound);
+}
+
 int main(void) {
   const hmx_backend *cu = hmx_backend_find("cuda");
   if (!cu || !hmx_backend_available(cu)) {
@@ -137,6 +192,9 @@ int main(void) {
     gemm_case(types[i], 256, 768, 512, 1, 1, 0, st);
     gemm_case(types[i], 1, 3, 5, 0, 1, 0, NULL);
   }
+  attention_case(200, 200, 4, 2, 64, 1, 0, st);
+  attention_case(70, 300, 2, 2, 128, 0, 0, NULL);
+  attention_case(64, 64, 2, 1, 64, 1, 1, st);
   cudaStreamDestroy(st);
   return check_finish("test_fast_cuda_device");
 }

@@ -134,11 +134,17 @@ static void gemm_case(int64_t m, int64_t k, int64_t n, int tb, int bias, int thr
   free(a); free(b); free(bi); free(c); free(da); free(db); free(dbias); free(want); free(bound);
 }
 
+/* set: v of the last key is +inf (the rows that do not see it must stay
+ * finite and within their bounds: a tensor core's 0 * inf would be NaN) */
+static int poison_last_v;
+
 static void attention_case(int64_t B, int64_t sq, int64_t skv, int64_t hq, int64_t hkv,
                            int64_t d, int causal, float amp) {
   int64_t nq = B * sq * hq * d, nk = B * skv * hkv * d;
   float *q = rand_f(nq), *k = rand_f(nk), *v = rand_f(nk), *o = calloc((size_t)nq, sizeof(float));
   for (int64_t i = 0; i < nq; i++) q[i] *= amp; /* amp > 1: peaked softmax, large scores */
+  for (int64_t b = 0; poison_last_v && b < B; b++)
+    for (int64_t c = 0; c < hkv * d; c++) v[((b * skv + skv - 1) * hkv) * d + c] = INFINITY;
   hmx_tensor tq = hmx_tensor_4d(q, HMX_F32, B, sq, hq, d), tk = hmx_tensor_4d(k, HMX_F32, B, skv, hkv, d);
   hmx_tensor tv = hmx_tensor_4d(v, HMX_F32, B, skv, hkv, d), to = hmx_tensor_4d(o, HMX_F32, B, sq, hq, d);
   hmx_attention_params p = {causal, -1, 0.0f};
@@ -147,14 +153,17 @@ static void attention_case(int64_t B, int64_t sq, int64_t skv, int64_t hq, int64
   CHECK(s == HMX_OK, "attention fast: %s", hmx_last_error());
   double *dq = vec_f(q, nq), *dk = vec_f(k, nk), *dv = vec_f(v, nk);
   double *want = malloc((size_t)nq * sizeof(double)), *bound = malloc((size_t)nq * sizeof(double));
-  fo_attention(dq, dk, dv, B, sq, skv, hq, hkv, d, causal, skv - sq, (float)(1.0 / sqrt((double)d)),
-               want, bound);
+  fo_attention_arith(dq, dk, dv, B, sq, skv, hq, hkv, d, causal, skv - sq,
+                     (float)(1.0 / sqrt((double)d)), tensor_cores, want, bound);
   fcheck fc = {0};
   for (int64_t i = 0; i < nq; i++) fc_add(&fc, "o", i, o[i], want[i], bound[i]);
   char what[128];
-  snprintf(what, sizeof what, "attention b%lld sq%lld skv%lld hq%lld hkv%lld d%lld%s amp %g",
+  snprintf(what, sizeof what, "attention b%lld sq%lld skv%lld hq%lld hkv%lld d%lld%s amp %g%s",
            (long long)B, (long long)sq, (long long)skv, (long long)hq, (long long)hkv,
-           (long long)d, causal ? " causal" : "", amp);
+           (long long)d, causal ? " causal" : "", amp, poison_last_v ? " v[last] = inf" : "");
+  if (poison_last_v) /* only the rows that see the last key may be non-finite */
+    CHECK(fc.nonfinite > 0 && fc.nonfinite <= B * hq * d * (causal ? 1 : sq),
+          "%s: %ld non-finite oracle values", what, fc.nonfinite);
   fc_report(what, &fc);
   free(q); free(k); free(v); free(o); free(dq); free(dk); free(dv); free(want); free(bound);
 }
@@ -171,7 +180,7 @@ static void swiglu_case(int64_t t, int64_t d, int64_t h, int64_t dout) {
   CHECK(s == HMX_OK, "swiglu fast: %s", hmx_last_error());
   double *dx = vec_f(x, t * d), *d1 = vec_f(w1, d * h), *d3 = vec_f(w3, d * h), *d2 = vec_f(w2, h * dout);
   double *want = malloc((size_t)(t * dout) * sizeof(double)), *bound = malloc((size_t)(t * dout) * sizeof(double));
-  fo_swiglu(dx, d1, d3, d2, t, d, h, dout, want, bound);
+  fo_swiglu_arith(dx, d1, d3, d2, t, d, h, dout, tensor_cores, want, bound);
   fcheck fc = {0};
   for (int64_t i = 0; i < t * dout; i++) fc_add(&fc, "y", i, y[i], want[i], bound[i]);
   char what[128];
@@ -225,12 +234,13 @@ static void vector_case(const char *dir, const char *file) {
     const hmx_tensor *q = io.tp[0], *k = io.tp[1];
     int64_t qoff = io.p[1] < 0 ? k->shape[1] - q->shape[1] : (int64_t)io.p[1];
     double scale = io.p[2] > 0 ? (float)io.p[2] : (float)(1.0 / sqrt((double)q->shape[3]));
-    fo_attention(in[0], in[1], in[2], q->shape[0], q->shape[1], k->shape[1], q->shape[2],
-                 k->shape[2], q->shape[3], (int)io.p[0], qoff, scale, want, bound);
+    fo_attention_arith(in[0], in[1], in[2], q->shape[0], q->shape[1], k->shape[1], q->shape[2],
+                       k->shape[2], q->shape[3], (int)io.p[0], qoff, scale, tensor_cores, want,
+                       bound);
   } else {
     const hmx_tensor *x = io.tp[0], *w1 = io.tp[1], *w2 = io.tp[3];
-    fo_swiglu(in[0], in[1], in[2], in[3], x->shape[0], x->shape[1], w1->shape[1], w2->shape[1],
-              want, bound);
+    fo_swiglu_arith(in[0], in[1], in[2], in[3], x->shape[0], x->shape[1], w1->shape[1],
+                    w2->shape[1], tensor_cores, want, bound);
   }
   /* the golden output: within the exact tier's bound of the oracle, which is
    * no larger than the fast tier's, so fast and golden differ by at most
@@ -436,6 +446,14 @@ int main(int argc, char **argv) {
     attention_case(1, 300, 600, 4, 2, 64, 1, 1.0f);
     attention_case(2, 100, 700, 2, 1, 40, 1, 3.0f);
     attention_case(1, 77, 513, 3, 3, 16, 0, 1.0f);
+    /* the cuda tensor-core kernel (D = 64, 128; Sq >= 16): several query
+     * and key tiles, partial tiles, GQA, q_offset > 0 */
+    attention_case(2, 130, 300, 4, 2, 128, 1, 1.0f);
+    attention_case(1, 100, 100, 6, 3, 64, 0, 4.0f);
+    attention_case(1, 16, 1000, 2, 1, 64, 1, 1.0f);
+    poison_last_v = 1;
+    attention_case(1, 80, 80, 2, 1, 64, 1, 1.0f);
+    poison_last_v = 0;
   }
   if (hmx_fast_op_kernel(be, "swiglu", NULL)) {
     swiglu_case(5, 64, 200, 48);

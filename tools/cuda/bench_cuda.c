@@ -24,7 +24,15 @@
 static FILE *out;
 static int reps = 15, quick;
 static const char *only; /* --only LIST: comma-separated kinds (fwht, gemm, attention) */
-static int want(const char *kind) { return !only || strstr(only, kind) != NULL; }
+/* kind is one of the comma-separated names of --only (whole names only:
+ * "attention" does not select "attention_tier") */
+static int want(const char *kind) {
+  if (!only) return 1;
+  size_t n = strlen(kind);
+  for (const char *p = only; (p = strstr(p, kind)) != NULL; p += n)
+    if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+  return 0;
+}
 static size_t mib = 1024;
 
 #define HK(call)                                                                        \
@@ -267,11 +275,16 @@ static void run_att(void *p) {
   HK(hmx_attention(&a->ctx, &a->q, &a->k, &a->v, &a->p, &a->o));
 }
 
-static void bench_attention_case(const hmx_backend *cuda, const char *what, int64_t b, int64_t sq,
-                                 int64_t skv, int64_t h, int64_t d, int causal, int r) {
+/* kind "attention" (the exact tier, issue 5's table) or, with tier =
+ * HMX_TIER_FAST or for the tier comparison, kind "attention_tier" with impl
+ * "hmx-exact" / "hmx-fast" (docs/CUDA.md, fast tier) */
+static void bench_attention_run(const hmx_backend *cuda, const char *what, int64_t b, int64_t sq,
+                                int64_t skv, int64_t h, int64_t d, int causal, int r,
+                                const char *kind, hmx_tier tier) {
   att_arg a;
   memset(&a, 0, sizeof a);
   a.ctx.backend = cuda;
+  a.ctx.tier = tier;
   size_t qb = (size_t)(b * sq * h * d) * 4, kb = (size_t)(b * skv * h * d) * 4;
   void *q = dev_random(qb, HMX_F32), *k = dev_random(kb, HMX_F32), *v = dev_random(kb, HMX_F32), *o;
   CK(cudaMalloc(&o, qb));
@@ -284,16 +297,31 @@ static void bench_attention_case(const hmx_backend *cuda, const char *what, int6
   a.p.q_offset = -1;
   float t = time_median(run_att, &a, r);
   double flops = 4.0 * b * h * sq * skv * d * (causal && sq > 1 ? 0.5 : 1.0);
-  fprintf(out, "{\"kind\":\"attention\",\"what\":\"%s\",\"impl\":\"hmx\",\"b\":%lld,\"sq\":%lld,"
+  const char *impl = strcmp(kind, "attention") == 0 ? "hmx"
+                     : tier == HMX_TIER_FAST       ? "hmx-fast"
+                                                   : "hmx-exact";
+  fprintf(out, "{\"kind\":\"%s\",\"what\":\"%s\",\"impl\":\"%s\",\"b\":%lld,\"sq\":%lld,"
                "\"skv\":%lld,\"h\":%lld,\"d\":%lld,\"causal\":%d,\"ms\":%.4f,\"tflops\":%.3f,"
                "\"gbs\":%.1f}\n",
-          what, (long long)b, (long long)sq, (long long)skv, (long long)h, (long long)d, causal, t,
+          kind, what, impl, (long long)b, (long long)sq, (long long)skv, (long long)h, (long long)d, causal, t,
           flops / t * 1e-9, (2.0 * kb + 2.0 * qb) / t * 1e-6);
   fflush(out);
   CK(cudaFree(q));
   CK(cudaFree(k));
   CK(cudaFree(v));
   CK(cudaFree(o));
+}
+
+static void bench_attention_case(const hmx_backend *cuda, const char *what, int64_t b, int64_t sq,
+                                 int64_t skv, int64_t h, int64_t d, int causal, int r) {
+  bench_attention_run(cuda, what, b, sq, skv, h, d, causal, r, "attention", HMX_TIER_EXACT);
+}
+
+/* both tiers of one shape, one after the other in the same run */
+static void bench_attention_tiers(const hmx_backend *cuda, const char *what, int64_t b, int64_t sq,
+                                  int64_t skv, int64_t h, int64_t d, int causal, int r) {
+  bench_attention_run(cuda, what, b, sq, skv, h, d, causal, r, "attention_tier", HMX_TIER_EXACT);
+  bench_attention_run(cuda, what, b, sq, skv, h, d, causal, r, "attention_tier", HMX_TIER_FAST);
 }
 
 int main(int argc, char **argv) {
@@ -353,6 +381,12 @@ int main(int argc, char **argv) {
       bench_attention_case(cuda, "decode", 64, 1, 4096, 12, 64, 1, 10);
     }
     bench_attention_case(cuda, "decode step", 1, 1, 1024, 12, 64, 1, 100);
+  }
+  if (want("attention_tier")) { /* exact vs fast tier (TF32 tensor cores) */
+    bench_attention_tiers(cuda, "prefill", 8, 1024, 1024, 12, 64, 1, 10);
+    bench_attention_tiers(cuda, "prefill", 8, 1024, 1024, 12, 64, 0, 10);
+    bench_attention_tiers(cuda, "prefill", 4, 2048, 2048, 16, 128, 1, 10);
+    bench_attention_tiers(cuda, "decode", 64, 1, 4096, 12, 64, 1, 10);
   }
   if (out != stdout) fclose(out);
   return 0;

@@ -151,6 +151,28 @@ def main():
             t = tat.get((r["what"], r["b"], r["skv"]))
             print("| attention decode step B=1 H=12 Skv=%d D=64 | %.1f | torch sdpa | %s |" % (
                 r["skv"], r["ms"] * 1e3, "%.1f" % (t["ms"] * 1e3) if t else "-"))
+    tiers = [r for r in hmx + peer if r["kind"] == "attention_tier"]
+    if tiers:
+        print()
+        print("### attention, exact vs fast tier (ms; fast: TF32 tensor cores) and torch SDPA")
+        print()
+        impls = ["hmx-exact", "hmx-fast", "torch_sdpa_f32", "torch_sdpa_tf32", "torch_sdpa_bf16"]
+        print("| case | B | Sq | Skv | H | D | causal | " + " | ".join(impls) +
+              " | exact / fast | fast / sdpa_tf32 |")
+        print("| --- |" + " ---: |" * (6 + len(impls) + 2))
+        shapes = []
+        for r in tiers:
+            key = (r["what"], r["b"], r["sq"], r["skv"], r["h"], r["d"], r["causal"])
+            if key not in shapes:
+                shapes.append(key)
+        for key in shapes:
+            ms = {r["impl"]: r["ms"] for r in tiers
+                  if (r["what"], r["b"], r["sq"], r["skv"], r["h"], r["d"], r["causal"]) == key}
+            cells = ["%.3f" % ms[i] if i in ms else "-" for i in impls]
+            ef = ms.get("hmx-exact", 0) / ms["hmx-fast"] if ms.get("hmx-fast") else None
+            ft = ms["hmx-fast"] / ms["torch_sdpa_tf32"] if ms.get("hmx-fast") and ms.get("torch_sdpa_tf32") else None
+            print("| %s | %d | %d | %d | %d | %d | %d | " % key + " | ".join(cells) +
+                  " | %s | %s |" % ("%.2fx" % ef if ef else "-", "%.2fx" % ft if ft else "-"))
     for r in peer:
         if r["kind"] == "note":
             print()

@@ -45,9 +45,9 @@ def main():
     ap.add_argument("--dao", default=None)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=None,
-                    help="comma-separated kinds to run: fwht, gemm, attention (default all)")
+                    help="comma-separated kinds to run: fwht, gemm, attention, attention_tier (default all)")
     args = ap.parse_args()
-    only = set(args.only.split(",")) if args.only else {"fwht", "gemm", "attention"}
+    only = set(args.only.split(",")) if args.only else {"fwht", "gemm", "attention", "attention_tier"}
     out = sys.stdout if args.out == "-" else open(args.out, "w")
 
     def emit(**kv):
@@ -128,6 +128,31 @@ def main():
         emit(kind="attention", what=what, impl="torch_sdpa", b=b, sq=sq, skv=skv, h=h, d=d,
              causal=int(causal), ms=ms, tflops=flops / ms * 1e-9, gbs=moved / ms * 1e-6)
 
+    def att_tier(what, b, sq, skv, h, d, causal, reps):
+        # the fast tier's peers: SDPA with TF32 matmuls allowed, and in bf16
+        c = causal and sq > 1
+        flops = 4.0 * b * h * sq * skv * d * (0.5 if c else 1.0)
+        moved = 4.0 * (2 * b * skv * h * d + 2 * b * sq * h * d)
+        for impl, dtype, tf32 in (("torch_sdpa_f32", torch.float32, False),
+                                  ("torch_sdpa_tf32", torch.float32, True),
+                                  ("torch_sdpa_bf16", torch.bfloat16, False)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+            q = torch.randn(b, h, sq, d, device=dev, dtype=dtype)
+            k = torch.randn(b, h, skv, d, device=dev, dtype=dtype)
+            v = torch.randn(b, h, skv, d, device=dev, dtype=dtype)
+            ms = median_ms(lambda: sdpa(q, k, v, is_causal=c), reps)
+            emit(kind="attention_tier", what=what, impl=impl, b=b, sq=sq, skv=skv, h=h, d=d,
+                 causal=int(causal), ms=ms, tflops=flops / ms * 1e-9, gbs=moved / ms * 1e-6)
+            del q, k, v
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+    if "attention_tier" in only:
+        att_tier("prefill", 8, 1024, 1024, 12, 64, True, 10)
+        att_tier("prefill", 8, 1024, 1024, 12, 64, False, 10)
+        att_tier("prefill", 4, 2048, 2048, 16, 128, True, 10)
+        att_tier("decode", 64, 1, 4096, 12, 64, True, 10)
     if "attention" in only:
         att("prefill", 8, 1024, 1024, 12, 64, True, 10)
         if not args.quick:
