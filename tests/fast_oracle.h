@@ -91,7 +91,8 @@ static inline void fo_gemm_tc(const double *a, const double *b, const double *bi
  * numerator also takes TF32's (1 + e)^2, so with eta the weight factor as
  * above, eps = (1 + eta)(1 + e)^2 (1 + g'_{Skv+nb+2}) - 1, and a flushed
  * p, product or partial sum adds 2^-126 (2 Skv + 2 + sum_j |v_j|) / (1 - eps)
- * (the denominator is at least 1 - eps: the largest weight is 1). */
+ * (the denominator is at least 1 - eps: the largest weight is 1). Where
+ * eps >= 1 only the trivial bound holds: o^ is a weighted mean of the v_j. */
 static inline void fo_attention_arith(const double *q, const double *k, const double *v,
                                       int64_t B, int64_t sq, int64_t skv, int64_t hq, int64_t hkv,
                                       int64_t d, int causal, int64_t q_offset, double scale,
@@ -131,17 +132,25 @@ static inline void fo_attention_arith(const double *q, const double *k, const do
         const double gs = fo_gamma_u((double)lim + (double)nb + 2, u_sum);
         const double eps = tc ? (1 + eta) * (1 + e) * (1 + e) * (1 + gs) - 1 : eta + gs;
         for (int64_t c = 0; c < d; c++) {
-          double o = 0, mag = 0, vabs = 0;
+          double o = 0, mag = 0, vabs = 0, vmax = 0;
           for (int64_t j = 0; j < lim; j++) {
             double vj = v[((b * skv + j) * hkv + g) * d + c];
             o += s[j] / sum * vj;
             mag += s[j] / sum * fabs(vj);
             vabs += fabs(vj);
+            vmax = fabs(vj) > vmax ? fabs(vj) : vmax;
           }
           int64_t at = ((b * sq + i) * hq + h) * d + c;
+          const double flush = tc ? 0x1p-126 * (2.0 * (double)lim + 2 + vabs) : 0.0;
           want[at] = o;
-          bound[at] = eps * (mag + fabs(o)) / (1 - eps) + FO_U * fabs(o);
-          if (tc) bound[at] += 0x1p-126 * (2.0 * (double)lim + 2 + vabs) / (1 - eps);
+          /* whatever the weights, o^ is a weighted mean of the (TF32-rounded)
+           * v_j, off by the two sums' roundings and the final division; used
+           * where it is smaller, and always where eps >= 1 (peaked scores
+           * with large errors, e.g. |s| ~ 1e4 on TF32: the bound above is
+           * then void) */
+          const double mean = (vmax * (1 + e) * (1 + gs) + flush) / (1 - gs) * (1 + FO_U) + fabs(o);
+          const double full = eps * (mag + fabs(o)) / (1 - eps) + FO_U * fabs(o) + flush / (1 - eps);
+          bound[at] = eps < 1 && full < mean ? full : mean;
         }
       }
   free(s);

@@ -7,7 +7,7 @@
 # bf16) in one run; `hmx bench-model --backend cuda --tiers both` on the tiny
 # model. Logs under $OUT (the device tool brings back what is there). Run
 # from the repository root with .devcarry (cJSON) present:
-#   [B=build dir] [SAN=0] [BENCH=0] [MODEL=0] bash tools/cuda/fast_tier_h100.sh
+#   [B=build dir] [SAN=0] [BENCH=0] [MODEL=0] [SMALL=1] bash tools/cuda/fast_tier_h100.sh
 set -u
 OUT=${OUT:-/tmp/hmx-out}; mkdir -p "$OUT"
 B=${B:-/tmp/b}
@@ -52,4 +52,9 @@ if [ "${MODEL:-1}" = 1 ]; then
   timeout ${MODEL_TIMEOUT:-200} "$B/tools/hmx" bench-model --config tiny --backend cuda --tiers both \
     > "$OUT/bench_model_cuda_tiny.txt" 2>&1; echo "bench-model rc=$?"
   tail -25 "$OUT/bench_model_cuda_tiny.txt"
+  if [ "${SMALL:-0}" = 1 ]; then
+    timeout ${MODEL_TIMEOUT:-200} "$B/tools/hmx" bench-model --config small --backend cuda --tiers both \
+      > "$OUT/bench_model_cuda_small.txt" 2>&1; echo "bench-model small rc=$?"
+    tail -25 "$OUT/bench_model_cuda_small.txt"
+  fi
 fi

@@ -146,12 +146,18 @@ static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
   hmx_model_free(m);
 }
 
-/* Run in a child so that each variant's peak RSS is its own. */
+/* The CUDA driver's state does not survive fork(): a child of a process
+ * that has probed the GPU gets cudaErrorInitializationError. */
+static int fork_safe(const hmx_backend *be) { return strcmp(hmx_backend_name(be), "cuda") != 0; }
+
+/* Run in a child so that each variant's peak RSS is its own (in this
+ * process for a backend that cannot run in a forked child: then the peak
+ * RSS is the process's so far). */
 static void run_isolated(const hmx_model_opts *mo, int outproj, hmx_tier tier,
                          const hmx_backend *be, int threads, int64_t n_prompt, int64_t n_decode,
                          result *r) {
   int fd[2];
-  if (pipe(fd)) {
+  if (!fork_safe(be) || pipe(fd)) {
     run_variant(mo, outproj, tier, be, threads, n_prompt, n_decode, r);
     return;
   }
@@ -443,6 +449,9 @@ int hmx_cmd_bench_model(int argc, char **argv) {
              mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype), hmx_backend_name(be), threads,
          n_prompt, n_decode, repeat, repeat > 1 ? "s (medians; decode range)" : "",
          both_tiers ? "exact and fast" : hmx_tier_name(one_tier), threads, bw);
+  if (!fork_safe(be))
+    printf("(backend %s runs the variants in this process, one after the other: each peak RSS "
+           "is the process's peak so far)\n", hmx_backend_name(be));
   printf("%-9s %12s %12s %12s %12s %12s %10s\n", "outproj", "params", "weights MiB",
          "peak RSS MiB", "prefill t/s", "decode t/s", "decode %bw");
   result res[4];
