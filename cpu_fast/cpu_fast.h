@@ -29,6 +29,15 @@ typedef struct hmx_fast_kernels {
   void (*vexp)(float *x, int64_t n);
   void (*silu_mul)(float *g, const float *u, int64_t n);
   hmx_status (*attention)(const hmx_attention_args *a);
+  /* The row work of fast_attention_dnnl.c between its sgemm calls, compiled
+   * here per ISA (fast_kernels_impl.h says what each does): one key block's
+   * online-softmax step, P V over the keys not every row takes, and
+   * out = acc / l. */
+  void (*att_block)(float *s, int64_t lds, int64_t rows, int64_t *nr, float *acc, int64_t d,
+                    float *m, float *l);
+  void (*att_pv_tail)(const float *p, int64_t lds, int64_t rows, const int64_t *nr, int64_t j0,
+                      const float *v, int64_t ldv, float *acc, int64_t d);
+  void (*att_finish)(const float *acc, const float *l, int64_t rows, int64_t d, float *const *out);
 } hmx_fast_kernels;
 
 extern const hmx_fast_kernels hmx_fast_kernels_base;

@@ -454,6 +454,10 @@ int main(int argc, char **argv) {
     poison_last_v = 1;
     attention_case(1, 80, 80, 2, 1, 64, 1, 1.0f);
     poison_last_v = 0;
+    /* a GQA group of 3 in one sgemm's rows, 32-position tiles whose fully
+     * seen keys (q_offset 900 + i0 + 1) end inside a 256-key block, then the
+     * diagonal's keys row by row; a peaked softmax so the max grows */
+    attention_case(1, 100, 1000, 6, 2, 64, 1, 4.0f);
   }
   if (hmx_fast_op_kernel(be, "swiglu", NULL)) {
     swiglu_case(5, 64, 200, 48);
