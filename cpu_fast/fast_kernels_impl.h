@@ -2,7 +2,9 @@
  * once per ISA (fast_kernels_base.c, fast_kernels_avx512.c) so the compiler
  * vectorizes them for that ISA. The including file defines FK_NAME (the
  * table's name) and a static `fk_vexp(float *x, int64_t n)`: x <- exp(x)
- * elementwise, within 1 ulp (SLEEF's u10 functions, or hmx_expf).
+ * elementwise, within 1 ulp (SLEEF's u10 functions, or hmx_expf); it may
+ * define FK_ATTENTION_FEW, a kernel of its own for Sq <= 4 (declared before
+ * the include, defined after it with the fk_att_* functions here).
  *
  * These kernels follow docs/NUMERICS.md "Fast tier", not the exact tier's
  * evaluation order: dot products are reduced in SIMD partial sums (omp simd
@@ -226,5 +228,15 @@ static hmx_status fk_attention(const hmx_attention_args *a) {
   return HMX_OK;
 }
 
-const hmx_fast_kernels FK_NAME = {FK_ISA,          fk_vexp,        fk_silu_mul,  fk_attention,
+#if defined(FK_ATTENTION_FEW)
+/* The includer's vector kernel for a few queries (decode), Sq <= 4. */
+static hmx_status fk_attention_pick(const hmx_attention_args *a) {
+  return a->sq <= 4 ? FK_ATTENTION_FEW(a) : fk_attention(a);
+}
+#define FK_ATTENTION fk_attention_pick
+#else
+#define FK_ATTENTION fk_attention
+#endif
+
+const hmx_fast_kernels FK_NAME = {FK_ISA,          fk_vexp,        fk_silu_mul,  FK_ATTENTION,
                                   fk_att_block,    fk_att_pv_tail, fk_att_finish};

@@ -18,9 +18,11 @@ const hmx_fast_kernels *hmx_fast_kernels_pick(void) {
 
 static hmx_status fast_attention(const hmx_attention_args *a) {
 #if defined(HMX_HAVE_DNNL)
-  /* prefill through dnnl_sgemm (2x the portable kernel at S = 1024 on Zen 4);
-   * a few queries (decode) stay portable: one sgemm call per head and block
-   * costs more than the work there (measured 0.27 -> 1.2 ms at Skv = 1024) */
+  /* prefill through dnnl_sgemm (at S = 1024 on Zen 4: 5.7x the portable
+   * kernel, 1.4x the exact avx512 one); a few queries (decode) take the ISA
+   * set's own kernel (avx512: fast_kernels_avx512.c): one sgemm call per
+   * head and block costs more than the work there (measured 0.27 -> 1.2 ms
+   * at Skv = 1024) */
   if (a->sq > 4) return hmx_fast_attention_dnnl(a);
 #endif
   return hmx_fast_kernels_pick()->attention(a);
@@ -40,7 +42,7 @@ const hmx_fast_ops hmx_cpu_fast_ops = {
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
 #if defined(HMX_HAVE_DNNL)
-    fast_attention, "online softmax, " EXP_USES "; Sq > 4: 256-key blocks, Q K^T and P V by dnnl_sgemm; Sq <= 4: 64-key blocks, portable", NULL,
+    fast_attention, "online softmax, " EXP_USES "; Sq > 4: 256-key blocks, Q K^T and P V by dnnl_sgemm; Sq <= 4: avx512 one block per row, else 64-key blocks, portable", NULL,
 #else
     fast_attention, "online softmax in 64-key blocks, " EXP_USES, NULL,
 #endif

@@ -439,6 +439,11 @@ int main(int argc, char **argv) {
   }
   if (hmx_fast_op_kernel(be, "attention", NULL)) {
     attention_case(1, 1, 257, 4, 1, 64, 1, 1.0f);
+    /* Sq <= 4 on avx512: its own kernel (16-key add tree, P V in 64-d
+     * register tiles): a GQA group of 3 at 4 positions (12 rows: tiles of 4),
+     * d = 80 (a masked second d tile), keys not a multiple of 16 */
+    attention_case(2, 4, 300, 6, 2, 80, 1, 3.0f);
+    attention_case(1, 3, 45, 4, 4, 24, 0, 1.0f);
     attention_case(2, 70, 70, 4, 2, 32, 1, 1.0f);
     attention_case(1, 33, 200, 2, 2, 128, 0, 1.0f);
     attention_case(1, 20, 150, 2, 1, 64, 1, 12.0f);
