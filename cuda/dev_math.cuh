@@ -1,7 +1,8 @@
 /* The project's exp and SiLU on the device (docs/NUMERICS.md §E), shared
  * by the exact kernels (cuda/kernels.cu) and the fast tier's attention
  * (cuda/fast_attention.cu), which uses the same exp so that its only
- * departures from the exact tier are the ones its bound names. */
+ * departures from the exact tier are the ones its bound names; and the two
+ * launch helpers both tiers share (the SiLU gate, the shared-memory opt-in). */
 #ifndef HMX_CUDA_DEV_MATH_CUH
 #define HMX_CUDA_DEV_MATH_CUH
 
@@ -47,6 +48,43 @@ static __device__ __forceinline__ float dev_expf(float x) {
 /* silu(x) = x / (1 + exp(-x)): negate (exact), exp, one add, one division. */
 static __device__ __forceinline__ float dev_siluf(float x) {
   return __fdiv_rn(x, __fadd_rn(1.0f, dev_expf(-x)));
+}
+
+/* g = silu(a) * b elementwise, in place in a (swiglu, both tiers). */
+static __global__ void swiglu_gate(float *__restrict__ a, const float *__restrict__ b,
+                                   int64_t total) {
+  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * blockDim.x)
+    a[idx] = __fmul_rn(dev_siluf(a[idx]), b[idx]);
+}
+
+/* The dynamic shared memory a kernel may use: 48 KB without asking; more
+ * after cudaFuncSetAttribute, asked once per kernel and process for
+ * `want` bytes (capped by the device's opt-in limit less the kernel's static
+ * shared memory). If that fails (a tool such as compute-sanitizer may keep
+ * some shared memory), the error is cleared and 48 KB is the limit: the
+ * caller then takes the general kernel, which gives the same bits. The race
+ * of two first calls is benign: both ask for the same size. */
+template <typename F>
+static size_t att_smem_limit(F *kernel, size_t want, volatile long long *granted) {
+  long long g = *granted;
+  if (g > 0) return (size_t)g;
+  size_t lim = 48 * 1024;
+  int dev = 0, optin = 0;
+  cudaFuncAttributes fa;
+  if (cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+      cudaFuncGetAttributes(&fa, kernel) == cudaSuccess) {
+    size_t cap = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
+    size_t ask = want < cap ? want : cap;
+    if (ask > lim &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ask) ==
+            cudaSuccess)
+      lim = ask;
+  }
+  (void)cudaGetLastError(); /* a refusal is not an error of this call */
+  *granted = (long long)lim;
+  return lim;
 }
 
 #endif

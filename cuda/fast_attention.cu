@@ -240,15 +240,11 @@ fast_attention_tc(const float *__restrict__ q, const float *__restrict__ k,
   }
 }
 
-/* The dynamic shared memory above 48 KB is asked once per kernel. */
+/* The dynamic shared memory above 48 KB, asked once per kernel (a refusal
+ * leaves the exact kernel to run). */
 template <int D> int fa_smem_ok(void) {
-  static volatile int ok = -1;
-  if (ok < 0) {
-    ok = cudaFuncSetAttribute(fast_attention_tc<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)FaLayout<D>::bytes) == cudaSuccess;
-    (void)cudaGetLastError(); /* a refusal is not an error: the exact kernel runs */
-  }
-  return ok;
+  static volatile long long granted = 0;
+  return FaLayout<D>::bytes <= att_smem_limit(fast_attention_tc<D>, FaLayout<D>::bytes, &granted);
 }
 
 int fa_shape_ok(const hmx_attention_args *a) {

@@ -259,12 +259,6 @@ extern "C" hmx_status hmx_cuda_fast_dev_gemm(const hmx_gemm_args *g, const hmx_d
  * NUMERICS.md "Bounds", swiglu on tensor cores). Host buffers, like the
  * exact swiglu of cuda/kernels.cu; d = 0 or h = 0 (cuBLASLt takes no empty
  * reduction), or a shape cuBLASLt declines, runs the exact kernel. */
-static __global__ void fast_swiglu_gate(float *__restrict__ a, const float *__restrict__ b, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    a[i] = __fmul_rn(dev_siluf(a[i]), b[i]);
-}
-
 extern "C" hmx_status hmx_cuda_fast_swiglu(const hmx_swiglu_args *s) {
   if (s->d <= 0 || s->h <= 0) return hmx_cuda_swiglu(s);
   Job j;
@@ -281,8 +275,8 @@ extern "C" hmx_status hmx_cuda_fast_swiglu(const hmx_swiglu_args *s) {
     if (j.st == HMX_OK) ran = lt_gemm(&j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, 0, HMX_F32);
     if (j.st == HMX_OK && ran) ran = lt_gemm(&j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, 0, HMX_F32);
     if (j.st == HMX_OK && ran) {
-      fast_swiglu_gate<<<grid_for(th, 256), 256, 0, j.stream>>>(d_a, d_b, th);
-      job_launched(&j, "fast_swiglu_gate");
+      swiglu_gate<<<grid_for(th, 256), 256, 0, j.stream>>>(d_a, d_b, th);
+      job_launched(&j, "swiglu_gate");
     }
     if (j.st == HMX_OK && ran) ran = lt_gemm(&j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, 0, HMX_F32);
     if (ran) job_out_done(&j, s->y, d_y, s->t * s->d_out);

@@ -644,12 +644,7 @@ attention_row(const float *__restrict__ q, const float *__restrict__ k,
 
 /* ------------------------------------------------------------------ swiglu */
 
-/* g = silu(a) * b elementwise, in place in a. */
-__global__ void swiglu_gate(float *__restrict__ a, const float *__restrict__ b, int64_t total) {
-  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
-       idx += (int64_t)gridDim.x * blockDim.x)
-    a[idx] = __fmul_rn(dev_siluf(a[idx]), b[idx]);
-}
+/* g = silu(a) * b: swiglu_gate (cuda/dev_math.cuh) */
 
 /* ------------------------------------------------------------------ gemm */
 
@@ -923,34 +918,7 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   job_out_done(j, s->y, d_y, s->t * s->d_out);
 }
 
-/* The dynamic shared memory a kernel may use: 48 KB without asking; more
- * after cudaFuncSetAttribute, asked once per kernel and process for
- * `want` bytes (capped by the device's opt-in limit less the kernel's static
- * shared memory). If that fails (a tool such as compute-sanitizer may keep
- * some shared memory), the error is cleared and 48 KB is the limit: the
- * caller then takes the general kernel, which gives the same bits. The race
- * of two first calls is benign: both ask for the same size. */
-template <typename F>
-size_t att_smem_limit(F *kernel, size_t want, volatile long long *granted) {
-  long long g = *granted;
-  if (g > 0) return (size_t)g;
-  size_t lim = 48 * 1024;
-  int dev = 0, optin = 0;
-  cudaFuncAttributes fa;
-  if (cudaGetDevice(&dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-      cudaFuncGetAttributes(&fa, kernel) == cudaSuccess) {
-    size_t cap = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
-    size_t ask = want < cap ? want : cap;
-    if (ask > lim &&
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ask) ==
-            cudaSuccess)
-      lim = ask;
-  }
-  (void)cudaGetLastError(); /* a refusal is not an error of this call */
-  *granted = (long long)lim;
-  return lim;
-}
+/* att_smem_limit: cuda/dev_math.cuh */
 
 /* Which kernel: attention_tiled for D = 64 and at least 16 query rows per
  * (batch, head); attention_row for D = 64 or 128 (decode, short prefills)

@@ -11,19 +11,9 @@
 set -u
 OUT=${OUT:-/tmp/hmx-out}; mkdir -p "$OUT"
 B=${B:-/tmp/b}
-export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=/usr/local/cuda/bin:$PATH
-{
-  echo "== command: tools/cuda/fast_tier_h100.sh"; date -u
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
-  nvcc --version | tail -2
-} > "$OUT/gpu.txt" 2>&1
-cat "$OUT/gpu.txt"
-( set -o pipefail
-  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DHMX_WERROR=ON \
-    -DHMX_CJSON_INCLUDE="$PWD/.devcarry/include" -DHMX_CJSON_LIBRARY="$PWD/.devcarry/lib/libcjson.so" &&
-  cmake --build "$B" -j16 ) > "$OUT/build.txt" 2>&1 || { echo BUILD FAILED; tail -40 "$OUT/build.txt"; exit 1; }
-echo "== build ok $(date -u +%T)"
+. tools/cuda/dev_common.sh
+dev_gpu_info tools/cuda/fast_tier_h100.sh "$OUT/gpu.txt"
+dev_build "$B" "$OUT/build.txt" || exit 1
 timeout ${CTEST_TIMEOUT:-240} ctest --test-dir "$B" -R 'conform_cuda|differential_cuda|test_cuda|fast_cuda|fast_tier_cuda' \
   --output-on-failure > "$OUT/ctest.txt" 2>&1; echo "ctest rc=$?"
 grep -E "tests passed|Failed|\*\*\*|Test +#" "$OUT/ctest.txt" | tail -30

@@ -13,20 +13,10 @@ set -u
 OUT=${OUT:-/tmp/hmx-out}; mkdir -p "$OUT"
 LOGS=${LOGS:-/tmp/gemm_att_logs}; mkdir -p "$LOGS"
 B=${B:-/tmp/b}
-export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=/usr/local/cuda/bin:$PATH
+. tools/cuda/dev_common.sh
 pack() { tar czf "$OUT/gemm_att_logs.tgz" -C "$LOGS" . ; }
-{
-  echo "== command: tools/cuda/gemm_att_check.sh"; date -u
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
-  nvcc --version | tail -2
-} > "$LOGS/gpu.txt" 2>&1
-cat "$LOGS/gpu.txt"
-( set -o pipefail
-  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DHMX_WERROR=ON \
-    -DHMX_CJSON_INCLUDE="$PWD/.devcarry/include" -DHMX_CJSON_LIBRARY="$PWD/.devcarry/lib/libcjson.so" &&
-  cmake --build "$B" -j16 ) > "$LOGS/build.txt" 2>&1 || { echo BUILD FAILED; tail -40 "$LOGS/build.txt"; pack; exit 1; }
-echo "== build ok $(date -u +%T)"
+dev_gpu_info tools/cuda/gemm_att_check.sh "$LOGS/gpu.txt"
+dev_build "$B" "$LOGS/build.txt" || { pack; exit 1; }
 if [ "${SASS:-0}" = 1 ]; then # the attention and gemm kernels' SASS, for reading offsets in sanitizer reports
   cuobjdump -sass "$B/tools/hmx" | awk '/Function : .*(attention|gemm_kernel)/{p=1} /Function : /&&!/(attention|gemm_kernel)/{p=0} p' \
     > "$LOGS/sass.txt" 2>&1; echo "sass lines: $(wc -l < "$LOGS/sass.txt")"
