@@ -37,7 +37,7 @@ static hmx_status fast_attention(const hmx_attention_args *a) {
 const hmx_fast_ops hmx_cpu_fast_ops = {
     "cpu-fast",
 #if defined(HMX_HAVE_DNNL)
-    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape; M = 1: dnnl_sgemm)", NULL,
+    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape); M = 1: the exact kernel", NULL,
 #else
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
@@ -47,10 +47,20 @@ const hmx_fast_ops hmx_cpu_fast_ops = {
     fast_attention, "online softmax in 64-key blocks, " EXP_USES, NULL,
 #endif
 #if defined(HMX_HAVE_DNNL)
-    hmx_fast_swiglu, "oneDNN matmul x3 + " EXP_USES " silu", NULL,
+    hmx_fast_swiglu, "oneDNN matmul x3 + " EXP_USES " silu; T = 1: the exact kernel", NULL,
 #else
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
     NULL, /* dev_gemm: the CPU backends take no device memory */
     NULL, /* dev_attention: likewise */
+    /* exact_rows: one row (decode) is a GEMV bound by reading the weights,
+     * which the exact avx2/avx512 kernels do faster than oneDNN 2.6's
+     * dnnl_sgemm (its matmul primitive is slower still at M = 1): Zen 4, 2
+     * threads, weights cycled through 56-75 MiB or the 147 MiB LM head, so
+     * from memory, fast/exact speed 0.76-0.86x (avx2 backend, dnnl held to
+     * AVX2) and 0.79-0.80x (avx512), 1 thread 0.58-0.67x; only the
+     * 2048 x 768 product was faster in oneDNN (1.02-1.33x). In `hmx
+     * bench-model` the swap took the tiny model's fast/exact decode from
+     * 0.80x to 0.98x. */
+    1,
 };

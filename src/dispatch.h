@@ -96,12 +96,14 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
   } while (0)
 
 /* In the fast tier, replace the host kernel `out` by the backend's fast
- * kernel `field` when it has one (src/fast.h); otherwise keep the exact one.
- * Sets `is_fast` (an int) to 1 when the fast kernel was taken. */
-#define HMX_PICK_FAST(ex, field, out, is_fast)                                 \
+ * kernel `field` when it has one (src/fast.h) and the call has more than
+ * the table's exact_rows rows (`rows`: gemm M, swiglu T; INT64_MAX where
+ * the rule does not apply); otherwise keep the exact one. Sets `is_fast`
+ * (an int) to 1 when the fast kernel was taken. */
+#define HMX_PICK_FAST(ex, field, out, is_fast, rows)                           \
   do {                                                                         \
     (is_fast) = 0;                                                             \
-    if ((ex).fast && (ex).fast->field) {                                       \
+    if ((ex).fast && (ex).fast->field && (rows) > (ex).fast->exact_rows) {      \
       (out) = (ex).fast->field;                                                \
       (is_fast) = 1;                                                           \
     }                                                                          \

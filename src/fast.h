@@ -27,6 +27,12 @@ typedef struct hmx_fast_ops {
   hmx_status (*dev_gemm)(const hmx_gemm_args *a, const struct hmx_device_call *c);
   /* Device memory: the fast attention on f32 device buffers; NULL: exact. */
   hmx_status (*dev_attention)(const hmx_attention_args *a, const struct hmx_device_call *c);
+  /* Host gemm with M <= exact_rows and swiglu with T <= exact_rows run the
+   * backend's exact kernel in the fast tier too (0: never). There the
+   * product is a GEMV bound by reading the weights, and the exact kernel
+   * reads them faster than the library does (cpu_fast/fast_table.c says by
+   * how much); its result is within every fast bound, being exact. */
+  int exact_rows;
 } hmx_fast_ops;
 
 /* The fast kernels of backend b, or NULL when b has no fast tier (ref: it is

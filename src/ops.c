@@ -186,7 +186,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
   int fast;
-  HMX_PICK_FAST(ex, gemm, fn, fast);
+  HMX_PICK_FAST(ex, gemm, fn, fast, m);
   hmx_staging st;
   /* 16-bit weights go to a backend that reads them in place unconverted
    * (exact tier only: fast kernels take f32) */
@@ -386,7 +386,7 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   hmx_status (*fn)(const hmx_attention_args *);
   HMX_PICK(ex, attention, fn);
   int fast;
-  HMX_PICK_FAST(ex, attention, fn, fast);
+  HMX_PICK_FAST(ex, attention, fn, fast, INT64_MAX);
   (void)fast;
   hmx_staging st;
   const hmx_tensor *ins[] = {q, k, v};
@@ -437,7 +437,7 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);
   int fast;
-  HMX_PICK_FAST(ex, swiglu, fn, fast);
+  HMX_PICK_FAST(ex, swiglu, fn, fast, t);
   hmx_staging st;
   /* 16-bit weights (all three of one dtype) go to a backend that reads them
    * in place unconverted (exact tier only: fast kernels take f32) */

@@ -12,6 +12,7 @@
  * buffers) against its own gemm bound (fo_gemm_tc); exit 77 (skipped) when
  * that backend cannot run here, or when the backend has no fast tier. */
 #include "check.h"
+#include "fast.h" /* hmx_fast_ops_of: the table's exact_rows */
 #include "fast_oracle.h"
 #include "op_io.h"
 
@@ -98,6 +99,20 @@ static hmx_context fast_ctx(int threads) {
   return c;
 }
 
+/* Calls with at most this many rows run the exact kernel in the fast tier
+ * (src/fast.h, exact_rows): their output must equal the exact tier's bits. */
+static int64_t exact_rows(void) {
+  const hmx_fast_ops *f = hmx_fast_ops_of(test_be ? test_be : hmx_backend_default());
+  return f ? f->exact_rows : 0;
+}
+
+static void same_as_exact(const char *what, int64_t rows, const float *fast, const float *exact,
+                          int64_t n) {
+  CHECK(memcmp(fast, exact, (size_t)n * sizeof(float)) == 0,
+        "%s: %lld rows <= exact_rows %lld, yet the fast tier's bits differ from the exact tier's",
+        what, (long long)rows, (long long)exact_rows());
+}
+
 /* The oracle and bound of the backend's fast gemm. */
 static void gemm_oracle(const double *a, const double *b, const double *bias, int64_t m,
                         int64_t n, int64_t k, int trans_b, double *want, double *bound) {
@@ -127,6 +142,15 @@ static void gemm_case(int64_t m, int64_t k, int64_t n, int tb, int bias, int thr
   snprintf(what, sizeof what, "gemm %lldx%lldx%lld%s%s, %d threads", (long long)m, (long long)k,
            (long long)n, tb ? " trans_b" : "", bias ? " bias" : "", threads);
   fc_report(what, &fc);
+  if (m <= exact_rows()) {
+    float *ce = calloc((size_t)(m * n), sizeof(float));
+    hmx_tensor tce = hmx_tensor_2d(ce, HMX_F32, m, n);
+    hmx_context ex = {test_be, threads, 0, HMX_TIER_EXACT};
+    s = hmx_gemm(&ex, &ta, &tbb, tb, bias ? &tbias : NULL, &tce);
+    CHECK(s == HMX_OK, "gemm exact: %s", hmx_last_error());
+    same_as_exact(what, m, c, ce, m * n);
+    free(ce);
+  }
   /* keep one element for the planted-error test */
   planted_want = want[0];
   planted_bound = bound[0];
@@ -187,6 +211,15 @@ static void swiglu_case(int64_t t, int64_t d, int64_t h, int64_t dout) {
   snprintf(what, sizeof what, "swiglu t%lld d%lld h%lld out%lld", (long long)t, (long long)d,
            (long long)h, (long long)dout);
   fc_report(what, &fc);
+  if (t <= exact_rows()) {
+    float *ye = calloc((size_t)(t * dout), sizeof(float));
+    hmx_tensor tye = hmx_tensor_2d(ye, HMX_F32, t, dout);
+    hmx_context ex = {test_be, 2, 0, HMX_TIER_EXACT};
+    s = hmx_swiglu(&ex, &tx, &t1, &t3, &t2, 0, &tye);
+    CHECK(s == HMX_OK, "swiglu exact: %s", hmx_last_error());
+    same_as_exact(what, t, y, ye, t * dout);
+    free(ye);
+  }
   free(x); free(w1); free(w3); free(w2); free(y); free(dx); free(d1); free(d3); free(d2);
   free(want); free(bound);
 }
@@ -429,7 +462,7 @@ int main(int argc, char **argv) {
     return check_failures ? 1 : 77;
   }
   if (hmx_fast_op_kernel(be, "gemm", NULL)) {
-    gemm_case(1, 768, 768, 1, 0, 1); /* M = 1: dnnl_sgemm (cpu), with and without bias */
+    gemm_case(1, 768, 768, 1, 0, 1); /* M = 1: the exact kernel (cpu, exact_rows), with and without bias */
     gemm_case(1, 2048, 40, 1, 1, 2);
     gemm_case(1, 300, 77, 0, 1, 1);
     gemm_case(64, 256, 300, 1, 1, 2);
@@ -465,8 +498,9 @@ int main(int argc, char **argv) {
     attention_case(1, 100, 1000, 6, 2, 64, 1, 4.0f);
   }
   if (hmx_fast_op_kernel(be, "swiglu", NULL)) {
+    swiglu_case(1, 96, 300, 40); /* T = 1: the exact kernel (cpu, exact_rows) */
     swiglu_case(5, 64, 200, 48);
-    swiglu_case(130, 32, 64, 16);
+    swiglu_case(129, 32, 64, 16); /* chunks of 128 + 1: the last one M = 1, dnnl_sgemm (cpu) */
   }
   if (argc > 1) vectors(argv[1]);
   if (hmx_fast_op_kernel(be, "gemm", NULL)) planted();
