@@ -241,7 +241,8 @@ static void threads_leave(int saved, int threads) {
 }
 
 /* M = 1 through oneDNN's dnnl_sgemm (reached by fast_swiglu.c's one-token
- * last chunk: decode's M = 1 runs the exact kernel, src/fast.h exact_rows): its matmul primitive runs
+ * last chunk; a decode gemm with M = 1 runs the exact kernel instead,
+ * src/fast.h exact_rows): its matmul primitive runs
  * this product at 24-39% of dnnl_sgemm's speed (oneDNN 2.6, avx512, Zen 4;
  * 18-21% when posed as [N, K] x [K, 1]), where dnnl_sgemm has a GEMV kernel.
  * The bias is the initial c (beta = 1): the same bound (NUMERICS "Fast
