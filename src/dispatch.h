@@ -103,7 +103,7 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
 #define HMX_PICK_FAST(ex, field, out, is_fast, rows)                           \
   do {                                                                         \
     (is_fast) = 0;                                                             \
-    if ((ex).fast && (ex).fast->field && (rows) > (ex).fast->exact_rows) {      \
+    if ((ex).fast && (ex).fast->field && (int64_t)(rows) > (int64_t)(ex).fast->exact_rows) { \
       (out) = (ex).fast->field;                                                \
       (is_fast) = 1;                                                           \
     }                                                                          \
