@@ -54,7 +54,8 @@ static void fk_silu_mul(float *g, const float *u, int64_t n) {
 /* The row work of fast_attention_dnnl.c (docs/NUMERICS.md "Fast tier",
  * attention), here so that it runs in this ISA's vectors: at 1024 queries
  * it is as many element operations as the two sgemm calls around it, and
- * compiled for the baseline ISA it took two thirds of the time.
+ * compiled for the baseline ISA it took two thirds of the time. The
+ * portable kernel below (fk_attention_tile) takes it one row at a time.
  *
  * fk_att_block: one key block's online-softmax step for `rows` rows of
  * scores (row r at s + r * lds, its first nr[r] valid, already times scale):
@@ -144,14 +145,16 @@ static float fk_dot(const float *x, const float *y, int64_t n) {
 
 /* One (batch, query head, tile of up to HMX_FAST_ATT_QUERY_TILE queries):
  * every query keeps a running max m, a running sum l and an unnormalized
- * output acc; each key block rescales them by exp(m_old - m_new). */
+ * output acc; per key block of its own the scores, then the online-softmax
+ * step (fk_att_block) and P V (fk_att_pv_tail, j in order), one row at a
+ * time; out = acc / l at the end (fk_att_finish). */
 static void fk_attention_tile(const hmx_attention_args *a, int64_t bi, int64_t h, int64_t i0,
                               int64_t i1, float *work) {
   const int64_t d = a->d, KB = HMX_FAST_ATT_KEY_BLOCK;
   const int64_t g = h / (a->hq / a->hkv);
   const int64_t krow = a->hkv * d, qrow = a->hq * d;
-  float *s = work;                          /* [KB + 1]: scores, then alpha */
-  float *acc = s + KB + 1;                  /* [tile, d] */
+  float *s = work;                          /* [KB]: scores, then p */
+  float *acc = s + KB;                      /* [tile, d] */
   float *m = acc + HMX_FAST_ATT_QUERY_TILE * d; /* [tile] */
   float *l = m + HMX_FAST_ATT_QUERY_TILE;   /* [tile] */
   const float *kbase = a->k + bi * a->skv * krow + g * d;
@@ -168,42 +171,17 @@ static void fk_attention_tile(const hmx_attention_args *a, int64_t bi, int64_t h
       int64_t i = i0 + r;
       int64_t lim = a->causal ? a->q_offset + i + 1 : a->skv;
       if (kb >= lim) continue;
-      int64_t ke = kb + KB < lim ? kb + KB : lim, nk = ke - kb;
+      int64_t nk = (kb + KB < lim ? kb + KB : lim) - kb;
       const float *qi = a->q + (bi * a->sq + i) * qrow + h * d;
-      float bm = -INFINITY;
-      for (int64_t j = 0; j < nk; j++) {
-        float sj = fk_dot(qi, kbase + (kb + j) * krow, d) * a->scale;
-        s[j] = sj;
-        bm = sj > bm ? sj : bm;
-      }
-      float mnew = bm > m[r] ? bm : m[r];
-      /* a block of -inf scores (all masked by -inf inputs) adds nothing */
-      if (mnew == -INFINITY) continue;
-      float alpha = m[r] - mnew; /* -inf on the first block: exp gives 0 */
-      for (int64_t j = 0; j < nk; j++) s[j] -= mnew;
-      s[nk] = alpha;
-      fk_vexp(s, nk + 1);
-      alpha = s[nk];
-      float psum = 0.0f;
-      FK_SIMD_SUM(psum)
-      for (int64_t j = 0; j < nk; j++) psum += s[j];
-      l[r] = l[r] * alpha + psum;
-      float *o = acc + r * d;
-      FK_SIMD
-      for (int64_t c = 0; c < d; c++) o[c] *= alpha;
-      for (int64_t j = 0; j < nk; j++) {
-        const float *vj = vbase + (kb + j) * krow;
-        const float p = s[j];
-        FK_SIMD
-        for (int64_t c = 0; c < d; c++) o[c] += p * vj[c];
-      }
-      m[r] = mnew;
+      for (int64_t j = 0; j < nk; j++) s[j] = fk_dot(qi, kbase + (kb + j) * krow, d) * a->scale;
+      /* nk becomes 0 for a block of -inf scores (it adds nothing) */
+      fk_att_block(s, KB, 1, &nk, acc + r * d, d, m + r, l + r);
+      fk_att_pv_tail(s, KB, 1, &nk, 0, vbase + kb * krow, krow, acc + r * d, d);
     }
   }
   for (int64_t r = 0; r < nrow; r++) {
     float *out = a->o + (bi * a->sq + i0 + r) * qrow + h * d;
-    const float sum = l[r]; /* one division per output, as in the exact tier */
-    for (int64_t c = 0; c < d; c++) out[c] = acc[r * d + c] / sum;
+    fk_att_finish(acc + r * d, l + r, 1, d, &out);
   }
 }
 
@@ -214,8 +192,8 @@ static hmx_status fk_attention(const hmx_attention_args *a) {
   if (work == 0) return HMX_OK;
   const int nt = hmx_thread_count(a->threads, work);
   /* one scratch slice per work item, allocated up front (no malloc in the
-   * parallel loop): s (KB + 1), acc (QT * d), m and l (QT each) */
-  const int64_t per = HMX_FAST_ATT_KEY_BLOCK + 1 + QT * a->d + 2 * QT;
+   * parallel loop): s (KB), acc (QT * d), m and l (QT each) */
+  const int64_t per = HMX_FAST_ATT_KEY_BLOCK + QT * a->d + 2 * QT;
   float *scratch = hmx_alloc_array((size_t)nt * (size_t)per, sizeof(float));
   if (!scratch) return hmx_fail(HMX_ERR_NO_MEMORY, "attention (fast): out of memory");
   const int64_t chunk = (work + nt - 1) / nt;

@@ -211,9 +211,9 @@ static void xs_pack_units(const void *w, int64_t h, int64_t d, int64_t u0, int64
  * four): one load and one store of acc per eight fmas, and eight runs of the
  * weights in flight (measured: four rows 34 -> 42 GB/s over one row per
  * pass, d = 768, h = 2048; eight over four +4% f32, +8% bf16 from memory,
- * Zen 4, 2 threads; software prefetching of the next rows was slower). acc holds cols floats rounded up to
- * whole vectors; it is L1-resident scratch, so its stores and reloads are
- * exact and cheap. */
+ * Zen 4, 2 threads; software prefetching of the next rows was slower). acc
+ * holds cols floats rounded up to whole vectors; it is L1-resident scratch,
+ * so its stores and reloads are exact and cheap. */
 /* Columns o .. o+n-1 (n <= XV_W) of rows w0 .. w0+3*ldw, four fmas in row
  * order into acc (from +0 when first). n == XV_W: whole-vector loads. */
 XV_INLINE void xs_rows4_vec(const void *w, int64_t w0, int64_t ldw, int64_t o, int64_t n,

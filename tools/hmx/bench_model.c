@@ -3,6 +3,7 @@
  * decode rate as a fraction of the measured memory bandwidth (weight bytes
  * per token). docs/BENCH.md describes the method. */
 #define _POSIX_C_SOURCE 200809L
+#include "dispatch.h" /* hmx_device_ops_of */
 #include "model_opts.h"
 #include "rng.h"
 
@@ -146,9 +147,10 @@ static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
   hmx_model_free(m);
 }
 
-/* The CUDA driver's state does not survive fork(): a child of a process
- * that has probed the GPU gets cudaErrorInitializationError. */
-static int fork_safe(const hmx_backend *be) { return strcmp(hmx_backend_name(be), "cuda") != 0; }
+/* A device driver's state does not survive fork(): the child of a process
+ * that has probed the GPU gets cudaErrorInitializationError from CUDA. So
+ * only a backend without device memory (src/dispatch.h) runs in a child. */
+static int fork_safe(const hmx_backend *be) { return hmx_device_ops_of(be) == NULL; }
 
 /* Run in a child so that each variant's peak RSS is its own (in this
  * process for a backend that cannot run in a forked child: then the peak
