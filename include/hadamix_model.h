@@ -78,6 +78,21 @@ int64_t hmx_model_weight_bytes(const hmx_model *m);
  * GGUF matrix kept in its block format: it has no tensor view). */
 const hmx_tensor *hmx_model_weight(const hmx_model *m, const char *name);
 
+/* Lay the model's float projection matrices (Q, K, V, O, the embedding and
+ * LM head: f32, bf16 or f16, [out, in] with out a multiple of 16) out in the
+ * layout that ctx's backend reads fastest: the G16 layout of docs/MODEL.md
+ * ("Weight layout") for a backend whose exact gemm reads it in place (avx2,
+ * avx512); nothing for any other backend or for the fast tier. It changes no
+ * logit by a bit, on any backend (a backend that does not read G16 converts
+ * the matrix back on each call: slower, same bits); it makes one-token
+ * decode faster. Only weights in memory the model owns are rewritten, in
+ * place (synthetic, GGUF and Hugging Face loads; not the memory-mapped
+ * tensors of a hadamix weights file); those then have no tensor view
+ * (hmx_model_weight returns NULL) and hmx_model_save refuses the model.
+ * *changed (may be NULL): the number of matrices rewritten. Call it before
+ * any forward pass, never during one. */
+hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed);
+
 /* The KV cache of one sequence. */
 typedef struct hmx_kv_cache hmx_kv_cache;
 /* capacity 0 means the model's context. */

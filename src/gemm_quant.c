@@ -15,12 +15,12 @@
  * fields before the quants). F16/BF16: one element of 2 bytes, no header. */
 static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
   hmx_gguf_type_block(type, B, S);
-  *hdr = type == HMX_GGML_Q4_1 ? 4 : type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 0 : 2;
+  *hdr = type == HMX_GGML_Q4_1 ? 4 : type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 0 : 2;
 }
 
 int hmx_qlayout_g16_ok(uint32_t type) {
   return type == HMX_GGML_Q8_0 || type == HMX_GGML_Q4_0 || type == HMX_GGML_Q4_1 ||
-         type == HMX_GGML_F16 || type == HMX_GGML_BF16;
+         type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
 }
 
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {

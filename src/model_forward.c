@@ -113,33 +113,63 @@ static void add_inplace(float *x, const float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) x[i] += y[i];
 }
 
-/* Q, K, V = h Wq^T, h Wk^T, h Wv^T as one gemm when the three weights lie back
- * to back in memory (in some order, one dtype, contiguous: the synthetic
- * arena and files written by hmx_model_save are laid out so): one call reads
- * one [hd + 2 kvd, d] matrix instead of three, and each output column is the
- * same fma chain as in its own gemm (§gemm: c[i][j] depends on row i of a and
- * row j of b only), so the bits do not change. Returns 0 when the weights
- * are not adjacent (then three gemms). */
-static int qkv_adjacent(const hmx_layer_weights *L, const hmx_tensor *order[3]) {
-  const hmx_tensor *w[3] = {L->wq, L->wk, L->wv};
-  for (int i = 0; i < 3; i++)
-    if (!w[i]->data || w[i]->dtype != w[0]->dtype || !hmx_tensor_is_contiguous(w[i]) ||
-        w[i]->shape[1] != w[0]->shape[1] || w[i]->memory != HMX_MEMORY_HOST)
+/* Where weight w's values start and how many bytes they take: its tensor
+ * (contiguous host memory), or its kept matrix when the model keeps one
+ * (GGUF blocks, or G16 from hmx_model_prepare; G16 only with whole groups of
+ * 16 rows, whose bytes are then exactly the rows'). Returns 0 when w has no
+ * such span. */
+static int weight_span(const hmx_model *m, const hmx_tensor *w, const char **data,
+                       size_t *bytes) {
+  const hmx_qmatrix *q = hmx_model_qweight(m, w);
+  if (q) {
+    int64_t block, bsize;
+    if (!hmx_gguf_type_block(q->type, &block, &bsize) || q->k % block ||
+        (q->layout == HMX_QLAYOUT_G16 && q->n % HMX_QG))
       return 0;
+    *data = q->data;
+    *bytes = (size_t)(q->n * (q->k / block) * bsize);
+    return 1;
+  }
+  if (!w->data || !hmx_tensor_is_contiguous(w) || w->memory != HMX_MEMORY_HOST) return 0;
+  *data = w->data;
+  *bytes = (size_t)(w->shape[0] * w->shape[1]) * hmx_dtype_size(w->dtype);
+  return 1;
+}
+
+/* Q, K, V = h Wq^T, h Wk^T, h Wv^T as one gemm when the three weights lie back
+ * to back in memory (in some order, one dtype and layout: the synthetic arena,
+ * GGUF loads and files written by hmx_model_save are laid out so, and
+ * hmx_model_prepare keeps them so): one call reads one [hd + 2 kvd, d] matrix
+ * instead of three, and each output column is the same fma chain as in its
+ * own gemm (§gemm: c[i][j] depends on row i of a and row j of b only), so the
+ * bits do not change. Returns 0 when the weights are not adjacent (then three
+ * gemms). */
+static int qkv_adjacent(const hmx_model *m, const hmx_layer_weights *L,
+                        const hmx_tensor *order[3]) {
+  const hmx_tensor *w[3] = {L->wq, L->wk, L->wv};
+  const hmx_qmatrix *q0 = hmx_model_qweight(m, w[0]);
+  const char *at[3];
+  size_t bytes[3];
+  for (int i = 0; i < 3; i++) {
+    const hmx_qmatrix *q = hmx_model_qweight(m, w[i]);
+    if (!weight_span(m, w[i], &at[i], &bytes[i]) || !q != !q0 ||
+        (q ? q->type != q0->type || q->layout != q0->layout || q->k != q0->k
+           : w[i]->dtype != w[0]->dtype || w[i]->shape[1] != w[0]->shape[1]))
+      return 0;
+    order[i] = w[i];
+  }
   /* sort by address (three elements) */
-  for (int i = 0; i < 3; i++) order[i] = w[i];
   for (int i = 0; i < 3; i++)
     for (int j = i + 1; j < 3; j++)
-      if ((uintptr_t)order[j]->data < (uintptr_t)order[i]->data) {
+      if ((uintptr_t)at[j] < (uintptr_t)at[i]) {
         const hmx_tensor *t = order[i];
-        order[i] = order[j];
-        order[j] = t;
+        const char *a = at[i];
+        const size_t b = bytes[i];
+        order[i] = order[j], at[i] = at[j], bytes[i] = bytes[j];
+        order[j] = t, at[j] = a, bytes[j] = b;
       }
-  const size_t es = hmx_dtype_size(w[0]->dtype);
-  for (int i = 0; i + 1 < 3; i++) {
-    const size_t bytes = (size_t)(order[i]->shape[0] * order[i]->shape[1]) * es;
-    if ((const char *)order[i]->data + bytes != (const char *)order[i + 1]->data) return 0;
-  }
+  for (int i = 0; i + 1 < 3; i++)
+    if (at[i] + bytes[i] != at[i + 1]) return 0;
   return 1;
 }
 
@@ -174,7 +204,7 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
   const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim, n3 = hd + 2 * kvd;
   const hmx_tensor *order[3];
-  if (!qkv_adjacent(L, order)) {
+  if (!qkv_adjacent(f->m, L, order)) {
     hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
                V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
     hmx_status st = project(f, H, L->wq, &Q);
@@ -182,9 +212,17 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
     if (!st) st = project(f, H, L->wv, &V);
     return st;
   }
-  hmx_tensor W = hmx_tensor_2d((void *)(uintptr_t)order[0]->data, order[0]->dtype, n3, d);
   hmx_tensor QKV = hmx_tensor_2d(f->qkv, HMX_F32, T, n3);
-  hmx_status st = hmx_gemm(f->ctx, H, &W, 1, NULL, &QKV);
+  const hmx_qmatrix *q0 = hmx_model_qweight(f->m, order[0]);
+  hmx_status st;
+  if (q0) { /* the three kept matrices as one of n3 rows */
+    hmx_qmatrix qkv = *q0;
+    qkv.n = n3;
+    st = hmx_gemm_quant(f->ctx, H, &qkv, &QKV);
+  } else {
+    hmx_tensor W = hmx_tensor_2d((void *)(uintptr_t)order[0]->data, order[0]->dtype, n3, d);
+    st = hmx_gemm(f->ctx, H, &W, 1, NULL, &QKV);
+  }
   if (st) return st;
   /* the columns of each part, in the fused (address) order, to q, k, v */
   int64_t col = 0;

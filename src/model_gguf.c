@@ -241,7 +241,8 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
     total += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
   }
   float *tmp = NULL;
-  if (!st && (!(m->arena = hmx_model_arena_alloc(total)) || !(tmp = malloc(largest ? largest : 1)) ||
+  if (!st && (!(m->arena = hmx_model_arena_alloc(m->arena_bytes = total)) ||
+              !(tmp = malloc(largest ? largest : 1)) ||
               !(m->q = calloc((size_t)m->n_weights, sizeof *m->q))))
     st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes for the weights", path, total);
   size_t off = 0;

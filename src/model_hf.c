@@ -277,7 +277,7 @@ static hmx_status load_weights(hmx_model *m, const shards *s, const char *dir) {
                         "that hadamix runs", dir, t->name);
       }
   }
-  if (!st && !(m->arena = hmx_model_arena_alloc(total ? total : 1)))
+  if (!st && !(m->arena = hmx_model_arena_alloc(m->arena_bytes = total ? total : 1)))
     st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes of weights", dir, total);
   size_t off = 0;
   for (int i = 0; i < m->n_weights && !st; i++) {

@@ -38,10 +38,13 @@ struct hmx_model {
   const hmx_tensor *tok_emb, *norm, *lm_head; /* lm_head == tok_emb when tied */
   hmx_st_file *file;        /* a loaded file (mapped), or NULL */
   void *arena;              /* owned weight memory (synthetic, or realigned copies) */
+  size_t arena_bytes;       /* its size: weights inside it may be rewritten in place
+                             * (hmx_model_prepare) */
   /* NULL, or n_weights entries: q[i].data set when weight i is a GGUF matrix
    * kept in its file format and layout ([out, in] rows of blocks, read in
    * place by hmx_gemm_quant); weights[i] then has data NULL (its shape is
-   * still the spec's). GGUF loads only (model_gguf.c). */
+   * still the spec's). GGUF loads (model_gguf.c), and the float projections
+   * that hmx_model_prepare puts in the G16 layout (model_prepare.c). */
   hmx_qmatrix *q;
   int64_t weight_bytes;
 };

@@ -176,7 +176,7 @@ hmx_status hmx_model_synthetic(const hmx_model_config *cfg, uint64_t seed, hmx_d
   size_t total = 0;
   st = arena_size(m, dts, &total);
   free(dts);
-  if (st || !(m->arena = arena_alloc(total))) {
+  if (st || !(m->arena = arena_alloc(m->arena_bytes = total))) {
     hmx_model_free(m);
     return st ? st : hmx_fail(HMX_ERR_NO_MEMORY, "model: cannot allocate %zu bytes of weights",
                               total);
@@ -369,7 +369,7 @@ hmx_status hmx_model_load(const char *path, hmx_model **out) {
       realign += (size_t)t->nbytes + ARENA_ALIGN;
     m->weight_bytes += (int64_t)t->nbytes;
   }
-  if (realign && !(m->arena = arena_alloc(realign))) {
+  if (realign && !(m->arena = arena_alloc(m->arena_bytes = realign))) {
     hmx_model_free(m);
     return hmx_fail(HMX_ERR_NO_MEMORY, "%s: out of memory realigning weights", path);
   }
@@ -399,9 +399,10 @@ hmx_status hmx_model_save(const hmx_model *m, const char *path) {
   for (int i = 0; i < m->n_weights; i++)
     if (m->q && m->q[i].data) {
       hmx_st_writer_free(w);
-      return hmx_fail(HMX_ERR_UNSUPPORTED, "hmx_model_save: weight '%s' is kept in its GGUF "
-                      "block format (%s); saving such a model is not supported",
-                      m->specs[i].name, hmx_gguf_type_name(m->q[i].type));
+      return hmx_fail(HMX_ERR_UNSUPPORTED, "hmx_model_save: weight '%s' is kept as %s %s "
+                      "(a GGUF load or hmx_model_prepare); saving such a model is not supported",
+                      m->specs[i].name, hmx_gguf_type_name(m->q[i].type),
+                      m->q[i].layout == HMX_QLAYOUT_G16 ? "in the G16 layout" : "blocks");
     }
   hmx_status st = hmx_st_writer_meta(w, "format", HMX_MODEL_FORMAT);
 #define META_INT(key, v)                                                                      \

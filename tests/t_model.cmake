@@ -19,3 +19,6 @@ if(HMX_HAVE_CJSON AND TARGET hmx)
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/model.cmake)
   set_tests_properties(cli_model PROPERTIES LABELS "cli;model" TIMEOUT 300)
 endif()
+# hmx_model_prepare: the G16 layout of the projections changes no bit.
+hmx_add_test(NAME test_model_prepare SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_prepare.c
+             ARGS ${CMAKE_CURRENT_BINARY_DIR} LABELS unit model)

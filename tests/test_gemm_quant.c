@@ -1,7 +1,7 @@
 /* gemm with GGUF weights in place (src/gemm_quant.h, HMX_WQ_GEMM) against
  * "dequantize, then the reference gemm", bit for bit (memcmp), on every
  * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
- * F16 and BF16, in GGUF's row layout and (but Q6_K) the G16 layout
+ * F16, BF16 and F32, in GGUF's row layout and (but Q6_K) the G16 layout
  * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
  * and M > 1 (the packed path), block scales that include subnormal f16s,
  * zero, and (one case per type) infinity and NaN. */
@@ -51,6 +51,13 @@ static void fill(uint32_t type, unsigned char *b, int64_t n, int specials) {
     switch (type) {
     case HMX_GGML_F16: put16(p, hmx_f32_to_f16(uniform())); break;
     case HMX_GGML_BF16: put16(p, hmx_f32_to_bf16(uniform())); break;
+    case HMX_GGML_F32: { /* little-endian, as GGUF stores it */
+      const float v = uniform();
+      uint32_t u;
+      memcpy(&u, &v, 4);
+      for (int j = 0; j < 4; j++) p[j] = (unsigned char)(u >> (8 * j));
+      break;
+    }
     case HMX_GGML_Q8_0: case HMX_GGML_Q4_0: put16(p, scale16(specials)); break;
     case HMX_GGML_Q4_1: put16(p, scale16(specials)); put16(p + 2, scale16(specials)); break;
     case HMX_GGML_Q6_K: put16(p + 208, scale16(specials)); break;
@@ -97,7 +104,7 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
 
 int main(void) {
   static const uint32_t types[] = {HMX_GGML_Q4_1, HMX_GGML_Q8_0, HMX_GGML_Q4_0, HMX_GGML_Q6_K,
-                                   HMX_GGML_F16, HMX_GGML_BF16};
+                                   HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_F32};
   /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
    * vector, N over several thread tiles, M = 1 and M > 1 */
   static const int64_t shapes[][3] = {{1, 37, 256}, {1, 5, 512}, {1, 131, 768},

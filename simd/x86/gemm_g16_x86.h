@@ -27,6 +27,7 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_Q8_0: return (size_t)(k / 32) * HMX_QG * 34;
   case XW_G16_Q4_0: return (size_t)(k / 32) * HMX_QG * 18;
   case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
+  case XW_G16_F32: return (size_t)k * HMX_QG * 4;
   default: return (size_t)k * HMX_QG * 2;
   }
 }
@@ -36,6 +37,7 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
 
 /* Rows l0 .. l0+VL-1 of a group (base gb) at element p, decoded. */
 GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt) {
+  if (wt == XW_G16_F32) return xv_load((const float *)(const void *)(gb + (p * HMX_QG + l0) * 4));
   if (wt == XW_G16_F16) return gg_f16(gb + (p * HMX_QG + l0) * 2);
   if (wt == XW_G16_BF16) return xv_load_bf16((const uint16_t *)(const void *)(gb + (p * HMX_QG + l0) * 2));
   const int64_t j = p % 32;
@@ -67,7 +69,7 @@ GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *
     __builtin_prefetch(gb + gbytes, 0, 2);
     gx_v acc[GG_V];
     for (int v = 0; v < GG_V; v++) acc[v] = gx_loadu(bias_pad + j + v * GX_VL); /* bias or +0 */
-    if (wt == XW_G16_F16 || wt == XW_G16_BF16) {
+    if (wt == XW_G16_F16 || wt == XW_G16_BF16 || wt == XW_G16_F32) {
       for (int64_t p = 0; p < k; p++) {
         const gx_v av = gx_bcast(a + p);
         for (int v = 0; v < GG_V; v++) acc[v] = gx_fma(av, gg_load(gb, p, v * GX_VL, wt), acc[v]);

@@ -516,6 +516,7 @@ static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn c
   case XW_G16_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_1);
   case XW_G16_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_F16);
   case XW_G16_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_BF16);
+  case XW_G16_F32: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_F32);
   default: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F32);
   }
 }

@@ -27,7 +27,8 @@
  * the flat element index works for them as for the float types. */
 enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 5, XW_Q6_K = 6,
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
-       XW_G16_Q8_0 = 7, XW_G16_Q4_0 = 8, XW_G16_Q4_1 = 9, XW_G16_F16 = 10, XW_G16_BF16 = 11 };
+       XW_G16_Q8_0 = 7, XW_G16_Q4_0 = 8, XW_G16_Q4_1 = 9, XW_G16_F16 = 10, XW_G16_BF16 = 11,
+       XW_G16_F32 = 12 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -46,6 +47,7 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q4_0: return XW_G16_Q4_0;
     case HMX_GGML_Q4_1: return XW_G16_Q4_1;
     case HMX_GGML_F16: return XW_G16_F16;
+    case HMX_GGML_F32: return XW_G16_F32;
     default: return XW_G16_BF16;
     }
   switch (qtype) {

@@ -116,6 +116,7 @@ static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
   hmx_status st = toks && logits ? hmx_kv_cache_new(m, n_prompt + n_decode + 1, &cache)
                                  : HMX_ERR_NO_MEMORY;
   hmx_context ctx = {be, threads, 0, tier};
+  if (!st && hmx_model_opts_prepare("bench-model", &o, m, &ctx)) st = HMX_ERR_INVALID_ARGUMENT;
   if (!st) {
     for (int64_t i = 0; i < n_prompt; i++)
       toks[i] = (int32_t)(hmx_rng_u64(7, 0, (uint64_t)i) % (uint64_t)c->vocab);

@@ -225,6 +225,7 @@ int hmx_cmd_generate(int argc, char **argv) {
   }
   const int tty = isatty(fileno(stderr));
   hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
+  if (!rc) rc = hmx_model_opts_prepare("generate", &mo, m, &ctx);
   double t_prefill = 0, t_decode = 0;
   int64_t decoded = 0;
   if (!rc) {

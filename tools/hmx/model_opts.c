@@ -46,6 +46,13 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
     }
   } else if (hmx_args_value(a, "--dtype", &v, err)) {
     if (!*err && hmx_parse_dtype(a->cmd, v, &o->dtype)) *err = 1;
+  } else if (hmx_args_value(a, "--weight-layout", &v, err)) {
+    if (*err) return 1;
+    if (!strcmp(v, "rows") || !strcmp(v, "auto")) o->rows_layout = !strcmp(v, "rows");
+    else {
+      hmx_cli_error(HMX_EXIT_USAGE, "%s: --weight-layout '%s' is not auto or rows", a->cmd, v);
+      *err = 1;
+    }
   } else if (hmx_args_value(a, "--weights-seed", &v, err)) {
     if (!*err && parse_u64(a->cmd, "--weights-seed", v, &o->weights_seed)) *err = 1;
   } else if (hmx_args_value(a, "--set", &v, err)) {
@@ -70,7 +77,10 @@ void hmx_model_opts_help(FILE *out) {
         "  --set KEY=VALUE     change a config field: n_layer d_model n_head n_kv_head\n"
         "                      head_dim d_ff vocab context rope_base norm_eps tied\n"
         "  --dtype D           synthetic weights stored as f32 (default), bf16 or f16\n"
-        "  --weights-seed N    seed of the synthetic weights (default 1)\n",
+        "  --weights-seed N    seed of the synthetic weights (default 1)\n"
+        "  --weight-layout L   generate, bench-model: auto (default: the projections in the\n"
+        "                      layout the backend reads fastest, docs/MODEL.md \"Weight\n"
+        "                      layout\"; same bits) or rows (as stored)\n",
         out);
 }
 
@@ -143,6 +153,14 @@ int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m)
   int rc = hmx_model_opts_config(cmd, o, -1, &cfg);
   if (rc) return rc;
   s = hmx_model_synthetic(&cfg, o->weights_seed, o->dtype < 0 ? HMX_F32 : (hmx_dtype)o->dtype, m);
+  if (s) return hmx_cli_error(HMX_EXIT_FAIL, "%s: %s", cmd, hmx_cli_status_message(s));
+  return 0;
+}
+
+int hmx_model_opts_prepare(const char *cmd, const hmx_model_opts *o, hmx_model *m,
+                           const hmx_context *ctx) {
+  if (o->rows_layout) return 0;
+  hmx_status s = hmx_model_prepare(m, ctx, NULL);
   if (s) return hmx_cli_error(HMX_EXIT_FAIL, "%s: %s", cmd, hmx_cli_status_message(s));
   return 0;
 }

@@ -17,6 +17,7 @@ typedef struct hmx_model_opts {
   uint64_t weights_seed;/* --weights-seed N */
   const char *sets[HMX_MODEL_MAX_SETS]; /* --set KEY=VALUE */
   int nsets;
+  int rows_layout;      /* --weight-layout rows: skip hmx_model_prepare */
 } hmx_model_opts;
 
 void hmx_model_opts_init(hmx_model_opts *o);
@@ -28,6 +29,10 @@ int hmx_model_opts_config(const char *cmd, const hmx_model_opts *o, int outproj,
                           hmx_model_config *cfg);
 /* Load --weights or synthesize; prints errors; returns an exit code. */
 int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m);
+/* hmx_model_prepare for ctx unless --weight-layout rows; prints errors;
+ * returns an exit code (generate and bench-model call it). */
+int hmx_model_opts_prepare(const char *cmd, const hmx_model_opts *o, hmx_model *m,
+                           const hmx_context *ctx);
 /* The help text of these options. */
 void hmx_model_opts_help(FILE *out);
 

@@ -1,0 +1,107 @@
+/* hmx_model_prepare: the float projection matrices in the G16 layout
+ * (src/gemm_quant.h) for a backend that reads it in place (docs/MODEL.md,
+ * "Weight layout").
+ *
+ * Why: one-token decode is a product of one row by each matrix, read once
+ * from memory. A thread's share of an [out, in] matrix is a range of output
+ * rows, which the x86 GEMV turns into 16 x 16 transposes; in G16 a group of
+ * 16 outputs is one contiguous [in][16] block, read as one stream with one
+ * vector load per element (tiny config, 2 threads, Zen 4: decode +4-18%,
+ * docs/results/model/session10-g16). The bits do not change: G16 holds the
+ * same values, and the kernels take each output's fmas in the same order
+ * (§gemm), which tests/test_model_prepare.c checks.
+ *
+ * The conversion runs in place, group by group (16 rows of an [N, K] matrix
+ * are the same bytes as their G16 group when N is a multiple of 16), so it
+ * needs no second copy of the weights and keeps adjacent Q, K, V adjacent
+ * (model_forward.c then still runs them as one gemm). */
+#include "model_internal.h"
+#include "backend.h"
+#include "dispatch.h"
+#include "gguf.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The projections, by name: [out, in] matrices that go through project()
+ * (the FFN's W1, W3, W2 are in hmx_swiglu's [in, out] layout and stay). */
+static int is_projection(const char *name) {
+  static const char *const suffix[] = {"attn.wq", "attn.wk", "attn.wv", "attn.wo"};
+  const size_t len = strlen(name);
+  if (strcmp(name, "tok_emb") == 0 || strcmp(name, "lm_head") == 0) return 1;
+  for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+    const size_t sl = strlen(suffix[i]);
+    if (len > sl && strcmp(name + len - sl, suffix[i]) == 0) return 1;
+  }
+  return 0;
+}
+
+static uint32_t ggml_type_of(hmx_dtype dt) {
+  return dt == HMX_F16 ? HMX_GGML_F16 : dt == HMX_BF16 ? HMX_GGML_BF16 : HMX_GGML_F32;
+}
+
+/* Whether w lies inside the model's own (writable) memory. */
+static int owned(const hmx_model *m, const hmx_tensor *w, size_t bytes) {
+  const char *a = m->arena, *p = w->data;
+  return a && p >= a && (size_t)(p - a) <= m->arena_bytes && bytes <= m->arena_bytes - (size_t)(p - a);
+}
+
+/* [n, k] rows at data (element size es, n a multiple of 16) -> G16 in place:
+ * group g (rows 16g .. 16g+15) becomes [k][16], element (p, r) = row 16g+r,
+ * column p. tmp holds one group (16 k es bytes). */
+static void rows_to_g16_in_place(unsigned char *data, int64_t n, int64_t k, size_t es,
+                                 unsigned char *tmp) {
+  const size_t gbytes = (size_t)(HMX_QG * k) * es;
+  for (int64_t g = 0; g < n / HMX_QG; g++) {
+    unsigned char *grp = data + (size_t)g * gbytes;
+    memcpy(tmp, grp, gbytes);
+    for (int64_t r = 0; r < HMX_QG; r++)
+      for (int64_t p = 0; p < k; p++)
+        memcpy(grp + (size_t)(p * HMX_QG + r) * es, tmp + (size_t)(r * k + p) * es, es);
+  }
+}
+
+hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed) {
+  hmx_clear_error();
+  if (changed) *changed = 0;
+  if (!m) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_prepare: model is NULL");
+  hmx_exec ex;
+  hmx_status st = hmx_exec_resolve(ctx, "gemm", &ex);
+  if (st) return st;
+  /* Only for a backend whose exact gemm reads G16 from host memory: any
+   * other would convert back on every call. The fast tier keeps the rows
+   * (its kernels take f32 rows). */
+  if (ex.dev || ex.tier != HMX_TIER_EXACT || !ex.be->gemm || !(ex.be->weights16 & HMX_WG16_GEMM))
+    return HMX_OK;
+  int64_t kmax = 0;
+  for (int i = 0; i < m->n_weights; i++)
+    if (m->specs[i].ndim == 2 && m->weights[i].shape[1] > kmax) kmax = m->weights[i].shape[1];
+  unsigned char *tmp = malloc((size_t)(HMX_QG * kmax) * sizeof(float));
+  if (!tmp) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
+  if (!m->q && !(m->q = calloc((size_t)m->n_weights, sizeof *m->q))) {
+    free(tmp);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
+  }
+  int n_changed = 0;
+  for (int i = 0; i < m->n_weights; i++) {
+    hmx_tensor *w = &m->weights[i];
+    if (m->q[i].data || !w->data || m->specs[i].ndim != 2 || !is_projection(m->specs[i].name))
+      continue;
+    if (w->dtype != HMX_F32 && w->dtype != HMX_BF16 && w->dtype != HMX_F16) continue;
+    const int64_t n = w->shape[0], k = w->shape[1];
+    const size_t es = hmx_dtype_size(w->dtype), bytes = (size_t)(n * k) * es;
+    /* whole groups (else G16 needs padding rows: more bytes than in place),
+     * contiguous, and memory the model may write */
+    if (n % HMX_QG || !hmx_tensor_is_contiguous(w) || w->memory != HMX_MEMORY_HOST ||
+        !owned(m, w, bytes))
+      continue;
+    rows_to_g16_in_place((unsigned char *)(uintptr_t)w->data, n, k, es, tmp);
+    m->q[i] = (hmx_qmatrix){ggml_type_of(w->dtype), w->data, n, k, HMX_QLAYOUT_G16};
+    w->data = NULL; /* the G16 matrix has no tensor view (hmx_model_weight: NULL) */
+    n_changed++;
+  }
+  free(tmp);
+  if (changed) *changed = n_changed;
+  return HMX_OK;
+}
