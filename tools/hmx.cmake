@@ -52,3 +52,8 @@ if(HMX_FAST_DNNL)
   add_executable(hmx-bench-fast-gemm ${CMAKE_CURRENT_LIST_DIR}/bench_fast_gemm.c)
   target_link_libraries(hmx-bench-fast-gemm PRIVATE hadamix)
 endif()
+
+# hmx-bench-layout (tools/bench_layout.c): decode with the projections as
+# stored vs in G16 (hmx_model_prepare), alternating in one process.
+add_executable(hmx-bench-layout ${CMAKE_CURRENT_LIST_DIR}/bench_layout.c)
+target_link_libraries(hmx-bench-layout PRIVATE hadamix)
