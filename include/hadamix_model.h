@@ -75,7 +75,8 @@ const hmx_model_config *hmx_model_get_config(const hmx_model *m);
 hmx_dtype hmx_model_dtype(const hmx_model *m);
 int64_t hmx_model_weight_bytes(const hmx_model *m);
 /* Named weight tensor ("layers.3.attn.wq", ...; docs/MODEL.md), or NULL (also for a
- * GGUF matrix kept in its block format: it has no tensor view). */
+ * GGUF matrix kept in its block format, or a matrix hmx_model_prepare rewrote:
+ * they have no tensor view). */
 const hmx_tensor *hmx_model_weight(const hmx_model *m, const char *name);
 
 /* Lay the model's float projection matrices (Q, K, V, O, the embedding and

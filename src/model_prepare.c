@@ -41,10 +41,12 @@ static uint32_t ggml_type_of(hmx_dtype dt) {
   return dt == HMX_F16 ? HMX_GGML_F16 : dt == HMX_BF16 ? HMX_GGML_BF16 : HMX_GGML_F32;
 }
 
-/* Whether w lies inside the model's own (writable) memory. */
+/* Whether w's bytes lie inside the model's own (writable) memory. Compared
+ * as integers: relational operators on pointers into different objects are
+ * undefined in C. */
 static int owned(const hmx_model *m, const hmx_tensor *w, size_t bytes) {
-  const char *a = m->arena, *p = w->data;
-  return a && p >= a && (size_t)(p - a) <= m->arena_bytes && bytes <= m->arena_bytes - (size_t)(p - a);
+  const uintptr_t a = (uintptr_t)m->arena, p = (uintptr_t)w->data;
+  return m->arena && p >= a && p - a <= m->arena_bytes && bytes <= m->arena_bytes - (p - a);
 }
 
 /* [n, k] rows at data (element size es, n a multiple of 16) -> G16 in place:
