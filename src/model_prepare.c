@@ -49,18 +49,16 @@ static int owned(const hmx_model *m, const hmx_tensor *w, size_t bytes) {
   return m->arena && p >= a && p - a <= m->arena_bytes && bytes <= m->arena_bytes - (p - a);
 }
 
-/* [n, k] rows at data (element size es, n a multiple of 16) -> G16 in place:
- * group g (rows 16g .. 16g+15) becomes [k][16], element (p, r) = row 16g+r,
- * column p. tmp holds one group (16 k es bytes). */
-static void rows_to_g16_in_place(unsigned char *data, int64_t n, int64_t k, size_t es,
-                                 unsigned char *tmp) {
+/* [n, k] rows of ggml type `type` at data (element size es, n a multiple of
+ * 16) -> G16 in place: each group of 16 rows is copied to tmp (16 k es
+ * bytes) and regrouped back into its own bytes by hmx_qlayout_to_g16. */
+static void rows_to_g16_in_place(uint32_t type, unsigned char *data, int64_t n, int64_t k,
+                                 size_t es, unsigned char *tmp) {
   const size_t gbytes = (size_t)(HMX_QG * k) * es;
   for (int64_t g = 0; g < n / HMX_QG; g++) {
     unsigned char *grp = data + (size_t)g * gbytes;
     memcpy(tmp, grp, gbytes);
-    for (int64_t r = 0; r < HMX_QG; r++)
-      for (int64_t p = 0; p < k; p++)
-        memcpy(grp + (size_t)(p * HMX_QG + r) * es, tmp + (size_t)(r * k + p) * es, es);
+    hmx_qlayout_to_g16(type, tmp, HMX_QG, k, grp);
   }
 }
 
@@ -98,8 +96,9 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
     if (n % HMX_QG || !hmx_tensor_is_contiguous(w) || w->memory != HMX_MEMORY_HOST ||
         !owned(m, w, bytes))
       continue;
-    rows_to_g16_in_place((unsigned char *)(uintptr_t)w->data, n, k, es, tmp);
-    m->q[i] = (hmx_qmatrix){ggml_type_of(w->dtype), w->data, n, k, HMX_QLAYOUT_G16};
+    const uint32_t type = ggml_type_of(w->dtype);
+    rows_to_g16_in_place(type, (unsigned char *)(uintptr_t)w->data, n, k, es, tmp);
+    m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
     w->data = NULL; /* the G16 matrix has no tensor view (hmx_model_weight: NULL) */
     n_changed++;
   }

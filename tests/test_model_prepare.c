@@ -61,6 +61,15 @@ static int projections(const hmx_model_config *c) {
   return c->n_layer * (c->outproj == HMX_OUTPROJ_DENSE ? 4 : 3) + 1 + (c->tied ? 0 : 1);
 }
 
+/* hmx_model_prepare for backend be (2 threads, exact tier), checked to
+ * succeed; returns the number of matrices rewritten. */
+static int prepare(hmx_model *m, const hmx_backend *be) {
+  hmx_context ctx = {be, 2, 0, HMX_TIER_EXACT};
+  int changed = -1;
+  CHECK(hmx_model_prepare(m, &ctx, &changed) == HMX_OK, "prepare: %s", hmx_last_error());
+  return changed;
+}
+
 static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_dtype dt) {
   hmx_model_config cfg;
   hmx_model_preset("test", op, &cfg);
@@ -72,15 +81,12 @@ static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_d
     hmx_model_free(plain);
     return;
   }
-  hmx_context ctx = {be, 2, 0, HMX_TIER_EXACT};
-  int changed = -1;
-  CHECK(hmx_model_prepare(prep, &ctx, &changed) == HMX_OK, "prepare: %s", hmx_last_error());
+  const int changed = prepare(prep, be);
   const int reads_g16 = (be->weights16 & HMX_WG16_GEMM) != 0;
   CHECK(changed == (reads_g16 ? projections(&cfg) : 0), "%s %s: %d matrices rewritten",
         hmx_backend_name(be), dn, changed);
-  int again = -1;
-  CHECK(hmx_model_prepare(prep, &ctx, &again) == HMX_OK && again == 0,
-        "second prepare rewrote %d", again);
+  const int again = prepare(prep, be);
+  CHECK(again == 0, "second prepare rewrote %d", again);
   if (reads_g16) {
     CHECK(hmx_model_weight(prep, "layers.0.attn.wq") == NULL, "a rewritten matrix has a view");
     CHECK(hmx_model_weight(prep, "layers.0.ffn.w1") != NULL, "the FFN was rewritten");
@@ -124,9 +130,7 @@ static void check_loaded(const hmx_backend *be, const char *dir) {
     hmx_model_free(m);
     return;
   }
-  hmx_context ctx = {be, 2, 0, HMX_TIER_EXACT};
-  int changed = -1;
-  CHECK(hmx_model_prepare(l, &ctx, &changed) == HMX_OK, "prepare: %s", hmx_last_error());
+  const int changed = prepare(l, be);
   CHECK(changed >= 0 && changed <= projections(&cfg), "loaded: %d rewritten", changed);
   float *a = run(m, be, 2), *b = run(l, be, 2);
   CHECK(a && b && memcmp(a, b, (size_t)((PROMPT + STEPS) * cfg.vocab) * sizeof *a) == 0,
