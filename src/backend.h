@@ -13,6 +13,7 @@
 #define HMX_BACKEND_H
 
 #include "hadamix.h"
+#include "gemm_quant.h" /* HMX_QLAYOUT_*: the weight layouts of gemm and swiglu */
 
 typedef struct hmx_fwht_args {
   const float *x; float *y;   /* [batch, n]; y may equal x */
@@ -36,7 +37,8 @@ typedef struct hmx_hadamard_mix_args {
  * element to f32 as it loads it (exact: every bf16 and f16 value is an f32)
  * and computes as for f32, so the bits are those of the staged f32 call.
  * Otherwise (wdt = HMX_F32) the dispatcher has converted them to f32. */
-enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM = 8u };
+enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM = 8u,
+       HMX_WG16_SWIGLU = 16u };
 
 /* Block-quantized weights, the same design one step further. A backend whose
  * table sets HMX_WQ_GEMM in `weights16` also takes gemm's b as GGUF blocks
@@ -49,7 +51,14 @@ enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM =
  * as for f32, so the bits are those of "dequantize, then the f32 gemm".
  * HMX_WG16_GEMM: the same for bq in the G16 layout (blayout =
  * HMX_QLAYOUT_G16, src/gemm_quant.h: rows in groups of 16, each element's 16
- * values adjacent) of Q8_0, Q4_0, Q4_1, F16 and BF16. */
+ * values adjacent) of Q8_0, Q4_0, Q4_1, F16 and BF16.
+ * HMX_WG16_SWIGLU: swiglu's w1, w3, w2 (f32, bf16 or f16, in the pointers
+ * above) in the G16 layout of their transposes (wlayout = HMX_QLAYOUT_G16;
+ * src/swiglu_quant.c is the only caller that sets it): w1 and w3 as the
+ * [h, d] matrices W1^T, W3^T, so W1[p][u] is element
+ * ((u / 16) * d + p) * 16 + u % 16; w2 as [d_out, h], W2[u][j] at
+ * ((j / 16) * h + u) * 16 + j % 16; h and d_out multiples of 16. Same
+ * values, so the same bits as the row-major call. */
 
 typedef struct hmx_gemm_args {
   const float *a;    /* [M, K] */
@@ -105,6 +114,8 @@ typedef struct hmx_swiglu_args {
   int threads;
   hmx_dtype wdt;   /* the weights' dtype: HMX_F32, or HMX_BF16 / HMX_F16 in the *16 */
   const uint16_t *w1_16, *w3_16, *w2_16; /* HMX_W16_SWIGLU backends only */
+  int wlayout;     /* HMX_QLAYOUT_ROWS (0): w1, w3 [d, h], w2 [h, d_out] row-major;
+                      HMX_QLAYOUT_G16 (1): see HMX_WG16_SWIGLU */
 } hmx_swiglu_args;
 
 typedef struct hmx_strassen_args {

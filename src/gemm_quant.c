@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- the G16 layout (gemm_quant.h) */
 
@@ -54,6 +55,16 @@ void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, vo
           blk[g16_pos(f, r, S, hdr)] = row < n ? s[(row * nb + b) * S + f] : 0;
       }
     }
+}
+
+void hmx_qlayout_cols_to_g16(uint32_t type, const void *src, int64_t k, int64_t n, void *dst) {
+  const size_t es = type == HMX_GGML_F32 ? 4 : 2;
+  const unsigned char *s = src;
+  unsigned char *d = dst;
+  for (int64_t g = 0; g < n / HMX_QG; g++) /* 16 adjacent columns of row r stay adjacent */
+    for (int64_t r = 0; r < k; r++)
+      memcpy(d + (size_t)((g * k + r) * HMX_QG) * es, s + (size_t)(r * n + g * HMX_QG) * es,
+             HMX_QG * es);
 }
 
 void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst) {

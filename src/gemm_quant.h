@@ -36,6 +36,11 @@ int hmx_qlayout_g16_ok(uint32_t type);
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);
 /* GGUF rows [N, K] at src -> the G16 form at dst (hmx_qlayout_g16_bytes). */
 void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst);
+/* A row-major [K, N] matrix of F32, F16 or BF16 at src (N a multiple of 16)
+ * -> the G16 form of its transpose, the [N, K] matrix, at dst (K N elements;
+ * src and dst must not overlap): element (r, c) goes to
+ * ((c / 16) * K + r) * 16 + c % 16. */
+void hmx_qlayout_cols_to_g16(uint32_t type, const void *src, int64_t k, int64_t n, void *dst);
 /* Row j of either layout, dequantized by the GGUF rule to k floats. */
 void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst);
 

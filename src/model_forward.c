@@ -11,6 +11,7 @@
 #include "dispatch.h" /* hmx_tensor_is_contiguous */
 #include "internal.h"
 #include "gguf.h"
+#include "swiglu_quant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -182,21 +183,14 @@ static hmx_status project(const fwd *f, const hmx_tensor *X, const hmx_tensor *W
   return hmx_gemm(f->ctx, X, W, 1, NULL, Y);
 }
 
-/* The SwiGLU block with its three matrices kept in GGUF layout ([out, in]:
- * gate and up [d_ff, d], down [d, d_ff]): a = h W1, b = h W3 (gemms from +0),
- * g = silu(a) * b, y = g W2 (a gemm from +0). This is docs/NUMERICS.md
- * §swiglu written out (each hidden unit's a and b are sequential fma chains
- * over d, y[j] one chain over u = 0 .. h-1 in order), so the bits are those
- * of hmx_swiglu on the same weights in its layout. */
+/* The SwiGLU block with its three matrices kept as hmx_qmatrix ([out, in]:
+ * a GGUF file's, or laid out by hmx_model_prepare): hmx_swiglu_quant, whose
+ * bits are those of hmx_swiglu on the same weights in its layout. */
 static hmx_status ffn_kept(const fwd *f, const hmx_layer_weights *L, const hmx_tensor *H,
                            hmx_tensor *O) {
-  const int64_t T = f->t, ff = f->m->cfg.d_ff;
-  hmx_tensor A = hmx_tensor_2d(f->ga, HMX_F32, T, ff), B = hmx_tensor_2d(f->gb, HMX_F32, T, ff);
-  hmx_status st = project(f, H, L->w1, &A);
-  if (!st) st = project(f, H, L->w3, &B);
-  if (st) return st;
-  for (int64_t i = 0; i < T * ff; i++) f->ga[i] = hmx_siluf(f->ga[i]) * f->gb[i];
-  return project(f, &A, L->w2, O);
+  const hmx_model *m = f->m;
+  return hmx_swiglu_quant(f->ctx, H, hmx_model_qweight(m, L->w1), hmx_model_qweight(m, L->w3),
+                          hmx_model_qweight(m, L->w2), O, f->ga, f->gb);
 }
 
 static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tensor *H) {

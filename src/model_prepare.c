@@ -14,7 +14,14 @@
  * The conversion runs in place, group by group (16 rows of an [N, K] matrix
  * are the same bytes as their G16 group when N is a multiple of 16), so it
  * needs no second copy of the weights and keeps adjacent Q, K, V adjacent
- * (model_forward.c then still runs them as one gemm). */
+ * (model_forward.c then still runs them as one gemm).
+ *
+ * The FFN's three matrices ([in, out], hmx_swiglu's layout) go to the G16
+ * form of their transposes when the backend's swiglu reads that
+ * (HMX_WG16_SWIGLU): decode then streams 16 hidden units' (or outputs')
+ * weights as one block, and prefill packs from it as from rows
+ * (src/swiglu_quant.c runs them). A transpose is not local to a group, so
+ * each matrix goes through one scratch copy of itself. */
 #include "model_internal.h"
 #include "backend.h"
 #include "dispatch.h"
@@ -25,7 +32,8 @@
 #include <string.h>
 
 /* The projections, by name: [out, in] matrices that go through project()
- * (the FFN's W1, W3, W2 are in hmx_swiglu's [in, out] layout and stay). */
+ * (the FFN's W1, W3, W2 are in hmx_swiglu's [in, out] layout: see
+ * prepare_ffn). */
 static int is_projection(const char *name) {
   static const char *const suffix[] = {"attn.wq", "attn.wk", "attn.wv", "attn.wo"};
   const size_t len = strlen(name);
@@ -62,6 +70,57 @@ static void rows_to_g16_in_place(uint32_t type, unsigned char *data, int64_t n, 
   }
 }
 
+/* Whether matrix i may be rewritten: a float tensor not yet rewritten,
+ * contiguous, in memory the model may write. */
+static int rewritable(const hmx_model *m, int i) {
+  const hmx_tensor *w = &m->weights[i];
+  if ((m->q && m->q[i].data) || !w->data || m->specs[i].ndim != 2) return 0;
+  if (w->dtype != HMX_F32 && w->dtype != HMX_BF16 && w->dtype != HMX_F16) return 0;
+  const size_t bytes = (size_t)(w->shape[0] * w->shape[1]) * hmx_dtype_size(w->dtype);
+  return hmx_tensor_is_contiguous(w) && w->memory == HMX_MEMORY_HOST && owned(m, w, bytes);
+}
+
+/* Each layer's W1, W3 ([d, h]) and W2 ([h, d_out]), all three or none (the
+ * forward runs a layer's FFN from one layout): in place to the G16 form of
+ * W^T, through tmp (room for the largest). Returns the matrices rewritten,
+ * or -1 when out of memory. */
+static int prepare_ffn(hmx_model *m) {
+  size_t most = 0;
+  for (int l = 0; l < m->cfg.n_layer; l++) {
+    const hmx_tensor *w[] = {m->layers[l].w1, m->layers[l].w2};
+    for (int i = 0; i < 2; i++) {
+      const size_t b = (size_t)(w[i]->shape[0] * w[i]->shape[1]) * hmx_dtype_size(w[i]->dtype);
+      if (b > most) most = b;
+    }
+  }
+  unsigned char *tmp = malloc(most ? most : 1);
+  if (!tmp) return -1;
+  int n_changed = 0;
+  for (int l = 0; l < m->cfg.n_layer; l++) {
+    const hmx_layer_weights *L = &m->layers[l];
+    const int idx[] = {(int)(L->w1 - m->weights), (int)(L->w3 - m->weights),
+                       (int)(L->w2 - m->weights)};
+    int ok = 1;
+    for (int j = 0; j < 3; j++) {
+      const hmx_tensor *w = &m->weights[idx[j]];
+      ok = ok && rewritable(m, idx[j]) && w->dtype == L->w1->dtype && w->shape[1] % HMX_QG == 0;
+    }
+    if (!ok) continue;
+    for (int j = 0; j < 3; j++) {
+      hmx_tensor *w = &m->weights[idx[j]];
+      const int64_t k = w->shape[0], n = w->shape[1]; /* [in, out] */
+      const uint32_t type = ggml_type_of(w->dtype);
+      memcpy(tmp, w->data, (size_t)(k * n) * hmx_dtype_size(w->dtype));
+      hmx_qlayout_cols_to_g16(type, tmp, k, n, (void *)(uintptr_t)w->data);
+      m->q[idx[j]] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
+      w->data = NULL;
+      n_changed++;
+    }
+  }
+  free(tmp);
+  return n_changed;
+}
+
 hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed) {
   hmx_clear_error();
   if (changed) *changed = 0;
@@ -86,16 +145,10 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
   int n_changed = 0;
   for (int i = 0; i < m->n_weights; i++) {
     hmx_tensor *w = &m->weights[i];
-    if (m->q[i].data || !w->data || m->specs[i].ndim != 2 || !is_projection(m->specs[i].name))
-      continue;
-    if (w->dtype != HMX_F32 && w->dtype != HMX_BF16 && w->dtype != HMX_F16) continue;
+    /* whole groups (else G16 needs padding rows: more bytes than in place) */
+    if (!is_projection(m->specs[i].name) || !rewritable(m, i) || w->shape[0] % HMX_QG) continue;
     const int64_t n = w->shape[0], k = w->shape[1];
-    const size_t es = hmx_dtype_size(w->dtype), bytes = (size_t)(n * k) * es;
-    /* whole groups (else G16 needs padding rows: more bytes than in place),
-     * contiguous, and memory the model may write */
-    if (n % HMX_QG || !hmx_tensor_is_contiguous(w) || w->memory != HMX_MEMORY_HOST ||
-        !owned(m, w, bytes))
-      continue;
+    const size_t es = hmx_dtype_size(w->dtype);
     const uint32_t type = ggml_type_of(w->dtype);
     rows_to_g16_in_place(type, (unsigned char *)(uintptr_t)w->data, n, k, es, tmp);
     m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
@@ -103,6 +156,14 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
     n_changed++;
   }
   free(tmp);
+  hmx_exec sw;
+  if ((st = hmx_exec_resolve(ctx, "swiglu", &sw))) return st;
+  if (!sw.dev && sw.tier == HMX_TIER_EXACT && sw.be->swiglu &&
+      (sw.be->weights16 & HMX_WG16_SWIGLU)) {
+    const int n_ffn = prepare_ffn(m);
+    if (n_ffn < 0) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
+    n_changed += n_ffn;
+  }
   if (changed) *changed = n_changed;
   return HMX_OK;
 }

@@ -431,7 +431,7 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
     hmx_status (*dfn)(const hmx_swiglu_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, swiglu, dfn);
     hmx_swiglu_args a = {x->data, w1->data, w3->data, w2->data, y->data, t, d, h, d_out, block,
-                         ex.threads, HMX_F32, NULL, NULL, NULL};
+                         ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS};
     return device_finish(dfn(&a, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_swiglu_args *);
@@ -447,7 +447,8 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
   if (s == HMX_OK) {
     hmx_swiglu_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.in[3].p, st.out.p, t, d, h,
                          d_out, block, ex.threads, w16 ? w1->dtype : HMX_F32,
-                         w16 ? w1->data : NULL, w16 ? w3->data : NULL, w16 ? w2->data : NULL};
+                         w16 ? w1->data : NULL, w16 ? w3->data : NULL, w16 ? w2->data : NULL,
+                         HMX_QLAYOUT_ROWS};
     s = fn(&a);
   }
   return hmx_staging_finish(&st, y, s, op, &ex);

@@ -93,3 +93,8 @@ endif()
 # gemm with GGUF weights in place (HMX_WQ_GEMM) against dequantize + ref gemm,
 # memcmp, every available backend, 1 and 2 threads (tests/test_gemm_quant.c)
 hmx_add_test(NAME gemm_quant SOURCES test_gemm_quant.c LABELS unit)
+
+# SwiGLU with [out, in] kept matrices (rows and G16; the x86 backends' fused
+# G16 kernel) against hmx_swiglu on ref, memcmp, every available backend, 1
+# and 2 threads, f32 / bf16 / f16 (tests/test_swiglu_quant.c)
+hmx_add_test(NAME swiglu_quant SOURCES test_swiglu_quant.c LABELS unit)

@@ -1,5 +1,5 @@
-/* hmx_model_prepare (src/model_prepare.c): laying the projections out in the
- * G16 layout changes no logit by a bit. For every backend this machine runs,
+/* hmx_model_prepare (src/model_prepare.c): laying the projections and the
+ * FFN's matrices out in the G16 layout changes no logit by a bit. For every backend this machine runs,
  * the "test" config (dense and Hadamard, tied and untied head, f32, bf16 and
  * f16 weights): the logits of a 7-token prefill (every position) and of 3
  * decode steps equal, by memcmp, those of the same model unprepared on the
@@ -61,6 +61,13 @@ static int projections(const hmx_model_config *c) {
   return c->n_layer * (c->outproj == HMX_OUTPROJ_DENSE ? 4 : 3) + 1 + (c->tied ? 0 : 1);
 }
 
+/* The matrices backend be rewrites for config c: the projections when its
+ * gemm reads G16, and W1, W3, W2 of every layer when its swiglu does. */
+static int rewritten(const hmx_backend *be, const hmx_model_config *c) {
+  return ((be->weights16 & HMX_WG16_GEMM) ? projections(c) : 0) +
+         ((be->weights16 & HMX_WG16_SWIGLU) ? 3 * c->n_layer : 0);
+}
+
 /* hmx_model_prepare for backend be (2 threads, exact tier), checked to
  * succeed; returns the number of matrices rewritten. */
 static int prepare(hmx_model *m, const hmx_backend *be) {
@@ -83,13 +90,15 @@ static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_d
   }
   const int changed = prepare(prep, be);
   const int reads_g16 = (be->weights16 & HMX_WG16_GEMM) != 0;
-  CHECK(changed == (reads_g16 ? projections(&cfg) : 0), "%s %s: %d matrices rewritten",
-        hmx_backend_name(be), dn, changed);
+  const int ffn_g16 = (be->weights16 & HMX_WG16_SWIGLU) != 0;
+  CHECK(changed == rewritten(be, &cfg), "%s %s: %d matrices rewritten, %d expected",
+        hmx_backend_name(be), dn, changed, rewritten(be, &cfg));
   const int again = prepare(prep, be);
   CHECK(again == 0, "second prepare rewrote %d", again);
   if (reads_g16) {
     CHECK(hmx_model_weight(prep, "layers.0.attn.wq") == NULL, "a rewritten matrix has a view");
-    CHECK(hmx_model_weight(prep, "layers.0.ffn.w1") != NULL, "the FFN was rewritten");
+    CHECK((hmx_model_weight(prep, "layers.1.ffn.w2") == NULL) == ffn_g16,
+          "the FFN %s rewritten", ffn_g16 ? "was not" : "was");
     CHECK(hmx_model_save(prep, "/nonexistent-dir/x.safetensors") == HMX_ERR_UNSUPPORTED,
           "save of a prepared model not refused");
   }
@@ -131,7 +140,7 @@ static void check_loaded(const hmx_backend *be, const char *dir) {
     return;
   }
   const int changed = prepare(l, be);
-  CHECK(changed >= 0 && changed <= projections(&cfg), "loaded: %d rewritten", changed);
+  CHECK(changed >= 0 && changed <= rewritten(be, &cfg), "loaded: %d rewritten", changed);
   float *a = run(m, be, 2), *b = run(l, be, 2);
   CHECK(a && b && memcmp(a, b, (size_t)((PROMPT + STEPS) * cfg.vocab) * sizeof *a) == 0,
         "%s: loaded + prepared logits differ", hmx_backend_name(be));
@@ -150,8 +159,9 @@ int main(int argc, char **argv) {
     const hmx_backend *be = hmx_backend_at(bi);
     if (!hmx_backend_available(be) || !be->gemm || !strcmp(hmx_backend_name(be), "cuda"))
       continue;
-    printf("%s: %s\n", hmx_backend_name(be),
-           (be->weights16 & HMX_WG16_GEMM) ? "reads G16: projections rewritten" : "unchanged");
+    printf("%s: %s%s\n", hmx_backend_name(be),
+           (be->weights16 & HMX_WG16_GEMM) ? "reads G16: projections rewritten" : "unchanged",
+           (be->weights16 & HMX_WG16_SWIGLU) ? ", FFN rewritten" : "");
     g16 += (be->weights16 & HMX_WG16_GEMM) != 0;
     static const hmx_dtype dts[] = {HMX_F32, HMX_BF16, HMX_F16};
     for (int op = 0; op < 2; op++)

@@ -25,6 +25,11 @@
  * One token (decode) takes its own path (xs_decode): three row-streaming
  * GEMVs over the weights in place. Weights may be f32, bf16 or f16
  * (weights16_x86.h): they are widened exactly when packed or loaded.
+ * They may also come in the G16 layout of their transposes (wlayout,
+ * src/backend.h HMX_WG16_SWIGLU: 16 columns' values of one row adjacent):
+ * the packing reads them through xs_at, and one token takes xs_decode_g16,
+ * which streams each group of 16 outputs' weights as one contiguous block.
+ * Same values, same chains, same bits.
  * Threads split phase 1 over (token tile, unit tile) and phase 2 over
  * (token tile, column tile): never the u or p sums, so no bit depends on the
  * thread count.
@@ -50,6 +55,14 @@
 #define XS_DJ (4 * XV_W) /* output columns per phase-2 tile */
 
 _Static_assert(XS_TT == 2 || XS_TT == 4, "token tiles of 4, 2 or 1 rows");
+
+/* Element index of W[r][c] of a [K][N] weight (K rows r of N columns c):
+ * row-major, or (g16) the G16 form of W^T, where the 16 columns of a group
+ * are adjacent for each row: group c / 16 is one [K][16] block. A run of
+ * XV_W columns starting at a multiple of XV_W is contiguous in both. */
+XV_INLINE int64_t xs_at(int g16, int64_t r, int64_t c, int64_t K, int64_t N) {
+  return g16 ? ((c / HMX_QG) * K + r) * HMX_QG + c % HMX_QG : r * N + c;
+}
 
 /* Phase 1 for TT tokens (1, 2 or 4) and XS_GU hidden units u .. (`un` of
  * them valid): g[t][u'] = silu(a) * b, a and b sequential over p. The
@@ -131,25 +144,33 @@ static void xs_down_rows(const float *g, int64_t ldg, const float *w2p, int64_t 
     xs_down_tile(1, g + 2 * ldg, ldg, w2p, un, first, y + 2 * ldy, ldy, jn);
 }
 
+/* W2 ([h][dout]) and its layout, for the down packing. */
+typedef struct xs_w2 {
+  const void *w;
+  int64_t h, dout;
+  int g16;
+} xs_w2;
+
 /* One row u of xs_pack_down for weights stored as wt (a constant). */
-XV_INLINE void xs_pack_down_row_w(const void *w2, int64_t dout, int64_t u0, int64_t un,
-                                  float *wp, int64_t u, const int wt) {
-  const int64_t njc = (dout + XS_DJ - 1) / XS_DJ;
+XV_INLINE void xs_pack_down_row_w(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int64_t u,
+                                  const int wt) {
+  const int64_t dout = w2->dout, njc = (dout + XS_DJ - 1) / XS_DJ;
   for (int64_t jc = 0; jc < njc; jc++) {
     float *dst = wp + (jc * un + u) * XS_DJ;
-    const int64_t src = (u0 + u) * dout + jc * XS_DJ; /* element index of W2[u0+u][j] */
     const int64_t n = dout - jc * XS_DJ;
-    for (int64_t i = 0; i < XS_DJ; i += XV_W) /* converted to f32; +0 past dout */
-      xv_store(dst + i, xw_loadn(w2, src + i, n - i < 0 ? 0 : n - i, wt));
+    for (int64_t i = 0; i < XS_DJ; i += XV_W) { /* converted to f32; +0 past dout */
+      const int64_t src = xs_at(w2->g16, u0 + u, jc * XS_DJ + i, w2->h, dout); /* W2[u0+u][j] */
+      xv_store(dst + i, xw_loadn(w2->w, src, n - i < 0 ? 0 : n - i, wt));
+    }
   }
 }
 
-static void xs_pack_down_row(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
-                             int64_t u, int wt) {
+static void xs_pack_down_row(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int64_t u,
+                             int wt) {
   switch (wt) { /* a constant inside each instance (see xs_pack_row) */
-  case XW_BF16: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_BF16); break;
-  case XW_F16: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_F16); break;
-  default: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_F32); break;
+  case XW_BF16: xs_pack_down_row_w(w2, u0, un, wp, u, XW_BF16); break;
+  case XW_F16: xs_pack_down_row_w(w2, u0, un, wp, u, XW_F16); break;
+  default: xs_pack_down_row_w(w2, u0, un, wp, u, XW_F32); break;
   }
 }
 
@@ -158,11 +179,11 @@ static void xs_pack_down_row(const void *w2, int64_t dout, int64_t u0, int64_t u
  * consecutive lines, where the rows of W2 (dout floats apart; 3 KiB at
  * d = 768) fall into a quarter of the L1 sets and thrash it. Exact copies
  * (16-bit weights converted to f32), zero padded past dout. */
-static void xs_pack_down(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
-                         int threads, int wt) {
+static void xs_pack_down(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int threads,
+                         int wt) {
   const int nt = hmx_thread_count(threads, un / 64 + 1);
   HMX_OMP_FOR(nt)
-  for (int64_t u = 0; u < un; u++) xs_pack_down_row(w2, dout, u0, un, wp, u, wt);
+  for (int64_t u = 0; u < un; u++) xs_pack_down_row(w2, u0, un, wp, u, wt);
 }
 
 /* Packs the W1 and W3 columns u0 .. u0+un-1 into unit tiles of XS_GU
@@ -170,35 +191,36 @@ static void xs_pack_down(const void *w2, int64_t dout, int64_t u0, int64_t un, f
  * gate tiles then read consecutive lines instead of d rows h floats apart
  * (which share L1 sets when h is a power of two). Exact copies, zero padded. */
 /* One row p of xs_pack_units for weights stored as wt (a constant). */
-XV_INLINE void xs_pack_row_w(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un,
-                             float *wp, int64_t p, const int wt) {
+XV_INLINE void xs_pack_row_w(const void *w, int64_t h, int64_t d, int g16, int64_t u0,
+                             int64_t un, float *wp, int64_t p, const int wt) {
   const int64_t nuc = (un + XS_GU - 1) / XS_GU;
   for (int64_t uc = 0; uc < nuc; uc++) {
     const int64_t n = un - uc * XS_GU < XS_GU ? un - uc * XS_GU : XS_GU;
     float *dst = wp + (uc * d + p) * XS_GU;
-    const int64_t src = p * h + u0 + uc * XS_GU; /* element index of W[p][u] */
-    for (int64_t i = 0; i < XS_GU; i += XV_W) /* converted to f32; +0 past n */
-      xv_store(dst + i, xw_loadn(w, src + i, n - i < 0 ? 0 : n - i, wt));
+    for (int64_t i = 0; i < XS_GU; i += XV_W) { /* converted to f32; +0 past n */
+      const int64_t src = xs_at(g16, p, u0 + uc * XS_GU + i, d, h); /* W[p][u] */
+      xv_store(dst + i, xw_loadn(w, src, n - i < 0 ? 0 : n - i, wt));
+    }
   }
 }
 
 /* The storage type is switched on inside each parallel loop's body (here and
  * below): OpenMP outlines a loop body before inlining, so a type passed in
  * from outside it would not be a constant there. */
-static void xs_pack_row(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un, float *wp,
-                        int64_t p, int wt) {
+static void xs_pack_row(const void *w, int64_t h, int64_t d, int g16, int64_t u0, int64_t un,
+                        float *wp, int64_t p, int wt) {
   switch (wt) {
-  case XW_BF16: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_BF16); break;
-  case XW_F16: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_F16); break;
-  default: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_F32); break;
+  case XW_BF16: xs_pack_row_w(w, h, d, g16, u0, un, wp, p, XW_BF16); break;
+  case XW_F16: xs_pack_row_w(w, h, d, g16, u0, un, wp, p, XW_F16); break;
+  default: xs_pack_row_w(w, h, d, g16, u0, un, wp, p, XW_F32); break;
   }
 }
 
-static void xs_pack_units(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un,
+static void xs_pack_units(const void *w, int64_t h, int64_t d, int g16, int64_t u0, int64_t un,
                           float *wp, int threads, int wt) {
   const int nt = hmx_thread_count(threads, d / 64 + 1);
   HMX_OMP_FOR(nt)
-  for (int64_t p = 0; p < d; p++) xs_pack_row(w, h, d, u0, un, wp, p, wt);
+  for (int64_t p = 0; p < d; p++) xs_pack_row(w, h, d, g16, u0, un, wp, p, wt);
 }
 
 /* ---- One token (decode): three row-streaming GEMVs, the weights read once,
@@ -351,18 +373,93 @@ static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void
   return HMX_OK;
 }
 
+/* ---- One token, weights in G16 (wlayout): a group of 16 outputs' weights
+ * is one contiguous [K][16] block, so the group's outputs are XS_GV vector
+ * chains acc = fma(x[p], W[g][p][..], acc) over p = 0 .. K-1 in order from
+ * +0 (§swiglu), one vector load per element and per vector: no transpose, no
+ * scratch round trip. XS_NG groups go side by side (independent chains and
+ * streams: enough loads in flight for the memory's pace). */
+#define XS_GV (HMX_QG / XV_W) /* vectors per group: 1 (16 lanes) or 2 (8 lanes) */
+#define XS_NG 4               /* groups per pass */
+
+/* out[16 gi + l] for the ng groups g0 .. g0+ng-1 (ng <= XS_NG and wt
+ * constants in each instance) of a G16 matrix of K elements per output. */
+XV_INLINE void xs_g16_dot(const float *x, const void *w, int64_t K, int64_t g0, const int ng,
+                          float *out, const int wt) {
+  xv_v acc[XS_NG][XS_GV];
+  for (int gi = 0; gi < ng; gi++)
+    for (int v = 0; v < XS_GV; v++) acc[gi][v] = xv_zero();
+  for (int64_t p = 0; p < K; p++) { /* §swiglu: one chain per output, p in order */
+    const xv_v xp = xv_bcast(x + p);
+    for (int gi = 0; gi < ng; gi++)
+      for (int v = 0; v < XS_GV; v++)
+        acc[gi][v] = xv_fma(xp, xw_load(w, ((g0 + gi) * K + p) * HMX_QG + v * XV_W, wt),
+                            acc[gi][v]);
+  }
+  for (int gi = 0; gi < ng; gi++)
+    for (int v = 0; v < XS_GV; v++) xv_store(out + gi * HMX_QG + v * XV_W, acc[gi][v]);
+}
+
+/* Groups g0 .. g1-1 into out (16 floats per group), XS_NG at a time. */
+XV_INLINE void xs_g16_dots_w(const float *x, const void *w, int64_t K, int64_t g0, int64_t g1,
+                             float *out, const int wt) {
+  int64_t g = g0;
+  for (; g + XS_NG <= g1; g += XS_NG) xs_g16_dot(x, w, K, g, XS_NG, out + (g - g0) * HMX_QG, wt);
+  for (; g < g1; g++) xs_g16_dot(x, w, K, g, 1, out + (g - g0) * HMX_QG, wt);
+}
+
+static void xs_g16_dots(const float *x, const void *w, int64_t K, int64_t g0, int64_t g1,
+                        float *out, int wt) {
+  switch (wt) { /* a constant inside each instance (see xs_pack_row) */
+  case XW_BF16: xs_g16_dots_w(x, w, K, g0, g1, out, XW_BF16); break;
+  case XW_F16: xs_g16_dots_w(x, w, K, g0, g1, out, XW_F16); break;
+  default: xs_g16_dots_w(x, w, K, g0, g1, out, XW_F32); break;
+  }
+}
+
+/* The whole op for T = 1 with G16 weights (h, d_out multiples of 16).
+ * Phase 1: each thread owns a range of unit groups: a = x W1, b = x W3 for
+ * them, then g = silu(a) * b. Phase 2: each thread owns a range of output
+ * groups: y = g W2. No sum is split (the chains of xs_decode). */
+static hmx_status xs_decode_g16(const hmx_swiglu_args *s, const void *w1, const void *w3,
+                                const void *w2, int wt) {
+  const int64_t d = s->d, h = s->h, hg = h / HMX_QG, og = s->d_out / HMX_QG;
+  const int nt1 = hmx_thread_count(s->threads, (hg + 7) / 8);
+  const int nt2 = hmx_thread_count(s->threads, (og + 7) / 8);
+  float *g = hmx_alloc_array((size_t)(3 * h), sizeof(float));
+  if (!g) return HMX_ERR_NO_MEMORY;
+  float *a = g + h, *b = a + h;
+  HMX_OMP_FOR(nt1)
+  for (int t = 0; t < nt1; t++) { /* unit groups: independent */
+    const int64_t g0 = hg * t / nt1, g1 = hg * (t + 1) / nt1;
+    xs_g16_dots(s->x, w1, d, g0, g1, a + g0 * HMX_QG, wt); /* §swiglu: a = sum_p x[p] W1[p][u] */
+    xs_g16_dots(s->x, w3, d, g0, g1, b + g0 * HMX_QG, wt); /* b = sum_p x[p] W3[p][u] */
+    for (int64_t o = g0 * HMX_QG; o < g1 * HMX_QG; o += XV_W) /* §swiglu, §E: g = silu(a) * b */
+      xv_store(g + o, xv_mul(xv_siluf(xv_load(a + o)), xv_load(b + o)));
+  }
+  HMX_OMP_FOR(nt2)
+  for (int t = 0; t < nt2; t++) { /* output groups: independent */
+    const int64_t g0 = og * t / nt2, g1 = og * (t + 1) / nt2;
+    xs_g16_dots(g, w2, h, g0, g1, s->y + g0 * HMX_QG, wt); /* §swiglu: y = sum_u g[u] W2[u][j] */
+  }
+  free(g);
+  return HMX_OK;
+}
+
 hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
   const int wt = xw_type(s->wdt); /* how the weights are stored */
   const void *w1 = wt == XW_F32 ? (const void *)s->w1 : (const void *)s->w1_16;
   const void *w3 = wt == XW_F32 ? (const void *)s->w3 : (const void *)s->w3_16;
   const void *w2 = wt == XW_F32 ? (const void *)s->w2 : (const void *)s->w2_16;
   const int64_t T = s->t, d = s->d, h = s->h, dout = s->d_out;
+  const int g16 = s->wlayout == HMX_QLAYOUT_G16;
+  if (g16 && (h % HMX_QG || dout % HMX_QG)) return HMX_ERR_INVALID_ARGUMENT; /* the caller checks */
   if (T <= 0 || dout <= 0) return HMX_OK;
   if (h <= 0) { /* no hidden unit: y stays +0 (§swiglu) */
     memset(s->y, 0, (size_t)(T * dout) * sizeof(float));
     return HMX_OK;
   }
-  if (T == 1) return xs_decode(s, w1, w3, w2, wt);
+  if (T == 1) return g16 ? xs_decode_g16(s, w1, w3, w2, wt) : xs_decode(s, w1, w3, w2, wt);
   const int64_t ts = T < XS_TOKENS ? T : XS_TOKENS;
   const int64_t us = h < XS_UNITS ? h : XS_UNITS;
   const int64_t nuc_max = (us + XS_GU - 1) / XS_GU;
@@ -376,13 +473,14 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
     return HMX_ERR_NO_MEMORY;
   }
   float *w1p = wp, *w3p = wp + nuc_max * XS_GU * d, *w2p = w3p + nuc_max * XS_GU * d;
+  const xs_w2 w2d = {w2, h, dout, g16};
   /* §swiglu: unit blocks in increasing order; for each token, y carries its
    * sums from one unit block to the next (token blocks are independent) */
   for (int64_t u0 = 0; u0 < h; u0 += us) {
     const int64_t un = h - u0 < us ? h - u0 : us;
-    xs_pack_units(w1, h, d, u0, un, w1p, s->threads, wt);
-    xs_pack_units(w3, h, d, u0, un, w3p, s->threads, wt);
-    xs_pack_down(w2, dout, u0, un, w2p, s->threads, wt);
+    xs_pack_units(w1, h, d, g16, u0, un, w1p, s->threads, wt);
+    xs_pack_units(w3, h, d, g16, u0, un, w3p, s->threads, wt);
+    xs_pack_down(&w2d, u0, un, w2p, s->threads, wt);
     for (int64_t t0 = 0; t0 < T; t0 += ts) {
       const int64_t tn = T - t0 < ts ? T - t0 : ts, ntt = (tn + XS_TT - 1) / XS_TT;
       const float *x = s->x + t0 * d;

@@ -1,0 +1,68 @@
+/* hmx_swiglu_quant (src/swiglu_quant.h): validates, then routes to one
+ * fused backend call or to the gemm_quant composition. */
+#include "swiglu_quant.h"
+#include "backend.h"
+#include "dispatch.h"
+#include "gguf.h"
+#include "internal.h"
+
+static hmx_dtype float_dtype(uint32_t type) {
+  return type == HMX_GGML_F16 ? HMX_F16 : type == HMX_GGML_BF16 ? HMX_BF16 : HMX_F32;
+}
+
+static int is_float_type(uint32_t type) {
+  return type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
+}
+
+/* Whether the backend takes the three matrices in one call: G16 floats of
+ * one type, whole groups, host f32 x and y (exact tier). */
+static int fused_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
+                    const hmx_qmatrix *w3, const hmx_qmatrix *w2, const hmx_tensor *y) {
+  const hmx_qmatrix *w[] = {w1, w3, w2};
+  if (ex->dev || ex->tier != HMX_TIER_EXACT || !ex->be->swiglu ||
+      !(ex->be->weights16 & HMX_WG16_SWIGLU))
+    return 0;
+  for (int i = 0; i < 3; i++)
+    if (w[i]->layout != HMX_QLAYOUT_G16 || w[i]->type != w1->type) return 0;
+  return is_float_type(w1->type) && w1->n % HMX_QG == 0 && w2->n % HMX_QG == 0 &&
+         x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
+         y->memory == HMX_MEMORY_HOST && hmx_tensor_is_contiguous(x) &&
+         hmx_tensor_is_contiguous(y);
+}
+
+hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const hmx_qmatrix *w1,
+                            const hmx_qmatrix *w3, const hmx_qmatrix *w2, hmx_tensor *y,
+                            float *ga, float *gb) {
+  static const char op[] = "swiglu";
+  if (!x || !w1 || !w3 || !w2 || !y || !ga || !gb || !w1->data || !w3->data || !w2->data)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu (kept weights): NULL argument");
+  hmx_status st;
+  if ((st = hmx_check_float(op, "x", x, 2)) || (st = hmx_check_float(op, "y", y, 2))) return st;
+  const int64_t T = x->shape[0], d = x->shape[1], h = w1->n;
+  if (w1->k != d || w3->n != h || w3->k != d || w2->k != h || y->shape[0] != T ||
+      y->shape[1] != w2->n)
+    return hmx_fail(HMX_ERR_SHAPE, "swiglu: x [%lld, %lld] with w1 [%lld, %lld], w3 [%lld, "
+                    "%lld] and w2 [%lld, %lld] (as [out, in]) does not fit y [%lld, %lld]",
+                    (long long)T, (long long)d, (long long)w1->n, (long long)w1->k,
+                    (long long)w3->n, (long long)w3->k, (long long)w2->n, (long long)w2->k,
+                    (long long)y->shape[0], (long long)y->shape[1]);
+  if ((st = hmx_check_alias(op, "y", y, "x", x, 0))) return st;
+  hmx_exec ex;
+  if ((st = hmx_exec_resolve(ctx, op, &ex))) return st;
+  if (fused_ok(&ex, x, w1, w3, w2, y)) {
+    const hmx_dtype dt = float_dtype(w1->type);
+    const int f32 = dt == HMX_F32;
+    hmx_swiglu_args a = {x->data, f32 ? w1->data : NULL, f32 ? w3->data : NULL,
+                         f32 ? w2->data : NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
+                         ex.threads, dt, f32 ? NULL : w1->data, f32 ? NULL : w3->data,
+                         f32 ? NULL : w2->data, HMX_QLAYOUT_G16};
+    if ((st = ex.be->swiglu(&a)))
+      return hmx_fail(st, "%s: backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
+    return HMX_OK;
+  }
+  /* a = x W1^T, b = x W3^T (gemms from +0), g = silu(a) * b, y = g W2^T */
+  hmx_tensor A = hmx_tensor_2d(ga, HMX_F32, T, h), B = hmx_tensor_2d(gb, HMX_F32, T, h);
+  if ((st = hmx_gemm_quant(ctx, x, w1, &A)) || (st = hmx_gemm_quant(ctx, x, w3, &B))) return st;
+  for (int64_t i = 0; i < T * h; i++) ga[i] = hmx_siluf(ga[i]) * gb[i]; /* §swiglu, §E */
+  return hmx_gemm_quant(ctx, &A, w2, y);
+}
