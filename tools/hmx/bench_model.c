@@ -38,7 +38,8 @@ static void help(FILE *out) {
         "  --llama-bench P  also run llama.cpp's llama-bench (a build of it, never part of\n"
         "  --gguf FILE      hadamix) on FILE, a GGUF of the same shapes (tools/gguf_random.py),\n"
         "                   with the same threads and lengths (-r 3; its decode at depth\n"
-        "                   N, -d N, after a prompt of N tokens like ours), and print its\n"
+        "                   N, -d N, after a prompt of N tokens like ours; a build without\n"
+        "                   -d: the time of -pg N,M less that of -p N), and print its\n"
         "                   tokens/s and our ratios to it\n"
         "  --repeat N       N rounds (default 1), each running every variant and then\n"
         "                   llama-bench, one after the other: prints the medians, the\n"
@@ -254,7 +255,8 @@ static void tier_logit_diff(const hmx_model_opts *mo, int outproj, const hmx_bac
 
 /* One llama-bench run (-o csv) with extra arguments `args`: the avg_ts of
  * the row whose n_prompt (want_gen = 0) or n_gen (want_gen = 1) is positive
- * and the other zero. Returns 0 on success. */
+ * and the other zero, or (want_gen = 2) of the row with both positive (a -pg
+ * test). Returns 0 on success. */
 static int llama_bench_row(const char *exe, const char *gguf, const char *args, int want_gen,
                            double *ts) {
   char cmd[4096];
@@ -291,7 +293,8 @@ static int llama_bench_row(const char *exe, const char *gguf, const char *args, 
       continue;
     }
     if (!want_gen && vng == 0 && vnp > 0) *ts = vts;
-    if (want_gen && vnp == 0 && vng > 0) *ts = vts;
+    if (want_gen == 1 && vnp == 0 && vng > 0) *ts = vts;
+    if (want_gen == 2 && vnp > 0 && vng > 0) *ts = vts;
   }
   int st = pclose(p);
   return (st != 0 || *ts <= 0) ? -1 : 0;
@@ -301,6 +304,7 @@ static int llama_bench_row(const char *exe, const char *gguf, const char *args, 
  * cache, and nd decode steps at depth np (-d: after np tokens, as our decode
  * runs after the prompt). Returns 0 on success. */
 static int llama_depth0 = 0; /* set when llama-bench had no -d (decode at depth 0) */
+static int llama_pg = 0;     /* set when the decode at depth came from -pg minus -p */
 
 static int run_llama_bench(const char *exe, const char *gguf, int threads, long np, long nd,
                            double *pp, double *tg) {
@@ -310,8 +314,22 @@ static int run_llama_bench(const char *exe, const char *gguf, int threads, long 
   if (llama_bench_row(exe, gguf, args, 0, pp)) return -1;
   snprintf(args, sizeof args, "-t %d -p 0 -n %ld -d %ld", t, nd, np);
   if (!llama_bench_row(exe, gguf, args, 1, tg)) return 0;
-  /* a llama-bench older than its -d option (before mid 2025): decode from an
-   * empty cache, which favours llama.cpp (less attention work per token) */
+  /* A llama-bench older than its -d option (before mid 2025). Its -pg np,nd
+   * test prefills np tokens, then decodes nd after them, and reports
+   * (np + nd) / (its total time): the decode's time at depth np is that total
+   * less the prefill's, np / pp (from the -p run just before). */
+  double pg = 0;
+  snprintf(args, sizeof args, "-t %d -pg %ld,%ld", t, np, nd);
+  if (!llama_bench_row(exe, gguf, args, 2, &pg)) {
+    const double t_dec = (double)(np + nd) / pg - (double)np / *pp;
+    if (t_dec > 0) {
+      *tg = (double)nd / t_dec;
+      llama_pg = 1;
+      return 0;
+    }
+  }
+  /* else the decode from an empty cache, which favours llama.cpp (less
+   * attention work per token) */
   snprintf(args, sizeof args, "-t %d -p 0 -n %ld", t, nd);
   if (llama_bench_row(exe, gguf, args, 1, tg)) return -1;
   llama_depth0 = 1;
@@ -504,6 +522,10 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     if (llama_depth0)
       printf("          (this llama-bench has no -d: its decode ran from an empty cache, ours "
              "at depth %ld)\n", n_prompt);
+    if (llama_pg)
+      printf("          (this llama-bench has no -d: decode at depth %ld = %ld tokens / (time of "
+             "-pg %ld,%ld less that of -p %ld))\n", n_prompt, n_decode, n_prompt, n_decode,
+             n_prompt);
     for (int i = 0; i < nv; i++) {
       if (!res[i].ok) continue;
       double rp[MAXR], rd[MAXR];
