@@ -1,4 +1,4 @@
-/* hmx-bench-layout: decode speed of a model with its projections as stored
+/* hmx-bench-layout: decode speed of a model with its matrices as stored
  * (rows) and after hmx_model_prepare (G16, docs/MODEL.md "Weight layout"),
  * in one process, alternating: round k runs STEPS decode steps on each model
  * (which goes first alternates), and the ratio of the two times is one

@@ -78,9 +78,9 @@ void hmx_model_opts_help(FILE *out) {
         "                      head_dim d_ff vocab context rope_base norm_eps tied\n"
         "  --dtype D           synthetic weights stored as f32 (default), bf16 or f16\n"
         "  --weights-seed N    seed of the synthetic weights (default 1)\n"
-        "  --weight-layout L   generate, bench-model: auto (default: the projections in the\n"
-        "                      layout the backend reads fastest, docs/MODEL.md \"Weight\n"
-        "                      layout\"; same bits) or rows (as stored)\n",
+        "  --weight-layout L   generate, bench-model: auto (default: the projections and\n"
+        "                      the FFN in the layout the backend reads fastest,\n"
+        "                      docs/MODEL.md \"Weight layout\"; same bits) or rows (as stored)\n",
         out);
 }
 
