@@ -80,32 +80,64 @@ static int rewritable(const hmx_model *m, int i) {
   return hmx_tensor_is_contiguous(w) && w->memory == HMX_MEMORY_HOST && owned(m, w, bytes);
 }
 
-/* Each layer's W1, W3 ([d, h]) and W2 ([h, d_out]), all three or none (the
- * forward runs a layer's FFN from one layout): in place to the G16 form of
- * W^T, through tmp (room for the largest). Returns the matrices rewritten,
- * or -1 when out of memory. */
+/* The projections (is_projection, out a multiple of 16: else G16 needs
+ * padding rows, more bytes than in place), in place one group of 16 rows at
+ * a time. Returns the matrices rewritten, or -1 when out of memory. */
+static int prepare_projections(hmx_model *m) {
+  int64_t kmax = 0;
+  for (int i = 0; i < m->n_weights; i++)
+    if (m->specs[i].ndim == 2 && m->weights[i].shape[1] > kmax) kmax = m->weights[i].shape[1];
+  unsigned char *tmp = malloc((size_t)(HMX_QG * kmax) * sizeof(float));
+  if (!tmp) return -1;
+  int n_changed = 0;
+  for (int i = 0; i < m->n_weights; i++) {
+    hmx_tensor *w = &m->weights[i];
+    if (!is_projection(m->specs[i].name) || !rewritable(m, i) || w->shape[0] % HMX_QG) continue;
+    const int64_t n = w->shape[0], k = w->shape[1];
+    const uint32_t type = ggml_type_of(w->dtype);
+    rows_to_g16_in_place(type, (unsigned char *)(uintptr_t)w->data, n, k, hmx_dtype_size(w->dtype),
+                         tmp);
+    m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
+    w->data = NULL; /* the G16 matrix has no tensor view (hmx_model_weight: NULL) */
+    n_changed++;
+  }
+  free(tmp);
+  return n_changed;
+}
+
+/* Whether layer l's W1, W3, W2 may all be rewritten: one float dtype, h and
+ * d_out multiples of 16 (the forward runs a layer's FFN from one layout, so
+ * all three or none). */
+static int ffn_rewritable(const hmx_model *m, int l, int idx[3]) {
+  const hmx_layer_weights *L = &m->layers[l];
+  idx[0] = (int)(L->w1 - m->weights);
+  idx[1] = (int)(L->w3 - m->weights);
+  idx[2] = (int)(L->w2 - m->weights);
+  for (int j = 0; j < 3; j++) {
+    const hmx_tensor *w = &m->weights[idx[j]];
+    if (!rewritable(m, idx[j]) || w->dtype != L->w1->dtype || w->shape[1] % HMX_QG) return 0;
+  }
+  return 1;
+}
+
+/* Each layer's W1, W3 ([d, h]) and W2 ([h, d_out]) in place to the G16 form
+ * of W^T, each through one scratch copy (room for the largest). Returns the
+ * matrices rewritten, or -1 when out of memory. */
 static int prepare_ffn(hmx_model *m) {
   size_t most = 0;
-  for (int l = 0; l < m->cfg.n_layer; l++) {
-    const hmx_tensor *w[] = {m->layers[l].w1, m->layers[l].w2};
-    for (int i = 0; i < 2; i++) {
-      const size_t b = (size_t)(w[i]->shape[0] * w[i]->shape[1]) * hmx_dtype_size(w[i]->dtype);
+  int idx[3];
+  for (int l = 0; l < m->cfg.n_layer; l++)
+    for (int j = 0; ffn_rewritable(m, l, idx) && j < 3; j++) {
+      const hmx_tensor *w = &m->weights[idx[j]];
+      const size_t b = (size_t)(w->shape[0] * w->shape[1]) * hmx_dtype_size(w->dtype);
       if (b > most) most = b;
     }
-  }
-  unsigned char *tmp = malloc(most ? most : 1);
+  if (!most) return 0; /* nothing to rewrite (e.g. a GGUF file's FFN, kept as it is) */
+  unsigned char *tmp = malloc(most);
   if (!tmp) return -1;
   int n_changed = 0;
   for (int l = 0; l < m->cfg.n_layer; l++) {
-    const hmx_layer_weights *L = &m->layers[l];
-    const int idx[] = {(int)(L->w1 - m->weights), (int)(L->w3 - m->weights),
-                       (int)(L->w2 - m->weights)};
-    int ok = 1;
-    for (int j = 0; j < 3; j++) {
-      const hmx_tensor *w = &m->weights[idx[j]];
-      ok = ok && rewritable(m, idx[j]) && w->dtype == L->w1->dtype && w->shape[1] % HMX_QG == 0;
-    }
-    if (!ok) continue;
+    if (!ffn_rewritable(m, l, idx)) continue;
     for (int j = 0; j < 3; j++) {
       hmx_tensor *w = &m->weights[idx[j]];
       const int64_t k = w->shape[0], n = w->shape[1]; /* [in, out] */
@@ -121,49 +153,28 @@ static int prepare_ffn(hmx_model *m) {
   return n_changed;
 }
 
+/* Whether an op resolved to ex reads weights in the layout `bit` (HMX_WG16_*)
+ * from host memory: any other backend would convert back on every call,
+ * and the fast tier keeps the rows (its kernels take f32 rows). */
+static int reads_g16(const hmx_exec *ex, unsigned bit) {
+  return !ex->dev && ex->tier == HMX_TIER_EXACT && (ex->be->weights16 & bit);
+}
+
 hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed) {
   hmx_clear_error();
   if (changed) *changed = 0;
   if (!m) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_prepare: model is NULL");
-  hmx_exec ex;
-  hmx_status st = hmx_exec_resolve(ctx, "gemm", &ex);
-  if (st) return st;
-  /* Only for a backend whose exact gemm reads G16 from host memory: any
-   * other would convert back on every call. The fast tier keeps the rows
-   * (its kernels take f32 rows). */
-  if (ex.dev || ex.tier != HMX_TIER_EXACT || !ex.be->gemm || !(ex.be->weights16 & HMX_WG16_GEMM))
-    return HMX_OK;
-  int64_t kmax = 0;
-  for (int i = 0; i < m->n_weights; i++)
-    if (m->specs[i].ndim == 2 && m->weights[i].shape[1] > kmax) kmax = m->weights[i].shape[1];
-  unsigned char *tmp = malloc((size_t)(HMX_QG * kmax) * sizeof(float));
-  if (!tmp) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
-  if (!m->q && !(m->q = calloc((size_t)m->n_weights, sizeof *m->q))) {
-    free(tmp);
+  hmx_exec gemm, swiglu;
+  hmx_status st = hmx_exec_resolve(ctx, "gemm", &gemm);
+  if (st || (st = hmx_exec_resolve(ctx, "swiglu", &swiglu))) return st;
+  const int proj = reads_g16(&gemm, HMX_WG16_GEMM) && gemm.be->gemm;
+  const int ffn = reads_g16(&swiglu, HMX_WG16_SWIGLU) && swiglu.be->swiglu;
+  if (!proj && !ffn) return HMX_OK;
+  if (!m->q && !(m->q = calloc((size_t)m->n_weights, sizeof *m->q)))
     return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
-  }
-  int n_changed = 0;
-  for (int i = 0; i < m->n_weights; i++) {
-    hmx_tensor *w = &m->weights[i];
-    /* whole groups (else G16 needs padding rows: more bytes than in place) */
-    if (!is_projection(m->specs[i].name) || !rewritable(m, i) || w->shape[0] % HMX_QG) continue;
-    const int64_t n = w->shape[0], k = w->shape[1];
-    const size_t es = hmx_dtype_size(w->dtype);
-    const uint32_t type = ggml_type_of(w->dtype);
-    rows_to_g16_in_place(type, (unsigned char *)(uintptr_t)w->data, n, k, es, tmp);
-    m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
-    w->data = NULL; /* the G16 matrix has no tensor view (hmx_model_weight: NULL) */
-    n_changed++;
-  }
-  free(tmp);
-  hmx_exec sw;
-  if ((st = hmx_exec_resolve(ctx, "swiglu", &sw))) return st;
-  if (!sw.dev && sw.tier == HMX_TIER_EXACT && sw.be->swiglu &&
-      (sw.be->weights16 & HMX_WG16_SWIGLU)) {
-    const int n_ffn = prepare_ffn(m);
-    if (n_ffn < 0) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
-    n_changed += n_ffn;
-  }
-  if (changed) *changed = n_changed;
+  const int a = proj ? prepare_projections(m) : 0;
+  const int b = a >= 0 && ffn ? prepare_ffn(m) : 0;
+  if (a < 0 || b < 0) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
+  if (changed) *changed = a + b;
   return HMX_OK;
 }
