@@ -19,6 +19,14 @@ static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
   *hdr = type == HMX_GGML_Q4_1 ? 4 : type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 0 : 2;
 }
 
+int hmx_qtype_is_float(uint32_t type) {
+  return type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
+}
+
+hmx_dtype hmx_qtype_dtype(uint32_t type) {
+  return type == HMX_GGML_F16 ? HMX_F16 : type == HMX_GGML_BF16 ? HMX_BF16 : HMX_F32;
+}
+
 int hmx_qlayout_g16_ok(uint32_t type) {
   return type == HMX_GGML_Q8_0 || type == HMX_GGML_Q4_0 || type == HMX_GGML_Q4_1 ||
          type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
@@ -102,10 +110,8 @@ hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx
     return hmx_fail(HMX_ERR_UNSUPPORTED, "gemm: layout %d of %s weights is not supported",
                     b->layout, hmx_gguf_type_name(b->type));
   /* 16-bit and f32 matrices in rows are ordinary tensors */
-  if (b->layout == HMX_QLAYOUT_ROWS && (b->type == HMX_GGML_F32 || b->type == HMX_GGML_F16 || b->type == HMX_GGML_BF16)) {
-    const hmx_dtype dt = b->type == HMX_GGML_F32 ? HMX_F32 : b->type == HMX_GGML_F16 ? HMX_F16
-                                                                                       : HMX_BF16;
-    hmx_tensor w = hmx_tensor_2d((void *)(uintptr_t)b->data, dt, b->n, b->k);
+  if (b->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(b->type)) {
+    hmx_tensor w = hmx_tensor_2d((void *)(uintptr_t)b->data, hmx_qtype_dtype(b->type), b->n, b->k);
     return hmx_gemm(ctx, a, &w, 1, NULL, c);
   }
   hmx_exec ex;

@@ -375,7 +375,7 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
   fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd] */
-  const int64_t ffs = m->q ? 2 * (int64_t)c->d_ff : 0; /* ga, gb: GGUF-format FFNs only */
+  const int64_t ffs = m->q ? 2 * (int64_t)c->d_ff : 0; /* ga, gb: kept FFNs only (ffn_kept) */
   size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs), n;
   if (!hmx_mul_size(per_tok, (size_t)T, &n) || !(f.x = hmx_alloc_array(n, sizeof(float))) ||
       !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t)))) {

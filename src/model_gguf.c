@@ -249,9 +249,7 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
   for (int i = 0; i < m->n_weights && !st; i++) {
     const hmx_gguf_tensor *t = src[i];
     void *dst = (char *)m->arena + off;
-    const hmx_dtype dt = t->type == HMX_GGML_F16    ? HMX_F16
-                         : t->type == HMX_GGML_BF16 ? HMX_BF16
-                                                    : HMX_F32;
+    const hmx_dtype dt = hmx_qtype_dtype(t->type);
     int ok;
     const size_t b = elem_bytes(t, keep[i], &ok);
     if (keep[i]) {

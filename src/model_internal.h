@@ -44,7 +44,8 @@ struct hmx_model {
    * kept in its file format and layout ([out, in] rows of blocks, read in
    * place by hmx_gemm_quant); weights[i] then has data NULL (its shape is
    * still the spec's). GGUF loads (model_gguf.c), and the float projections
-   * that hmx_model_prepare puts in the G16 layout (model_prepare.c). */
+   * and FFN matrices (these transposed to [out, in]) that hmx_model_prepare
+   * puts in the G16 layout (model_prepare.c). */
   hmx_qmatrix *q;
   int64_t weight_bytes;
 };

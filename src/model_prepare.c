@@ -126,12 +126,14 @@ static int ffn_rewritable(const hmx_model *m, int l, int idx[3]) {
 static int prepare_ffn(hmx_model *m) {
   size_t most = 0;
   int idx[3];
-  for (int l = 0; l < m->cfg.n_layer; l++)
-    for (int j = 0; ffn_rewritable(m, l, idx) && j < 3; j++) {
+  for (int l = 0; l < m->cfg.n_layer; l++) {
+    if (!ffn_rewritable(m, l, idx)) continue;
+    for (int j = 0; j < 3; j++) {
       const hmx_tensor *w = &m->weights[idx[j]];
       const size_t b = (size_t)(w->shape[0] * w->shape[1]) * hmx_dtype_size(w->dtype);
       if (b > most) most = b;
     }
+  }
   if (!most) return 0; /* nothing to rewrite (e.g. a GGUF file's FFN, kept as it is) */
   unsigned char *tmp = malloc(most);
   if (!tmp) return -1;

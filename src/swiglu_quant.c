@@ -6,14 +6,6 @@
 #include "gguf.h"
 #include "internal.h"
 
-static hmx_dtype float_dtype(uint32_t type) {
-  return type == HMX_GGML_F16 ? HMX_F16 : type == HMX_GGML_BF16 ? HMX_BF16 : HMX_F32;
-}
-
-static int is_float_type(uint32_t type) {
-  return type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
-}
-
 /* Whether the backend takes the three matrices in one call: G16 floats of
  * one type, whole groups, host f32 x and y (exact tier). */
 static int fused_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
@@ -24,7 +16,7 @@ static int fused_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *
     return 0;
   for (int i = 0; i < 3; i++)
     if (w[i]->layout != HMX_QLAYOUT_G16 || w[i]->type != w1->type) return 0;
-  return is_float_type(w1->type) && w1->n % HMX_QG == 0 && w2->n % HMX_QG == 0 &&
+  return hmx_qtype_is_float(w1->type) && w1->n % HMX_QG == 0 && w2->n % HMX_QG == 0 &&
          x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
          y->memory == HMX_MEMORY_HOST && hmx_tensor_is_contiguous(x) &&
          hmx_tensor_is_contiguous(y);
@@ -50,7 +42,7 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
   hmx_exec ex;
   if ((st = hmx_exec_resolve(ctx, op, &ex))) return st;
   if (fused_ok(&ex, x, w1, w3, w2, y)) {
-    const hmx_dtype dt = float_dtype(w1->type);
+    const hmx_dtype dt = hmx_qtype_dtype(w1->type);
     const int f32 = dt == HMX_F32;
     hmx_swiglu_args a = {x->data, f32 ? w1->data : NULL, f32 ? w3->data : NULL,
                          f32 ? w2->data : NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
