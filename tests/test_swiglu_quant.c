@@ -156,7 +156,8 @@ int main(void) {
       {1, 100, 256, 272},  /* 17 output groups over two threads */
       {3, 33, 16, 16},     /* one group each, odd d */
       {7, 64, 96, 80},     /* a partial unit tile, partial column panel */
-      {70, 40, 1040, 32},  /* two token super-tiles, three unit super-tiles */
+      {70, 40, 1040, 32},  /* two token super-tiles; rows: three unit super-tiles,
+                              G16: one, ending in a tile of 16 units (avx512) */
       {5, 48, 40, 24},     /* h, d_out not multiples of 16: G16 with padding rows */
   };
   static const hmx_dtype dts[] = {HMX_F32, HMX_BF16, HMX_F16};

@@ -27,9 +27,12 @@
  * (weights16_x86.h): they are widened exactly when packed or loaded.
  * They may also come in the G16 layout of their transposes (wlayout,
  * src/backend.h HMX_WG16_SWIGLU: 16 columns' values of one row adjacent):
- * the packing reads them through xs_at, and one token takes xs_decode_g16,
- * which streams each group of 16 outputs' weights as one contiguous block.
- * Same values, same chains, same bits.
+ * a group's [K][16] block is already a contiguous panel, so the tiles read
+ * them in place (xs_wview; no packing, 16-bit values widened as loaded, all
+ * units in one super-tile), and one token takes xs_decode_g16, which streams
+ * each group of 16 outputs' weights as one contiguous block. Same values,
+ * same chains, same bits. (Packing per call cost 19% of a 64-token SmolLM2
+ * prefill with bf16 weights: 645 -> 760 tokens/s without it, Zen 4.)
  * Threads split phase 1 over (token tile, unit tile) and phase 2 over
  * (token tile, column tile): never the u or p sums, so no bit depends on the
  * thread count.
@@ -64,11 +67,24 @@ XV_INLINE int64_t xs_at(int g16, int64_t r, int64_t c, int64_t K, int64_t N) {
   return g16 ? ((c / HMX_QG) * K + r) * HMX_QG + c % HMX_QG : r * N + c;
 }
 
+/* Where a tile reads its weights: vector v's lanes at step k (p in phase 1,
+ * u in phase 2) are elements off[v] + k * ld of w, stored as wt. Two views
+ * of the same values: the packed f32 panels (ld = the tile's lanes, off[v] =
+ * v * XV_W) and G16 weights read in place (ld = 16, off[v] = the start of the
+ * block of vector v's group, xs_at). A vector past the last column (G16,
+ * h or d_out a multiple of 16 but not of the tile) repeats vector 0: it is
+ * computed and never stored. */
+typedef struct xs_wview {
+  const void *w;
+  int64_t ld, off[4];
+} xs_wview;
+
 /* Phase 1 for TT tokens (1, 2 or 4) and XS_GU hidden units u .. (`un` of
- * them valid): g[t][u'] = silu(a) * b, a and b sequential over p. The
- * accumulators are named variables, one block per token row written out
- * (rows t >= TT fold away): with arrays, gcc kept a copy of every
- * accumulator on the stack and stored it on each p (measured 4x slower). */
+ * them valid): g[t][u'] = silu(a) * b, a and b sequential over p. W3 has
+ * W1's view (w1) at w3. The accumulators are named variables, one block per
+ * token row written out (rows t >= TT fold away): with arrays, gcc kept a
+ * copy of every accumulator on the stack and stored it on each p (measured
+ * 4x slower). */
 #define XS_GATE_ROW_DECL(t) xv_v a##t##0 = xv_zero(), a##t##1 = xv_zero(), \
                                b##t##0 = xv_zero(), b##t##1 = xv_zero()
 #define XS_GATE_ROW_FMA(t)                                                  \
@@ -84,17 +100,19 @@ XV_INLINE int64_t xs_at(int g16, int64_t r, int64_t c, int64_t K, int64_t N) {
     xv_storen(g + t * ldg, m0, xv_mul(xv_siluf(a##t##0), b##t##0));                   \
     if (un > XV_W) xv_storen(g + t * ldg + XV_W, m1, xv_mul(xv_siluf(a##t##1), b##t##1)); \
   }
-XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const float *w1,
-                            const float *w3, int64_t ldw, int64_t d, int64_t un, float *g,
-                            int64_t ldg) {
+XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const xs_wview *w1,
+                            const void *w3, int64_t d, int64_t un, float *g, int64_t ldg,
+                            const int wt) {
   const xv_m m0 = xv_lanes_clamped(un), m1 = xv_lanes_clamped(un - XV_W);
+  const void *w = w1->w;
+  const int64_t ld = w1->ld, o0 = w1->off[0], o1 = w1->off[1];
   XS_GATE_ROW_DECL(0);
   XS_GATE_ROW_DECL(1);
   XS_GATE_ROW_DECL(2);
   XS_GATE_ROW_DECL(3);
   for (int64_t p = 0; p < d; p++) { /* §swiglu: a, b sequential over p from +0 */
-    const xv_v w10 = xv_loadn(w1 + p * ldw, m0), w11 = xv_loadn(w1 + p * ldw + XV_W, m1);
-    const xv_v w30 = xv_loadn(w3 + p * ldw, m0), w31 = xv_loadn(w3 + p * ldw + XV_W, m1);
+    const xv_v w10 = xw_load(w, o0 + p * ld, wt), w11 = xw_load(w, o1 + p * ld, wt);
+    const xv_v w30 = xw_load(w3, o0 + p * ld, wt), w31 = xw_load(w3, o1 + p * ld, wt);
     XS_GATE_ROW_FMA(0)
     XS_GATE_ROW_FMA(1)
     XS_GATE_ROW_FMA(2)
@@ -106,21 +124,47 @@ XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const flo
   XS_GATE_ROW_STORE(3)
 }
 
+/* xs_gate_tile for `rows` tokens (1 .. XS_TT), weights stored as wt. */
+XV_INLINE void xs_gate_rows_w(const float *x, int64_t ldx, const xs_wview *w1, const void *w3,
+                              int64_t d, int64_t un, float *g, int64_t ldg, int64_t rows,
+                              const int wt) {
+  if (rows == XS_TT) xs_gate_tile(XS_TT, x, ldx, w1, w3, d, un, g, ldg, wt);
+  else if (XS_TT > 2 && rows >= 2) xs_gate_tile(2, x, ldx, w1, w3, d, un, g, ldg, wt);
+  else xs_gate_tile(1, x, ldx, w1, w3, d, un, g, ldg, wt);
+  if (XS_TT > 2 && rows == 3) /* the third token alone */
+    xs_gate_tile(1, x + 2 * ldx, ldx, w1, w3, d, un, g + 2 * ldg, ldg, wt);
+}
+
+/* The storage type is switched on inside each parallel loop's body (here and
+ * below): OpenMP outlines a loop body before inlining, so a type passed in
+ * from outside it would not be a constant there. */
+static void xs_gate_rows(const float *x, int64_t ldx, const xs_wview *w1, const void *w3,
+                         int64_t d, int64_t un, float *g, int64_t ldg, int64_t rows, int wt) {
+  switch (wt) {
+  case XW_BF16: xs_gate_rows_w(x, ldx, w1, w3, d, un, g, ldg, rows, XW_BF16); break;
+  case XW_F16: xs_gate_rows_w(x, ldx, w1, w3, d, un, g, ldg, rows, XW_F16); break;
+  default: xs_gate_rows_w(x, ldx, w1, w3, d, un, g, ldg, rows, XW_F32); break;
+  }
+}
+
 /* Phase 2 for TT tokens (1, 2 or 4) and XS_DJ output columns j .. (`jn`
  * valid): y = fma(g_u, W2[u][j..], y) for u = 0..un-1 in increasing order,
  * starting from +0 (first) or from y as left by the previous units. */
-XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const float *w2p,
-                            int64_t un, int first, float *y, int64_t ldy, int64_t jn) {
+XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const xs_wview *w2,
+                            int64_t un, int first, float *y, int64_t ldy, int64_t jn,
+                            const int wt) {
   xv_v acc[XS_TT][4];
   xv_m mk[4];
+  const void *w = w2->w;
+  const int64_t ld = w2->ld, o0 = w2->off[0], o1 = w2->off[1], o2 = w2->off[2], o3 = w2->off[3];
   for (int c = 0; c < 4; c++) mk[c] = xv_lanes_clamped(jn - XV_W * c);
   for (int t = 0; t < TT; t++)
     for (int c = 0; c < 4; c++)
       acc[t][c] = first ? xv_zero() : xv_loadn(y + t * ldy + XV_W * c, mk[c]);
   for (int64_t u = 0; u < un; u++) { /* §swiglu: y accumulates over u in order */
-    const float *wr = w2p + u * XS_DJ; /* packed W2[u][j .. j+XS_DJ), +0 past jn */
-    const xv_v v0 = xv_load(wr), v1 = xv_load(wr + XV_W);
-    const xv_v v2 = xv_load(wr + 2 * XV_W), v3 = xv_load(wr + 3 * XV_W);
+    /* W2[u][j .. j+XS_DJ) (+0 past jn when packed; a repeat of vector 0 in G16) */
+    const xv_v v0 = xw_load(w, o0 + u * ld, wt), v1 = xw_load(w, o1 + u * ld, wt);
+    const xv_v v2 = xw_load(w, o2 + u * ld, wt), v3 = xw_load(w, o3 + u * ld, wt);
     for (int t = 0; t < TT; t++) {
       const xv_v gv = xv_bcast(g + t * ldg + u);
       acc[t][0] = xv_fma(gv, v0, acc[t][0]);
@@ -134,14 +178,24 @@ XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const flo
       if (jn > XV_W * c) xv_storen(y + t * ldy + XV_W * c, mk[c], acc[t][c]);
 }
 
-/* xs_down_tile for `rows` tokens (1 .. XS_TT). */
-static void xs_down_rows(const float *g, int64_t ldg, const float *w2p, int64_t un, int first,
-                         float *y, int64_t ldy, int64_t jn, int64_t rows) {
-  if (rows == XS_TT) xs_down_tile(XS_TT, g, ldg, w2p, un, first, y, ldy, jn);
-  else if (XS_TT > 2 && rows >= 2) xs_down_tile(2, g, ldg, w2p, un, first, y, ldy, jn);
-  else xs_down_tile(1, g, ldg, w2p, un, first, y, ldy, jn);
+/* xs_down_tile for `rows` tokens (1 .. XS_TT), weights stored as wt. */
+XV_INLINE void xs_down_rows_w(const float *g, int64_t ldg, const xs_wview *w2, int64_t un,
+                              int first, float *y, int64_t ldy, int64_t jn, int64_t rows,
+                              const int wt) {
+  if (rows == XS_TT) xs_down_tile(XS_TT, g, ldg, w2, un, first, y, ldy, jn, wt);
+  else if (XS_TT > 2 && rows >= 2) xs_down_tile(2, g, ldg, w2, un, first, y, ldy, jn, wt);
+  else xs_down_tile(1, g, ldg, w2, un, first, y, ldy, jn, wt);
   if (XS_TT > 2 && rows == 3) /* the third token alone */
-    xs_down_tile(1, g + 2 * ldg, ldg, w2p, un, first, y + 2 * ldy, ldy, jn);
+    xs_down_tile(1, g + 2 * ldg, ldg, w2, un, first, y + 2 * ldy, ldy, jn, wt);
+}
+
+static void xs_down_rows(const float *g, int64_t ldg, const xs_wview *w2, int64_t un, int first,
+                         float *y, int64_t ldy, int64_t jn, int64_t rows, int wt) {
+  switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
+  case XW_BF16: xs_down_rows_w(g, ldg, w2, un, first, y, ldy, jn, rows, XW_BF16); break;
+  case XW_F16: xs_down_rows_w(g, ldg, w2, un, first, y, ldy, jn, rows, XW_F16); break;
+  default: xs_down_rows_w(g, ldg, w2, un, first, y, ldy, jn, rows, XW_F32); break;
+  }
 }
 
 /* W2 ([h][dout]) and its layout, for the down packing. */
@@ -167,7 +221,7 @@ XV_INLINE void xs_pack_down_row_w(const xs_w2 *w2, int64_t u0, int64_t un, float
 
 static void xs_pack_down_row(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int64_t u,
                              int wt) {
-  switch (wt) { /* a constant inside each instance (see xs_pack_row) */
+  switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
   case XW_BF16: xs_pack_down_row_w(w2, u0, un, wp, u, XW_BF16); break;
   case XW_F16: xs_pack_down_row_w(w2, u0, un, wp, u, XW_F16); break;
   default: xs_pack_down_row_w(w2, u0, un, wp, u, XW_F32); break;
@@ -204,9 +258,6 @@ XV_INLINE void xs_pack_row_w(const void *w, int64_t h, int64_t d, int g16, int64
   }
 }
 
-/* The storage type is switched on inside each parallel loop's body (here and
- * below): OpenMP outlines a loop body before inlining, so a type passed in
- * from outside it would not be a constant there. */
 static void xs_pack_row(const void *w, int64_t h, int64_t d, int g16, int64_t u0, int64_t un,
                         float *wp, int64_t p, int wt) {
   switch (wt) {
@@ -299,7 +350,7 @@ XV_INLINE void xs_rows(const float *xs, const void *w, int64_t wo, int64_t ldw, 
 
 static void xs_rows_any(const float *xs, const void *w, int64_t wo, int64_t ldw,
                         int64_t n_rows, int64_t cols, float *acc, int wt) {
-  switch (wt) { /* a constant inside each instance (see xs_pack_row) */
+  switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
   case XW_BF16: xs_rows(xs, w, wo, ldw, n_rows, cols, acc, XW_BF16); break;
   case XW_F16: xs_rows(xs, w, wo, ldw, n_rows, cols, acc, XW_F16); break;
   default: xs_rows(xs, w, wo, ldw, n_rows, cols, acc, XW_F32); break;
@@ -410,7 +461,7 @@ XV_INLINE void xs_g16_dots_w(const float *x, const void *w, int64_t K, int64_t g
 
 static void xs_g16_dots(const float *x, const void *w, int64_t K, int64_t g0, int64_t g1,
                         float *out, int wt) {
-  switch (wt) { /* a constant inside each instance (see xs_pack_row) */
+  switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
   case XW_BF16: xs_g16_dots_w(x, w, K, g0, g1, out, XW_BF16); break;
   case XW_F16: xs_g16_dots_w(x, w, K, g0, g1, out, XW_F16); break;
   default: xs_g16_dots_w(x, w, K, g0, g1, out, XW_F32); break;
@@ -461,26 +512,34 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
   }
   if (T == 1) return g16 ? xs_decode_g16(s, w1, w3, w2, wt) : xs_decode(s, w1, w3, w2, wt);
   const int64_t ts = T < XS_TOKENS ? T : XS_TOKENS;
-  const int64_t us = h < XS_UNITS ? h : XS_UNITS;
+  /* G16 weights are read in place (their [K][16] blocks are already
+   * contiguous panels), so one super-tile holds every unit; row-major ones
+   * are packed one super-tile of units at a time */
+  const int64_t us = g16 || h < XS_UNITS ? h : XS_UNITS;
   const int64_t nuc_max = (us + XS_GU - 1) / XS_GU;
   /* each unit block of W1, W3 and W2 is packed once and used by every token tile */
   const int64_t njc = (dout + XS_DJ - 1) / XS_DJ;
   float *gbuf = hmx_alloc_array((size_t)(ts * us), sizeof(float));
-  float *wp = hmx_alloc_array((size_t)(2 * nuc_max * XS_GU * d + njc * XS_DJ * us), sizeof(float));
-  if (!gbuf || !wp) {
+  float *wp = g16 ? NULL
+            : hmx_alloc_array((size_t)(2 * nuc_max * XS_GU * d + njc * XS_DJ * us), sizeof(float));
+  if (!gbuf || (!g16 && !wp)) {
     free(gbuf);
     free(wp);
     return HMX_ERR_NO_MEMORY;
   }
-  float *w1p = wp, *w3p = wp + nuc_max * XS_GU * d, *w2p = w3p + nuc_max * XS_GU * d;
+  float *w1p = wp, *w3p = g16 ? NULL : wp + nuc_max * XS_GU * d;
+  float *w2p = g16 ? NULL : w3p + nuc_max * XS_GU * d;
+  const int vt = g16 ? wt : XW_F32; /* what the tiles read: the weights or the f32 panels */
   const xs_w2 w2d = {w2, h, dout, g16};
   /* §swiglu: unit blocks in increasing order; for each token, y carries its
    * sums from one unit block to the next (token blocks are independent) */
   for (int64_t u0 = 0; u0 < h; u0 += us) {
     const int64_t un = h - u0 < us ? h - u0 : us;
-    xs_pack_units(w1, h, d, g16, u0, un, w1p, s->threads, wt);
-    xs_pack_units(w3, h, d, g16, u0, un, w3p, s->threads, wt);
-    xs_pack_down(&w2d, u0, un, w2p, s->threads, wt);
+    if (!g16) {
+      xs_pack_units(w1, h, d, g16, u0, un, w1p, s->threads, wt);
+      xs_pack_units(w3, h, d, g16, u0, un, w3p, s->threads, wt);
+      xs_pack_down(&w2d, u0, un, w2p, s->threads, wt);
+    }
     for (int64_t t0 = 0; t0 < T; t0 += ts) {
       const int64_t tn = T - t0 < ts ? T - t0 : ts, ntt = (tn + XS_TT - 1) / XS_TT;
       const float *x = s->x + t0 * d;
@@ -493,14 +552,17 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
         const int64_t uc = idx / ntt, t = (idx % ntt) * XS_TT;
         const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
         const int64_t len = un - uc * XS_GU;
-        const float *xt = x + t * d;
-        const float *p1 = w1p + uc * d * XS_GU, *p3 = w3p + uc * d * XS_GU;
-        float *g = gbuf + t * us + uc * XS_GU;
-        if (rows == XS_TT) xs_gate_tile(XS_TT, xt, d, p1, p3, XS_GU, d, len, g, us);
-        else if (XS_TT > 2 && rows >= 2) xs_gate_tile(2, xt, d, p1, p3, XS_GU, d, len, g, us);
-        else xs_gate_tile(1, xt, d, p1, p3, XS_GU, d, len, g, us);
-        if (XS_TT > 2 && rows == 3) /* the third token alone */
-          xs_gate_tile(1, xt + 2 * d, d, p1, p3, XS_GU, d, len, g + 2 * us, us);
+        xs_wview v1 = {w1, HMX_QG, {0, 0, 0, 0}};
+        const void *v3 = w3;
+        if (g16) { /* W1[p][u] of this tile's units, in place */
+          const int64_t u = u0 + uc * XS_GU;
+          v1.off[0] = xs_at(1, 0, u, d, h);
+          v1.off[1] = len > XV_W ? xs_at(1, 0, u + XV_W, d, h) : v1.off[0];
+        } else { /* the packed tile */
+          v1 = (xs_wview){w1p + uc * d * XS_GU, XS_GU, {0, XV_W, 0, 0}};
+          v3 = w3p + uc * d * XS_GU;
+        }
+        xs_gate_rows(x + t * d, d, &v1, v3, d, len, gbuf + t * us + uc * XS_GU, us, rows, vt);
       }
       /* Phase 2: y for tn tokens x dout columns; items (column tile, token tile). */
       const int64_t items2 = njc * ntt;
@@ -510,10 +572,13 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
         const int64_t jc = idx / ntt, t = (idx % ntt) * XS_TT;
         const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
         const int64_t j = jc * XS_DJ, jn = dout - j;
-        const float *g = gbuf + t * us;
-        float *yt = y + t * dout + j;
-        const int first = u0 == 0;
-        xs_down_rows(g, us, w2p + jc * un * XS_DJ, un, first, yt, dout, jn, rows);
+        xs_wview v2 = {w2, HMX_QG, {0, 0, 0, 0}};
+        if (g16) /* W2[u0 + u][j ..], in place */
+          for (int c = 0; c < 4; c++)
+            v2.off[c] = jn > XV_W * c ? xs_at(1, u0, j + XV_W * c, h, dout) : v2.off[0];
+        else /* the packed panel */
+          v2 = (xs_wview){w2p + jc * un * XS_DJ, XS_DJ, {0, XV_W, 2 * XV_W, 3 * XV_W}};
+        xs_down_rows(gbuf + t * us, us, &v2, un, u0 == 0, y + t * dout + j, dout, jn, rows, vt);
       }
     }
   }
