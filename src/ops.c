@@ -3,6 +3,7 @@
 #include "dispatch.h"
 #include "ops_stage.h" /* hmx_staging_begin / _finish */
 #include "canon.h"
+#include "rope_tabled.h"
 #include "ref.h"
 
 #include <math.h>
@@ -261,6 +262,45 @@ hmx_status hmx_layernorm(const hmx_context *ctx, const hmx_tensor *x, const hmx_
   return norm_common(ctx, "layernorm", 1, x, weight, bias, eps, y);
 }
 
+/* The checks of x, y, rot_dim and style that every rope entry makes. */
+static hmx_status rope_check(const char *op, const hmx_tensor *x, int rot_dim,
+                             hmx_rope_style style, const hmx_tensor *y) {
+  TRY(hmx_check_float(op, "x", x, 3));
+  TRY(hmx_check_float(op, "y", y, 3));
+  for (int i = 0; i < 3; i++) TRY(hmx_check_dim(op, "y", y, i, x->shape[i], "same as x"));
+  if (style != HMX_ROPE_HALF && style != HMX_ROPE_INTERLEAVED)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: unknown style %d", op, (int)style);
+  if (rot_dim < 2 || rot_dim % 2 || rot_dim > x->shape[2])
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                    "%s: rot_dim must be even, >= 2 and <= head dim %lld (got %d)", op,
+                    (long long)x->shape[2], rot_dim);
+  return hmx_check_alias(op, "y", y, "x", x, 1);
+}
+
+/* Rotate x into y with the angle table cs, sn ([T, rot_dim/2] host memory,
+ * hmx_rope_table) on ex's backend (x and y already placed). */
+static hmx_status rope_run(const char *op, hmx_exec *ex, const hmx_tensor *x, const float *cs,
+                           const float *sn, int rot_dim, hmx_rope_style style, hmx_tensor *y) {
+  hmx_status (*fn)(const hmx_rope_args *) = NULL;
+  hmx_status (*dfn)(const hmx_rope_args *, const hmx_device_call *) = NULL;
+  if (ex->dev) HMX_PICK_DEVICE(*ex, rope, dfn);
+  else HMX_PICK(*ex, rope, fn);
+  if (ex->dev) { /* the table is host memory; the backend copies it before returning */
+    hmx_rope_args a = {x->data, y->data, cs, sn, x->shape[0], x->shape[1], x->shape[2],
+                       rot_dim, style, ex->threads};
+    return device_finish(dfn(&a, &ex->call), op, ex);
+  }
+  hmx_staging st;
+  const hmx_tensor *ins[] = {x};
+  hmx_status s = hmx_staging_begin(&st, ins, 1, y);
+  if (s == HMX_OK) {
+    hmx_rope_args a = {st.in[0].p, st.out.p, cs, sn, x->shape[0], x->shape[1], x->shape[2],
+                       rot_dim, style, ex->threads};
+    s = fn(&a);
+  }
+  return hmx_staging_finish(&st, y, s, op, ex);
+}
+
 hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tensor *positions,
                     float base, int rot_dim, hmx_rope_style style, hmx_tensor *y) {
   static const char op[] = "rope";
@@ -268,31 +308,18 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
   TRY(hmx_exec_resolve(ctx, op, &ex));
   TRY(hmx_check_float(op, "x", x, 3));
   TRY(hmx_check_int32(op, "positions", positions, 1));
-  TRY(hmx_check_float(op, "y", y, 3));
-  int64_t t = x->shape[0];
-  TRY(hmx_check_dim(op, "positions", positions, 0, t, "tokens of x"));
-  for (int i = 0; i < 3; i++) TRY(hmx_check_dim(op, "y", y, i, x->shape[i], "same as x"));
-  if (style != HMX_ROPE_HALF && style != HMX_ROPE_INTERLEAVED)
-    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: unknown style %d", (int)style);
-  if (rot_dim < 2 || rot_dim % 2 || rot_dim > x->shape[2])
-    return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
-                    "rope: rot_dim must be even, >= 2 and <= head dim %lld (got %d)",
-                    (long long)x->shape[2], rot_dim);
+  TRY(hmx_check_dim(op, "positions", positions, 0, x->shape[0], "tokens of x"));
+  TRY(rope_check(op, x, rot_dim, style, y));
   if (!(base > 1.0f) || !isfinite(base))
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: base must be finite and > 1 (got %g)",
                     (double)base);
-  TRY(hmx_check_alias(op, "y", y, "x", x, 1));
   const hmx_tensor *place[] = {x, positions, y};
   static const char *const place_names[] = {"x", "positions", "y"};
   TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 3, 0));
-  hmx_status (*fn)(const hmx_rope_args *) = NULL;
-  hmx_status (*dfn)(const hmx_rope_args *, const hmx_device_call *) = NULL;
-  if (ex.dev) HMX_PICK_DEVICE(ex, rope, dfn);
-  else HMX_PICK(ex, rope, fn);
   /* positions: staged by hand (i32); the angle table is always computed on
    * the host (NUMERICS §E), so device positions come over first */
+  const int64_t t = x->shape[0], half = rot_dim / 2;
   int32_t *pos = hmx_alloc_array((size_t)t, sizeof *pos);
-  int64_t half = rot_dim / 2;
   float *cs = hmx_alloc_array((size_t)(t * half * 2), sizeof *cs);
   if (t > 0 && (!pos || !cs)) {
     free(pos);
@@ -311,28 +338,24 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
   }
   if (s == HMX_OK) s = hmx_rope_table(pos, t, rot_dim, base, cs, cs + t * half);
   free(pos);
-  if (s != HMX_OK) {
-    free(cs);
-    return s;
-  }
-  if (ex.dev) {
-    /* the table is host memory; the backend copies it before returning */
-    hmx_rope_args a = {x->data, y->data, cs, cs + t * half, t, x->shape[1], x->shape[2],
-                       rot_dim, style, ex.threads};
-    s = dfn(&a, &ex.call);
-    free(cs);
-    return device_finish(s, op, &ex);
-  }
-  hmx_staging st;
-  const hmx_tensor *ins[] = {x};
-  s = hmx_staging_begin(&st, ins, 1, y);
-  if (s == HMX_OK) {
-    hmx_rope_args a = {st.in[0].p, st.out.p, cs, cs + t * half, t, x->shape[1], x->shape[2],
-                       rot_dim, style, ex.threads};
-    s = fn(&a);
-  }
+  if (s == HMX_OK) s = rope_run(op, &ex, x, cs, cs + t * half, rot_dim, style, y);
   free(cs);
-  return hmx_staging_finish(&st, y, s, op, &ex);
+  return s;
+}
+
+hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const float *cos_tab,
+                           const float *sin_tab, int rot_dim, hmx_rope_style style,
+                           hmx_tensor *y) {
+  static const char op[] = "rope";
+  hmx_exec ex;
+  TRY(hmx_exec_resolve(ctx, op, &ex));
+  TRY(rope_check(op, x, rot_dim, style, y));
+  if (x->shape[0] > 0 && (!cos_tab || !sin_tab))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: NULL angle table");
+  const hmx_tensor *place[] = {x, y};
+  static const char *const place_names[] = {"x", "y"};
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 2, 0));
+  return rope_run(op, &ex, x, cos_tab, sin_tab, rot_dim, style, y);
 }
 
 hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,

@@ -1,0 +1,19 @@
+/* RoPE with its angle table given: for the library's own callers that
+ * rotate several tensors at the same positions (the model forward: Q and K
+ * of every layer at one step's positions), so that the table, computed in
+ * double by hmx_rope_table (canon.h), is made once per step instead of once
+ * per call. Not public API: hmx_rope is the entry point for users. */
+#ifndef HMX_ROPE_TABLED_H
+#define HMX_ROPE_TABLED_H
+
+#include "hadamix.h"
+
+/* hmx_rope(ctx, x, positions, base, rot_dim, style, y) where cos_tab and
+ * sin_tab ([T, rot_dim/2], host memory) are hmx_rope_table(positions, T,
+ * rot_dim, base): the same checks of x, y, rot_dim and style, the same
+ * kernels, the same bits. */
+hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const float *cos_tab,
+                           const float *sin_tab, int rot_dim, hmx_rope_style style,
+                           hmx_tensor *y);
+
+#endif
