@@ -106,9 +106,11 @@ int main(void) {
   static const uint32_t types[] = {HMX_GGML_Q4_1, HMX_GGML_Q8_0, HMX_GGML_Q4_0, HMX_GGML_Q6_K,
                                    HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_F32};
   /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
-   * vector, N over several thread tiles, M = 1 and M > 1 */
-  static const int64_t shapes[][3] = {{1, 37, 256}, {1, 5, 512}, {1, 131, 768},
-                                      {3, 37, 256}, {17, 67, 512}, {1, 577, 256}};
+   * vector, N over several thread tiles, M = 1 and M > 1 (several K blocks;
+   * N over several N blocks per thread, so float G16 read in place starts
+   * its groups at every kind of offset) */
+  static const int64_t shapes[][3] = {{1, 37, 256}, {1, 5, 512}, {1, 131, 768}, {3, 37, 256},
+                                      {17, 67, 512}, {1, 577, 256}, {20, 1100, 512}};
   int ran = 0;
   for (int bi = 0; bi < hmx_backend_count(); bi++) {
     const hmx_backend *be = hmx_backend_at(bi);
