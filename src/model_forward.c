@@ -113,7 +113,12 @@ static void embed_row(const hmx_model *m, const hmx_tensor *e, int32_t tok, floa
 }
 
 /* x += y elementwise: one f32 addition each (the residual stream). */
-static void add_inplace(float *x, const float *y, int64_t n) {
+static void add_inplace(float *restrict x, const float *restrict y, int64_t n) {
+  /* elementwise, so vectors give the same bits; gcc 12 deemed this loop
+   * cold and left it scalar (1.8% of a 64-token SmolLM2 prefill) */
+#if defined(_OPENMP)
+#pragma omp simd
+#endif
   for (int64_t i = 0; i < n; i++) x[i] += y[i];
 }
 
