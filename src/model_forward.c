@@ -346,7 +346,8 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
       f->pos[row] = (int32_t)(caches[s]->len + i);
     }
   /* the angle table of the step's positions: hmx_rope would make it anew
-   * for Q and K in every layer (in double: 4% of a 64-token prefill) */
+   * for Q and K in every layer (in double: 60 tables of 143 us each for a
+   * 64-token SmolLM2 step) */
   TRY(hmx_rope_table(f->pos, f->t, c->head_dim, c->rope_base, f->rope_cos, f->rope_sin));
   TRY(trace(f, -1, "embed", f->x, f->t, d));
   for (int l = 0; l < c->n_layer; l++) TRY(layer_forward(f, l, n_seq, caches, n_tokens));

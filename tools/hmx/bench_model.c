@@ -125,7 +125,8 @@ static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
     const int32_t *tp = toks;
     /* one untimed prefill first, as llama-bench warms up each test: the
      * first pass pays for starting the threads and first-touching every
-     * buffer (measured 506 vs ~650 tokens/s, SmolLM2 bf16, prompt 64) */
+     * buffer (without it: 506 tokens/s where a loop of prefills in one
+     * process reached 645, SmolLM2 bf16, prompt 64) */
     st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, NULL, logits);
     if (!st) st = hmx_kv_cache_truncate(cache, 0);
     double t0 = hmx_now();
