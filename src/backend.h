@@ -51,7 +51,7 @@ enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM =
  * as for f32, so the bits are those of "dequantize, then the f32 gemm".
  * HMX_WG16_GEMM: the same for bq in the G16 layout (blayout =
  * HMX_QLAYOUT_G16, src/gemm_quant.h: rows in groups of 16, each element's 16
- * values adjacent) of Q8_0, Q4_0, Q4_1, F16 and BF16.
+ * values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16.
  * HMX_WG16_SWIGLU: swiglu's w1, w3, w2 (f32, bf16 or f16, in the pointers
  * above) in the G16 layout of their transposes (wlayout = HMX_QLAYOUT_G16;
  * src/swiglu_quant.c is the only caller that sets it): w1 and w3 as the

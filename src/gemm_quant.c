@@ -10,14 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the G16 layout (gemm_quant.h) */
-
-/* GGUF block geometry: elements B, bytes S, header bytes (the 16-bit scale
- * fields before the quants). F16/BF16: one element of 2 bytes, no header. */
-static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
-  hmx_gguf_type_block(type, B, S);
-  *hdr = type == HMX_GGML_Q4_1 ? 4 : type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16 ? 0 : 2;
-}
+/* ---- ggml float types and hadamix dtypes */
 
 int hmx_qtype_is_float(uint32_t type) {
   return type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
@@ -25,6 +18,19 @@ int hmx_qtype_is_float(uint32_t type) {
 
 hmx_dtype hmx_qtype_dtype(uint32_t type) {
   return type == HMX_GGML_F16 ? HMX_F16 : type == HMX_GGML_BF16 ? HMX_BF16 : HMX_F32;
+}
+
+uint32_t hmx_dtype_qtype(hmx_dtype dt) {
+  return dt == HMX_F16 ? HMX_GGML_F16 : dt == HMX_BF16 ? HMX_GGML_BF16 : HMX_GGML_F32;
+}
+
+/* ---- the G16 layout (gemm_quant.h) */
+
+/* GGUF block geometry: elements B, bytes S, header bytes (the 16-bit scale
+ * fields before the quants). F32/F16/BF16: one element of 4 or 2 bytes, no header. */
+static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
+  hmx_gguf_type_block(type, B, S);
+  *hdr = type == HMX_GGML_Q4_1 ? 4 : hmx_qtype_is_float(type) ? 0 : 2;
 }
 
 int hmx_qlayout_g16_ok(uint32_t type) {

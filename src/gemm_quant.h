@@ -30,12 +30,14 @@ typedef struct hmx_qmatrix {
 enum { HMX_QLAYOUT_ROWS = 0, HMX_QLAYOUT_G16 = 1 };
 #define HMX_QG 16 /* rows per group of the G16 layout */
 
-/* Whether a ggml type is a float one (F32, F16, BF16), and its dtype
- * (HMX_F32 for any other type). */
+/* Whether a ggml type is a float one (F32, F16, BF16), its dtype (HMX_F32
+ * for any other type), and the ggml type of a float dtype (F32 for any
+ * other dtype). */
 int hmx_qtype_is_float(uint32_t type);
 hmx_dtype hmx_qtype_dtype(uint32_t type);
+uint32_t hmx_dtype_qtype(hmx_dtype dt);
 
-/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F16, BF16). */
+/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16). */
 int hmx_qlayout_g16_ok(uint32_t type);
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);

@@ -123,13 +123,12 @@ static void add_inplace(float *restrict x, const float *restrict y, int64_t n) {
 }
 
 /* Where weight w's values start and how many bytes they take: its tensor
- * (contiguous host memory), or its kept matrix when the model keeps one
+ * (contiguous host memory), or q, its kept matrix when the model keeps one
  * (GGUF blocks, or G16 from hmx_model_prepare; G16 only with whole groups of
  * 16 rows, whose bytes are then exactly the rows'). Returns 0 when w has no
  * such span. */
-static int weight_span(const hmx_model *m, const hmx_tensor *w, const char **data,
+static int weight_span(const hmx_qmatrix *q, const hmx_tensor *w, const char **data,
                        size_t *bytes) {
-  const hmx_qmatrix *q = hmx_model_qweight(m, w);
   if (q) {
     int64_t block, bsize;
     if (!hmx_gguf_type_block(q->type, &block, &bsize) || q->k % block ||
@@ -161,7 +160,7 @@ static int qkv_adjacent(const hmx_model *m, const hmx_layer_weights *L,
   size_t bytes[3];
   for (int i = 0; i < 3; i++) {
     const hmx_qmatrix *q = hmx_model_qweight(m, w[i]);
-    if (!weight_span(m, w[i], &at[i], &bytes[i]) || !q != !q0 ||
+    if (!weight_span(q, w[i], &at[i], &bytes[i]) || !q != !q0 ||
         (q ? q->type != q0->type || q->layout != q0->layout || q->k != q0->k
            : w[i]->dtype != w[0]->dtype || w[i]->shape[1] != w[0]->shape[1]))
       return 0;
@@ -386,14 +385,13 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
   fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
            NULL, NULL};
-  /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd] */
+  /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd];
+   * the RoPE table [T, head_dim] */
   const int64_t ffs = m->q ? 2 * (int64_t)c->d_ff : 0; /* ga, gb: kept FFNs only (ffn_kept) */
-  size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs), n;
+  size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs + c->head_dim), n;
   if (!hmx_mul_size(per_tok, (size_t)T, &n) || !(f.x = hmx_alloc_array(n, sizeof(float))) ||
-      !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t))) ||
-      !(f.rope_cos = hmx_alloc_array((size_t)(T * c->head_dim), sizeof(float)))) {
+      !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t)))) {
     free(f.x);
-    free(f.pos);
     return hmx_fail(HMX_ERR_NO_MEMORY, "model forward: cannot allocate scratch for %lld tokens",
                     (long long)T);
   }
@@ -406,11 +404,11 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   f.qkv = f.v + T * kvd;
   f.ga = ffs ? f.qkv + T * (hd + 2 * kvd) : NULL;
   f.gb = ffs ? f.ga + T * c->d_ff : NULL;
+  f.rope_cos = f.qkv + T * (hd + 2 * kvd + ffs);
   f.rope_sin = f.rope_cos + T * (c->head_dim / 2);
   st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
   free(f.x);
   free(f.pos);
-  free(f.rope_cos);
   if (st) return st;
   /* only now do the new positions become part of the caches */
   for (int s = 0; s < n_seq; s++) caches[s]->len += n_tokens[s];

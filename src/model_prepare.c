@@ -19,8 +19,8 @@
  * The FFN's three matrices ([in, out], hmx_swiglu's layout) go to the G16
  * form of their transposes when the backend's swiglu reads that
  * (HMX_WG16_SWIGLU): decode then streams 16 hidden units' (or outputs')
- * weights as one block, and prefill packs from it as from rows
- * (src/swiglu_quant.c runs them). A transpose is not local to a group, so
+ * weights as one block, and prefill reads each group's block in place as a
+ * tile's panel (src/swiglu_quant.c runs them). A transpose is not local to a group, so
  * each matrix goes through one scratch copy of itself. */
 #include "model_internal.h"
 #include "backend.h"
@@ -43,10 +43,6 @@ static int is_projection(const char *name) {
     if (len > sl && strcmp(name + len - sl, suffix[i]) == 0) return 1;
   }
   return 0;
-}
-
-static uint32_t ggml_type_of(hmx_dtype dt) {
-  return dt == HMX_F16 ? HMX_GGML_F16 : dt == HMX_BF16 ? HMX_GGML_BF16 : HMX_GGML_F32;
 }
 
 /* Whether w's bytes lie inside the model's own (writable) memory. Compared
@@ -94,7 +90,7 @@ static int prepare_projections(hmx_model *m) {
     hmx_tensor *w = &m->weights[i];
     if (!is_projection(m->specs[i].name) || !rewritable(m, i) || w->shape[0] % HMX_QG) continue;
     const int64_t n = w->shape[0], k = w->shape[1];
-    const uint32_t type = ggml_type_of(w->dtype);
+    const uint32_t type = hmx_dtype_qtype(w->dtype);
     rows_to_g16_in_place(type, (unsigned char *)(uintptr_t)w->data, n, k, hmx_dtype_size(w->dtype),
                          tmp);
     m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
@@ -143,7 +139,7 @@ static int prepare_ffn(hmx_model *m) {
     for (int j = 0; j < 3; j++) {
       hmx_tensor *w = &m->weights[idx[j]];
       const int64_t k = w->shape[0], n = w->shape[1]; /* [in, out] */
-      const uint32_t type = ggml_type_of(w->dtype);
+      const uint32_t type = hmx_dtype_qtype(w->dtype);
       memcpy(tmp, w->data, (size_t)(k * n) * hmx_dtype_size(w->dtype));
       hmx_qlayout_cols_to_g16(type, tmp, k, n, (void *)(uintptr_t)w->data);
       m->q[idx[j]] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};

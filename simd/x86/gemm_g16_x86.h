@@ -1,5 +1,5 @@
 /* gemm_x86.h's B in the G16 layout (src/gemm_quant.h: rows in groups of 16,
- * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F16 and BF16.
+ * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16.
  * Part of the gemm_x86.h template (included by it; uses its gx_ and the
  * ISA's xv_ primitives).
  *
