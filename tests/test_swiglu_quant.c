@@ -4,8 +4,8 @@
  * (memcmp), on every backend this machine runs, with 1 and 2 threads, for
  * f32, bf16 and f16 weights. The shapes cover one token (the G16 decode: unit
  * and output groups split over two threads, a tail of groups) and several
- * (the packed path: more than one 64-token and 512-unit super-tile, partial
- * tiles), and h not a multiple of 16 (G16 with padding rows: the backends
+ * (more than one 64-token super-tile, partial tiles; rows: packed, more than
+ * one 512-unit super-tile; G16: read in place), and h not a multiple of 16 (G16 with padding rows: the backends
  * then take the gemm composition). Also: hmx_qlayout_cols_to_g16 equals
  * transposing, then hmx_qlayout_to_g16; bad arguments are refused. */
 #include "check.h"
@@ -25,10 +25,6 @@ static float uniform(void) {
   rng ^= rng >> 7;
   rng ^= rng << 17;
   return (float)(rng >> 40) / (float)(1 << 24) * 2.0f - 1.0f;
-}
-
-static uint32_t ggml_of(hmx_dtype dt) {
-  return dt == HMX_F16 ? HMX_GGML_F16 : dt == HMX_BF16 ? HMX_GGML_BF16 : HMX_GGML_F32;
 }
 
 /* A random [rows, cols] matrix of dtype dt (raw storage). */
@@ -59,7 +55,7 @@ static void *transpose(const void *src, int64_t rows, int64_t cols, size_t es) {
  * hmx_qlayout_cols_to_g16, which converts without the transpose. */
 static hmx_qmatrix as_qmatrix(const void *w, hmx_dtype dt, int64_t k, int64_t n, int layout,
                               void **store) {
-  const uint32_t type = ggml_of(dt);
+  const uint32_t type = hmx_dtype_qtype(dt);
   void *t = transpose(w, k, n, hmx_dtype_size(dt));
   if (layout == HMX_QLAYOUT_ROWS) {
     *store = t;
