@@ -42,6 +42,7 @@
 
 #include "job.cuh"
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -505,6 +506,155 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
   }
 }
 
+/* ------------------------------------------------------------------ fwht_cluster */
+
+/* Rows that one CTA cannot hold while another overlaps it on the same SM
+ * (n > 32768, which fwht_pow2 cannot take at all, and 40 * 512, 28 * 1024,
+ * whose single CTA fills an SM: 82-87% of copy), in one pass by a thread-block
+ * cluster of CL = 2^LCL CTAs (sm_90 distributed shared memory). The row is
+ * NB blocks of PB = 2^LB elements: the M p-blocks when M > 1; CL chunks of
+ * n / CL when M = 1. CTA r of the cluster:
+ *   a. loads blocks r * NC .. r * NC + NC - 1 (NC = NB / CL) and does their
+ *      butterflies exactly as fwht_pow2 (same windows, its own shared memory);
+ *   b. after a cluster barrier (every CTA's reads of its own shared memory
+ *      are done), writes each butterflied element to the CTA that owns its
+ *      column: CTA q owns columns q * PC .. q * PC + PC - 1 (PC = PB / CL) of
+ *      every block, [NB][PC] (padded) in q's shared memory;
+ *   c. after a second cluster barrier (all of those writes are visible), takes
+ *      its own columns: the m-point sums (NUMERICS §fwht step 2) when M > 1;
+ *      when M = 1 the stages h = PB, 2 PB, .. n / 2, in that order (the CL
+ *      values of a column are the pairs of those stages), then step 3.
+ * Each output has ref's tree of additions: only which thread does which
+ * independent operation differs. A CTA is 1/CL of a row (<= 16384 elements),
+ * so 2-4 of them share an SM and one's loads overlap another's work. */
+#ifndef HMX_FWHT_CLUSTER /* 0: the kernels before (two passes above 32768) */
+#define HMX_FWHT_CLUSTER 1
+#endif
+
+/* log2 of the cluster size for M * 2^L (-1: none). Each CTA then has at
+ * most 16384 elements (and NB a multiple of CL, at most 8 CTAs: the
+ * portable cluster size). */
+__host__ __device__ constexpr int cluster_log(int M, int L) {
+  return M == 40 && L == 9    ? 1
+         : M == 40 && L == 10 ? 2
+         : M == 40 && L == 11 ? 3
+         : M == 28 && L == 10 ? 2
+         : M == 28 && L == 11 ? 2
+         : M == 20 && L == 11 ? 2
+         : M == 12 && L == 12 ? 2
+         : M == 1 && L == 16  ? 3
+         : M == 1 && L == 17  ? 3
+                              : -1;
+}
+
+template <int M, int L, int LCL> struct Clu {
+  static constexpr int LE = 5, E = 32; /* elements per thread in step a */
+  static constexpr int CL = 1 << LCL;
+  static constexpr int NB = M > 1 ? M : CL;
+  static constexpr int LB = M > 1 ? L : L - LCL;
+  static constexpr int PB = 1 << LB, n = NB * PB;
+  static constexpr int NC = NB / CL, PC = PB / CL;
+  static constexpr int tp = PB / E, threads = NC * tp;
+  static constexpr int bs = PB + PB / 32;  /* a block in step a */
+  static constexpr int bsc = PC + PC / 32; /* a block's PC columns in step c */
+  static constexpr int S = NC * bs > NB * bsc ? NC * bs : NB * bsc;
+  static constexpr int phases = (LB + LE - 1) / LE;
+  static constexpr int wl = phases > 1 ? LB - LE : 0; /* the last window */
+  /* 64 registers per thread, as fwht_pow2 with 32 elements */
+  static constexpr int min_blocks = 1024 / threads > 0 ? 1024 / threads : 1;
+  static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024,
+                "cluster layout");
+};
+
+template <Dt DI, Dt DO, int M, int L, int LCL>
+__global__ void __cluster_dims__(1 << LCL, 1, 1)
+__launch_bounds__(Clu<M, L, LCL>::threads, Clu<M, L, LCL>::min_blocks)
+fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
+             const float *beta, int vec) {
+  using G = Clu<M, L, LCL>;
+  constexpr int E = G::E, LE = G::LE;
+  using TI = typename Io<DI>::T;
+  using TO = typename Io<DO>::T;
+  extern __shared__ float sm[];
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = (int)cluster.block_rank();
+  const int64_t row = (int64_t)(blockIdx.x >> LCL);
+  const int cl = threadIdx.x / G::tp, tau = threadIdx.x - cl * G::tp;
+  const int c = rank * G::NC + cl; /* this thread's block of the row */
+  float *sblk = sm + cl * G::bs;
+
+  /* a. load (window at bit 0: E consecutive elements) and butterflies */
+  float v[E];
+  {
+    const TI *x = (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E;
+    if (vec) {
+      constexpr int kv = Io<DI>::kVec;
+#pragma unroll
+      for (int q = 0; q < E / kv; q++)
+        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
+    } else {
+#pragma unroll
+      for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
+    }
+  }
+  reg_stages<E>(v, 0, LE);
+#pragma unroll
+  for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
+    const int w0 = window(q - 1, G::LB, LE), w1 = window(q, G::LB, LE);
+    if (q > 1) __syncthreads();
+    float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
+#pragma unroll
+    for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
+    __syncthreads();
+    const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
+#pragma unroll
+    for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
+    reg_stages<E>(v, LE * q - w1, LE);
+  }
+
+  /* b. to the owners of the columns. In the last window register k holds
+   * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
+   * known at compile time; the lanes of a warp write consecutive columns. */
+  cluster.sync();
+  {
+    constexpr int wl = G::wl;
+    const int t0 = tau_part(tau, wl, LE);
+#pragma unroll
+    for (int q = 0; q < G::CL; q++) {
+      float *dst = cluster.map_shared_rank(sm, q) + c * G::bsc;
+#pragma unroll
+      for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
+        dst[pad_index((t0 + (k << wl)) & (G::PC - 1))] = v[k];
+    }
+  }
+  cluster.sync();
+
+  /* c. this CTA's columns, from its own shared memory */
+  TO *y = (TO *)yv + row * G::n + rank * G::PC;
+  for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
+    const float *col = sm + pad_index(jl);
+    const int j = rank * G::PC + jl; /* column in the block */
+    if constexpr (M > 1) {
+      float acc[M];
+      factor_column<M>([&](int cc) { return col[cc * G::bsc]; }, acc);
+#pragma unroll
+      for (int r = 0; r < M; r++)
+        st_out(y + r * G::PB + jl,
+               (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
+    } else {
+      float u[G::CL];
+#pragma unroll
+      for (int r = 0; r < G::CL; r++) u[r] = col[r * G::bsc];
+      reg_stages<G::CL>(u, 0, LCL); /* stages PB, 2 PB, ..: bit b of the chunk index */
+#pragma unroll
+      for (int r = 0; r < G::CL; r++)
+        st_out(y + r * G::PB + jl,
+               (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
+    }
+  }
+}
+
 /* ------------------------------------------------------------------ fwht_rows */
 
 /* The same schedule with L at run time: one CTA does R rows of n = M * 2^L
@@ -737,6 +887,44 @@ void launch_rows(Job *j, const void *x, void *y, int64_t rows, int L, float scal
   else j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no kernel for %d * 2^%d", j->op, M, L);
 }
 
+template <Dt DI, Dt DO, int M, int L>
+void launch_cluster_ml(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
+                       const float *alpha, const float *beta) {
+  constexpr int LCL = cluster_log(M, L);
+  using G = Clu<M, L, LCL>;
+  const size_t smem = (size_t)G::S * sizeof(float);
+  if (rows > (INT32_MAX >> LCL)) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
+    return;
+  }
+  const int vec = (uintptr_t)x % 16 == 0;
+  auto kern = fwht_cluster<DI, DO, M, L, LCL>;
+  if (!smem_opt_in(j, kern, smem)) return;
+  /* the cluster shape is the kernel's (__cluster_dims__): CL CTAs per row */
+  kern<<<(unsigned)(rows << LCL), G::threads, smem, j->stream>>>(x, y, scale, epi, alpha, beta,
+                                                                  vec);
+  job_launched(j, "fwht_cluster");
+}
+
+/* Rows of m * 2^L by fwht_cluster when cluster_log has a cluster for them
+ * (then true: launched, or j->st says why not). */
+template <Dt D>
+bool launch_cluster(Job *j, const void *x, void *y, int64_t rows, int m, int L, float scale,
+                    int epi, const float *alpha, const float *beta) {
+  if (!HMX_FWHT_CLUSTER) return false;
+#define HMX_CLUSTER_CASE(MM, LL)                                                                 \
+  if (m == MM && L == LL) {                                                                      \
+    static_assert(cluster_log(MM, LL) > 0, "no cluster for this size");                          \
+    launch_cluster_ml<D, D, MM, LL>(j, x, y, rows, scale, epi, alpha, beta);                     \
+    return true;                                                                                 \
+  }
+  HMX_CLUSTER_CASE(40, 9) HMX_CLUSTER_CASE(40, 10) HMX_CLUSTER_CASE(40, 11)
+  HMX_CLUSTER_CASE(28, 10) HMX_CLUSTER_CASE(28, 11) HMX_CLUSTER_CASE(20, 11)
+  HMX_CLUSTER_CASE(12, 12) HMX_CLUSTER_CASE(1, 16) HMX_CLUSTER_CASE(1, 17)
+#undef HMX_CLUSTER_CASE
+  return false;
+}
+
 template <Dt DO, int M>
 void launch_factor(Job *j, const float *y32, void *y, int64_t batch, int64_t p, float scale,
                    int epi, const float *alpha, const float *beta) {
@@ -759,6 +947,7 @@ void fwht_run(Job *j, const void *x, void *y, int64_t batch, int64_t n, int m, i
   }
   const int L = log2_exact(p);
   const int epi = mix ? EPI_MIX : EPI_SCALE;
+  if (launch_cluster<D>(j, x, y, batch, m, L, scale, epi, alpha, beta)) return;
   if (n <= kMaxRow) { /* one pass */
     switch (m) {
     case 1: launch_rows<D, D, 1>(j, x, y, batch, L, scale, epi, alpha, beta); return;
