@@ -43,6 +43,7 @@
 #include "job.cuh"
 
 #include <cooperative_groups.h>
+#include <cuda_pipeline.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -530,6 +531,12 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
 #ifndef HMX_FWHT_CLUSTER /* 0: the kernels before (two passes above 32768) */
 #define HMX_FWHT_CLUSTER 1
 #endif
+/* 1: persistent clusters (as many as are resident at once), each CTA
+ * copying its part of the next row into shared memory (cp.async) while it
+ * works on this one; 0: one cluster per row, loads when the row starts. */
+#ifndef HMX_FWHT_CLUSTER_PREFETCH
+#define HMX_FWHT_CLUSTER_PREFETCH 1
+#endif
 
 /* log2 of the cluster size for M * 2^L (-1: none). Each CTA then has at
  * most 16384 elements (and NB a multiple of CL, at most 8 CTAs: the
@@ -560,99 +567,141 @@ template <int M, int L, int LCL> struct Clu {
   static constexpr int S = NC * bs > NB * bsc ? NC * bs : NB * bsc;
   static constexpr int phases = (LB + LE - 1) / LE;
   static constexpr int wl = phases > 1 ? LB - LE : 0; /* the last window */
-  /* 64 registers per thread, as fwht_pow2 with 32 elements */
-  static constexpr int min_blocks = 1024 / threads > 0 ? 1024 / threads : 1;
-  static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024,
+  /* shared memory: the work area (S floats; S % 4 == 0, so the stage that
+   * follows is 16-byte aligned), then the next row's input, raw */
+  template <typename TI> static constexpr size_t smem() {
+    return (size_t)S * sizeof(float) + (HMX_FWHT_CLUSTER_PREFETCH ? (size_t)NC * PB * sizeof(TI) : 0);
+  }
+  /* CTAs per SM asked of the register allocator: 1024 threads (64
+   * registers, as fwht_pow2 with 32 elements), or fewer when shared memory
+   * (228 KB per SM, 1 KB of it reserved per CTA) holds fewer */
+  template <typename TI> static constexpr int min_blocks() {
+    const int by_threads = 1024 / threads > 0 ? 1024 / threads : 1;
+    const int by_smem = (int)((228 * 1024) / (smem<TI>() + 1024));
+    return by_smem < by_threads ? (by_smem > 0 ? by_smem : 1) : by_threads;
+  }
+  static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024 && S % 4 == 0,
                 "cluster layout");
 };
 
 template <Dt DI, Dt DO, int M, int L, int LCL>
 __global__ void __cluster_dims__(1 << LCL, 1, 1)
-__launch_bounds__(Clu<M, L, LCL>::threads, Clu<M, L, LCL>::min_blocks)
-fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
+__launch_bounds__(Clu<M, L, LCL>::threads,
+                  Clu<M, L, LCL>::template min_blocks<typename Io<DI>::T>())
+fwht_cluster(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
              const float *beta, int vec) {
   using G = Clu<M, L, LCL>;
   constexpr int E = G::E, LE = G::LE;
   using TI = typename Io<DI>::T;
   using TO = typename Io<DO>::T;
+  constexpr int kv = Io<DI>::kVec, chunks = E / kv; /* 16-byte pieces of a thread's input */
   extern __shared__ float sm[];
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = (int)cluster.block_rank();
-  const int64_t row = (int64_t)(blockIdx.x >> LCL);
+  const int64_t clusters = (int64_t)(gridDim.x >> LCL);
   const int cl = threadIdx.x / G::tp, tau = threadIdx.x - cl * G::tp;
   const int c = rank * G::NC + cl; /* this thread's block of the row */
-  float *sblk = sm + cl * G::bs;
-
-  /* a. load (window at bit 0: E consecutive elements) and butterflies */
-  float v[E];
-  {
-    const TI *x = (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E;
-    if (vec) {
-      constexpr int kv = Io<DI>::kVec;
+  /* this thread's input E elements, at a 16-byte offset in the row */
+  const TI *x0 = (const TI *)xv + (int64_t)c * G::PB + tau * E;
+  /* The next row's input, copied in while this one is worked on (cp.async,
+   * 16-byte aligned input only): piece q of thread t at [q][t], so that a
+   * warp's 16-byte reads of it are conflict-free. */
+  uint4 *stage = reinterpret_cast<uint4 *>(sm + G::S);
+  const bool pf = HMX_FWHT_CLUSTER_PREFETCH && vec;
+  auto prefetch = [&](int64_t r) {
+    if (pf && r < rows) {
+      const uint4 *src = reinterpret_cast<const uint4 *>(x0 + r * G::n);
 #pragma unroll
-      for (int q = 0; q < E / kv; q++)
-        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
+      for (int q = 0; q < chunks; q++)
+        __pipeline_memcpy_async(stage + q * G::threads + threadIdx.x, src + q, 16);
+    }
+    __pipeline_commit();
+  };
+
+  int64_t row = (int64_t)(blockIdx.x >> LCL);
+  prefetch(row);
+#pragma unroll 1
+  for (; row < rows; row += clusters) {
+    /* shared-memory addresses made anew each row: hoisted out of the loop
+     * (the CL remote bases above all) they spilled */
+    float *sw = sm;
+    asm volatile("" : "+l"(sw));
+    float *sblk = sw + cl * G::bs;
+    /* a. this row's input (window at bit 0: E consecutive elements) and butterflies */
+    float v[E];
+    if (pf) {
+      __pipeline_wait_prior(0);
+#pragma unroll
+      for (int q = 0; q < chunks; q++) Io<DI>::unpack(stage[q * G::threads + threadIdx.x], v + q * kv);
+    } else if (vec) {
+      const uint4 *x = reinterpret_cast<const uint4 *>(x0 + row * G::n);
+#pragma unroll
+      for (int q = 0; q < chunks; q++) Io<DI>::unpack(x[q], v + q * kv);
     } else {
+      const TI *x = x0 + row * G::n;
 #pragma unroll
       for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
     }
-  }
-  reg_stages<E>(v, 0, LE);
+    reg_stages<E>(v, 0, LE);
+    /* v depends on every staged value now: the stage can take the next row */
+    prefetch(row + clusters);
 #pragma unroll
-  for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
-    const int w0 = window(q - 1, G::LB, LE), w1 = window(q, G::LB, LE);
-    if (q > 1) __syncthreads();
-    float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
+    for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
+      const int w0 = window(q - 1, G::LB, LE), w1 = window(q, G::LB, LE);
+      __syncthreads(); /* the previous phase's (or row's step c) reads are done */
+      float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
 #pragma unroll
-    for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
-    __syncthreads();
-    const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
+      for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
+      __syncthreads();
+      const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
 #pragma unroll
-    for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
-    reg_stages<E>(v, LE * q - w1, LE);
-  }
+      for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
+      reg_stages<E>(v, LE * q - w1, LE);
+    }
 
-  /* b. to the owners of the columns. In the last window register k holds
-   * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
-   * known at compile time; the lanes of a warp write consecutive columns. */
-  cluster.sync();
-  {
-    constexpr int wl = G::wl;
-    const int t0 = tau_part(tau, wl, LE);
+    /* b. to the owners of the columns. In the last window register k holds
+     * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
+     * known at compile time; the lanes of a warp write consecutive columns. */
+    cluster.sync(); /* every CTA's step-a reads of its shared memory are done */
+    {
+      constexpr int wl = G::wl;
+      const int t0 = tau_part(tau, wl, LE);
 #pragma unroll
-    for (int q = 0; q < G::CL; q++) {
-      float *dst = cluster.map_shared_rank(sm, q) + c * G::bsc;
+      for (int q = 0; q < G::CL; q++) {
+        float *dst = cluster.map_shared_rank(sw, q) + c * G::bsc;
 #pragma unroll
-      for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
-        dst[pad_index((t0 + (k << wl)) & (G::PC - 1))] = v[k];
+        for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
+          dst[pad_index((t0 + (k << wl)) & (G::PC - 1))] = v[k];
+      }
+    }
+    cluster.sync(); /* and every write to this CTA's columns is visible */
+
+    /* c. this CTA's columns, from its own shared memory */
+    TO *y = (TO *)yv + row * G::n + rank * G::PC;
+    for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
+      const float *col = sw + pad_index(jl);
+      const int j = rank * G::PC + jl; /* column in the block */
+      if constexpr (M > 1) {
+        float acc[M];
+        factor_column<M>([&](int cc) { return col[cc * G::bsc]; }, acc);
+#pragma unroll
+        for (int r = 0; r < M; r++)
+          st_out(y + r * G::PB + jl,
+                 (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
+      } else {
+        float u[G::CL];
+#pragma unroll
+        for (int r = 0; r < G::CL; r++) u[r] = col[r * G::bsc];
+        reg_stages<G::CL>(u, 0, LCL); /* stages PB, 2 PB, ..: bit b of the chunk index */
+#pragma unroll
+        for (int r = 0; r < G::CL; r++)
+          st_out(y + r * G::PB + jl,
+                 (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
+      }
     }
   }
-  cluster.sync();
-
-  /* c. this CTA's columns, from its own shared memory */
-  TO *y = (TO *)yv + row * G::n + rank * G::PC;
-  for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
-    const float *col = sm + pad_index(jl);
-    const int j = rank * G::PC + jl; /* column in the block */
-    if constexpr (M > 1) {
-      float acc[M];
-      factor_column<M>([&](int cc) { return col[cc * G::bsc]; }, acc);
-#pragma unroll
-      for (int r = 0; r < M; r++)
-        st_out(y + r * G::PB + jl,
-               (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
-    } else {
-      float u[G::CL];
-#pragma unroll
-      for (int r = 0; r < G::CL; r++) u[r] = col[r * G::bsc];
-      reg_stages<G::CL>(u, 0, LCL); /* stages PB, 2 PB, ..: bit b of the chunk index */
-#pragma unroll
-      for (int r = 0; r < G::CL; r++)
-        st_out(y + r * G::PB + jl,
-               (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
-    }
-  }
+  __pipeline_wait_prior(0); /* no copy outlives the CTA */
 }
 
 /* ------------------------------------------------------------------ fwht_rows */
@@ -892,17 +941,37 @@ void launch_cluster_ml(Job *j, const void *x, void *y, int64_t rows, float scale
                        const float *alpha, const float *beta) {
   constexpr int LCL = cluster_log(M, L);
   using G = Clu<M, L, LCL>;
-  const size_t smem = (size_t)G::S * sizeof(float);
-  if (rows > (INT32_MAX >> LCL)) {
+  const size_t smem = G::template smem<typename Io<DI>::T>();
+  auto kern = fwht_cluster<DI, DO, M, L, LCL>;
+  if (!smem_opt_in(j, kern, smem)) return;
+  /* persistent: as many clusters as can be resident (asked once), each
+   * looping over rows; without prefetch one cluster per row */
+  static int resident = 0;
+  if (HMX_FWHT_CLUSTER_PREFETCH && resident == 0) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1u << LCL);
+    cfg.blockDim = dim3(G::threads);
+    cfg.dynamicSmemBytes = smem;
+    int nc = 0;
+    if (!check(j, cudaOccupancyMaxActiveClusters(&nc, kern, &cfg), "cudaOccupancyMaxActiveClusters"))
+      return;
+    if (nc <= 0) {
+      j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no cluster of %d CTAs fits this device",
+                       j->op, 1 << LCL);
+      return;
+    }
+    resident = nc;
+  }
+  int64_t clusters = rows;
+  if (HMX_FWHT_CLUSTER_PREFETCH && clusters > resident) clusters = resident;
+  if (clusters > (INT32_MAX >> LCL)) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
     return;
   }
   const int vec = (uintptr_t)x % 16 == 0;
-  auto kern = fwht_cluster<DI, DO, M, L, LCL>;
-  if (!smem_opt_in(j, kern, smem)) return;
-  /* the cluster shape is the kernel's (__cluster_dims__): CL CTAs per row */
-  kern<<<(unsigned)(rows << LCL), G::threads, smem, j->stream>>>(x, y, scale, epi, alpha, beta,
-                                                                  vec);
+  /* the cluster shape is the kernel's (__cluster_dims__): CL CTAs per cluster */
+  kern<<<(unsigned)(clusters << LCL), G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha,
+                                                                      beta, vec);
   job_launched(j, "fwht_cluster");
 }
 
