@@ -5,7 +5,7 @@
  * entry points.
  *
  * One pass over memory for every row of at most 32768 elements (n = 2^k or
- * m * 2^k): a row is read once, transformed in registers and shared memory,
+ * m * 2^k), and for the longer rows of fwht_cluster: a row is read once, transformed in registers and shared memory,
  * and written once, so the kernel moves the bytes of a copy. f32, bf16 and
  * f16 rows are read and written directly (device-memory calls); compute is
  * always f32.
@@ -33,17 +33,19 @@
  *      then the only narrowing to bf16/f16 (RNE).
  * fwht_pow2 is that kernel with everything known at compile time (p = 2^L
  * >= 32 and m: every shared-memory and global address is a register plus an
- * immediate); fwht_rows is the same schedule with L at run time (p < 32). Rows longer than 32768 elements take two passes
- * through an f32 buffer (the output itself when it is f32): the butterflies
- * per block of at most 32768 elements, then fwht_cols (m = 1, the remaining
- * stages) or fwht_factor (m > 1), with the epilogue. */
+ * immediate); fwht_rows is the same schedule with L at run time (p < 32).
+ * Rows longer than 32768 elements: fwht_cluster (one pass, a cluster of CTAs
+ * sharing the row through distributed shared memory) where cluster_log has
+ * a cluster for the size; the others take two passes through an f32 buffer
+ * (the output itself when it is f32): the butterflies per block of at most
+ * 32768 elements, then fwht_cols (m = 1, the remaining stages) or
+ * fwht_factor (m > 1), with the epilogue. */
 #ifndef HMX_CUDA_FWHT_IMPL_CUH
 #define HMX_CUDA_FWHT_IMPL_CUH
 
 #include "job.cuh"
 
 #include <cooperative_groups.h>
-#include <cuda_pipeline.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -509,12 +511,11 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
 
 /* ------------------------------------------------------------------ fwht_cluster */
 
-/* Rows that one CTA cannot hold while another overlaps it on the same SM
- * (n > 32768, which fwht_pow2 cannot take at all, and 40 * 512, 28 * 1024,
- * whose single CTA fills an SM: 82-87% of copy), in one pass by a thread-block
- * cluster of CL = 2^LCL CTAs (sm_90 distributed shared memory). The row is
- * NB blocks of PB = 2^LB elements: the M p-blocks when M > 1; CL chunks of
- * n / CL when M = 1. CTA r of the cluster:
+/* Rows longer than one CTA takes (n > 32768: 2^16, 2^17, 12 * 4096,
+ * 20 * 2048, 28 * 2048, 40 * 1024, 40 * 2048), in one pass by a thread-block
+ * cluster of CL = 2^LCL CTAs (sm_90 distributed shared memory) instead of
+ * two passes through memory. The row is NB blocks of PB = 2^LB elements: the
+ * M p-blocks when M > 1; CL chunks of n / CL when M = 1. CTA r of the cluster:
  *   a. loads blocks r * NC .. r * NC + NC - 1 (NC = NB / CL) and does their
  *      butterflies exactly as fwht_pow2 (same windows, its own shared memory);
  *   b. after a cluster barrier (every CTA's reads of its own shared memory
@@ -527,31 +528,42 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
  *      values of a column are the pairs of those stages), then step 3.
  * Each output has ref's tree of additions: only which thread does which
  * independent operation differs. A CTA is 1/CL of a row (<= 16384 elements),
- * so 2-4 of them share an SM and one's loads overlap another's work. */
+ * so 2-4 of them share an SM and one's loads overlap another's work.
+ * Tried and not kept (docs/CUDA.md): persistent clusters, each CTA copying
+ * its part of the next row into shared memory (cp.async) while working on
+ * this one: 40 * 1024 f32 50% of copy against 73% for this kernel. */
 #ifndef HMX_FWHT_CLUSTER /* 0: the kernels before (two passes above 32768) */
 #define HMX_FWHT_CLUSTER 1
 #endif
-/* 1: persistent clusters (as many as are resident at once), each CTA
- * copying its part of the next row into shared memory (cp.async) while it
- * works on this one; 0: one cluster per row, loads when the row starts. */
-#ifndef HMX_FWHT_CLUSTER_PREFETCH
-#define HMX_FWHT_CLUSTER_PREFETCH 1
+
+/* Elements a CTA of fwht_cluster is aimed at: the smallest cluster whose
+ * CTAs hold at most this many (else the largest that fits). 10240 f32
+ * elements and 32 per thread make 320 threads at 64 registers and 42 KB of
+ * shared memory, three CTAs per SM. */
+#ifndef HMX_FWHT_CLUSTER_CTA_MAX
+#define HMX_FWHT_CLUSTER_CTA_MAX 10240
 #endif
 
-/* log2 of the cluster size for M * 2^L (-1: none). Each CTA then has at
- * most 16384 elements (and NB a multiple of CL, at most 8 CTAs: the
- * portable cluster size). */
+/* Whether a cluster of 2^lcl CTAs can take rows of M * 2^L: the blocks split
+ * evenly over the CTAs, at most 16384 elements (512 threads) per CTA, and each
+ * CTA's column range a multiple of 32. */
+__host__ __device__ constexpr bool cluster_fits(int M, int L, int lcl) {
+  return M > 1 ? M % (1 << lcl) == 0 && (M << L) >> lcl <= 16384 && L - lcl >= 5
+               : L - lcl >= 5 + lcl && (1 << (L - lcl)) <= 16384;
+}
+
+/* log2 of the cluster size for M * 2^L (-1: none): only rows that fwht_pow2
+ * cannot take (n > 32768), with 2 .. 8 CTAs (8 is the portable cluster
+ * size). Measured on the H100 (docs/CUDA.md): 40 * 512 and 28 * 1024, which
+ * fwht_pow2 does with one CTA per SM, were no faster in f32 (82 -> 80-83%,
+ * 87 -> 81%) and slower in bf16/f16 (58 -> 50%, 63 -> 50%). */
 __host__ __device__ constexpr int cluster_log(int M, int L) {
-  return M == 40 && L == 9    ? 1
-         : M == 40 && L == 10 ? 2
-         : M == 40 && L == 11 ? 3
-         : M == 28 && L == 10 ? 2
-         : M == 28 && L == 11 ? 2
-         : M == 20 && L == 11 ? 2
-         : M == 12 && L == 12 ? 2
-         : M == 1 && L == 16  ? 3
-         : M == 1 && L == 17  ? 3
-                              : -1;
+  int best = -1;
+  if ((M << L) <= kMaxRow) return -1;
+  for (int lcl = 1; lcl <= 3; lcl++)
+    if (cluster_fits(M, L, lcl) && (best < 0 || ((M << L) >> best) > HMX_FWHT_CLUSTER_CTA_MAX))
+      best = lcl;
+  return best;
 }
 
 template <int M, int L, int LCL> struct Clu {
@@ -567,141 +579,99 @@ template <int M, int L, int LCL> struct Clu {
   static constexpr int S = NC * bs > NB * bsc ? NC * bs : NB * bsc;
   static constexpr int phases = (LB + LE - 1) / LE;
   static constexpr int wl = phases > 1 ? LB - LE : 0; /* the last window */
-  /* shared memory: the work area (S floats; S % 4 == 0, so the stage that
-   * follows is 16-byte aligned), then the next row's input, raw */
-  template <typename TI> static constexpr size_t smem() {
-    return (size_t)S * sizeof(float) + (HMX_FWHT_CLUSTER_PREFETCH ? (size_t)NC * PB * sizeof(TI) : 0);
-  }
-  /* CTAs per SM asked of the register allocator: 1024 threads (64
-   * registers, as fwht_pow2 with 32 elements), or fewer when shared memory
-   * (228 KB per SM, 1 KB of it reserved per CTA) holds fewer */
-  template <typename TI> static constexpr int min_blocks() {
-    const int by_threads = 1024 / threads > 0 ? 1024 / threads : 1;
-    const int by_smem = (int)((228 * 1024) / (smem<TI>() + 1024));
-    return by_smem < by_threads ? (by_smem > 0 ? by_smem : 1) : by_threads;
-  }
-  static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024 && S % 4 == 0,
+  /* 64 registers per thread, as fwht_pow2 with 32 elements */
+  static constexpr int min_blocks = 1024 / threads > 0 ? 1024 / threads : 1;
+  static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024,
                 "cluster layout");
 };
 
 template <Dt DI, Dt DO, int M, int L, int LCL>
 __global__ void __cluster_dims__(1 << LCL, 1, 1)
-__launch_bounds__(Clu<M, L, LCL>::threads,
-                  Clu<M, L, LCL>::template min_blocks<typename Io<DI>::T>())
-fwht_cluster(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
+__launch_bounds__(Clu<M, L, LCL>::threads, Clu<M, L, LCL>::min_blocks)
+fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
              const float *beta, int vec) {
   using G = Clu<M, L, LCL>;
   constexpr int E = G::E, LE = G::LE;
   using TI = typename Io<DI>::T;
   using TO = typename Io<DO>::T;
-  constexpr int kv = Io<DI>::kVec, chunks = E / kv; /* 16-byte pieces of a thread's input */
   extern __shared__ float sm[];
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = (int)cluster.block_rank();
-  const int64_t clusters = (int64_t)(gridDim.x >> LCL);
+  const int64_t row = (int64_t)(blockIdx.x >> LCL);
   const int cl = threadIdx.x / G::tp, tau = threadIdx.x - cl * G::tp;
   const int c = rank * G::NC + cl; /* this thread's block of the row */
-  /* this thread's input E elements, at a 16-byte offset in the row */
-  const TI *x0 = (const TI *)xv + (int64_t)c * G::PB + tau * E;
-  /* The next row's input, copied in while this one is worked on (cp.async,
-   * 16-byte aligned input only): piece q of thread t at [q][t], so that a
-   * warp's 16-byte reads of it are conflict-free. */
-  uint4 *stage = reinterpret_cast<uint4 *>(sm + G::S);
-  const bool pf = HMX_FWHT_CLUSTER_PREFETCH && vec;
-  auto prefetch = [&](int64_t r) {
-    if (pf && r < rows) {
-      const uint4 *src = reinterpret_cast<const uint4 *>(x0 + r * G::n);
-#pragma unroll
-      for (int q = 0; q < chunks; q++)
-        __pipeline_memcpy_async(stage + q * G::threads + threadIdx.x, src + q, 16);
-    }
-    __pipeline_commit();
-  };
+  float *sblk = sm + cl * G::bs;
 
-  int64_t row = (int64_t)(blockIdx.x >> LCL);
-  prefetch(row);
-#pragma unroll 1
-  for (; row < rows; row += clusters) {
-    /* shared-memory addresses made anew each row: hoisted out of the loop
-     * (the CL remote bases above all) they spilled */
-    float *sw = sm;
-    asm volatile("" : "+l"(sw));
-    float *sblk = sw + cl * G::bs;
-    /* a. this row's input (window at bit 0: E consecutive elements) and butterflies */
-    float v[E];
-    if (pf) {
-      __pipeline_wait_prior(0);
+  /* a. load (window at bit 0: E consecutive elements) and butterflies */
+  float v[E];
+  {
+    const TI *x = (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E;
+    if (vec) {
+      constexpr int kv = Io<DI>::kVec;
 #pragma unroll
-      for (int q = 0; q < chunks; q++) Io<DI>::unpack(stage[q * G::threads + threadIdx.x], v + q * kv);
-    } else if (vec) {
-      const uint4 *x = reinterpret_cast<const uint4 *>(x0 + row * G::n);
-#pragma unroll
-      for (int q = 0; q < chunks; q++) Io<DI>::unpack(x[q], v + q * kv);
+      for (int q = 0; q < E / kv; q++)
+        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
     } else {
-      const TI *x = x0 + row * G::n;
 #pragma unroll
       for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
     }
-    reg_stages<E>(v, 0, LE);
-    /* v depends on every staged value now: the stage can take the next row */
-    prefetch(row + clusters);
+  }
+  reg_stages<E>(v, 0, LE);
 #pragma unroll
-    for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
-      const int w0 = window(q - 1, G::LB, LE), w1 = window(q, G::LB, LE);
-      __syncthreads(); /* the previous phase's (or row's step c) reads are done */
-      float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
+  for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
+    const int w0 = window(q - 1, G::LB, LE), w1 = window(q, G::LB, LE);
+    if (q > 1) __syncthreads();
+    float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
 #pragma unroll
-      for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
-      __syncthreads();
-      const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
+    for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
+    __syncthreads();
+    const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
 #pragma unroll
-      for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
-      reg_stages<E>(v, LE * q - w1, LE);
-    }
+    for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
+    reg_stages<E>(v, LE * q - w1, LE);
+  }
 
-    /* b. to the owners of the columns. In the last window register k holds
-     * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
-     * known at compile time; the lanes of a warp write consecutive columns. */
-    cluster.sync(); /* every CTA's step-a reads of its shared memory are done */
-    {
-      constexpr int wl = G::wl;
-      const int t0 = tau_part(tau, wl, LE);
+  /* b. to the owners of the columns. In the last window register k holds
+   * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
+   * known at compile time; the lanes of a warp write consecutive columns. */
+  cluster.sync();
+  {
+    constexpr int wl = G::wl;
+    const int t0 = tau_part(tau, wl, LE);
 #pragma unroll
-      for (int q = 0; q < G::CL; q++) {
-        float *dst = cluster.map_shared_rank(sw, q) + c * G::bsc;
+    for (int q = 0; q < G::CL; q++) {
+      float *dst = cluster.map_shared_rank(sm, q) + c * G::bsc;
 #pragma unroll
-        for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
-          dst[pad_index((t0 + (k << wl)) & (G::PC - 1))] = v[k];
-      }
-    }
-    cluster.sync(); /* and every write to this CTA's columns is visible */
-
-    /* c. this CTA's columns, from its own shared memory */
-    TO *y = (TO *)yv + row * G::n + rank * G::PC;
-    for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
-      const float *col = sw + pad_index(jl);
-      const int j = rank * G::PC + jl; /* column in the block */
-      if constexpr (M > 1) {
-        float acc[M];
-        factor_column<M>([&](int cc) { return col[cc * G::bsc]; }, acc);
-#pragma unroll
-        for (int r = 0; r < M; r++)
-          st_out(y + r * G::PB + jl,
-                 (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
-      } else {
-        float u[G::CL];
-#pragma unroll
-        for (int r = 0; r < G::CL; r++) u[r] = col[r * G::bsc];
-        reg_stages<G::CL>(u, 0, LCL); /* stages PB, 2 PB, ..: bit b of the chunk index */
-#pragma unroll
-        for (int r = 0; r < G::CL; r++)
-          st_out(y + r * G::PB + jl,
-                 (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
-      }
+      for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
+        dst[pad_index((t0 + (k << wl)) & (G::PC - 1))] = v[k];
     }
   }
-  __pipeline_wait_prior(0); /* no copy outlives the CTA */
+  cluster.sync();
+
+  /* c. this CTA's columns, from its own shared memory */
+  TO *y = (TO *)yv + row * G::n + rank * G::PC;
+  for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
+    const float *col = sm + pad_index(jl);
+    const int j = rank * G::PC + jl; /* column in the block */
+    if constexpr (M > 1) {
+      float acc[M];
+      factor_column<M>([&](int cc) { return col[cc * G::bsc]; }, acc);
+#pragma unroll
+      for (int r = 0; r < M; r++)
+        st_out(y + r * G::PB + jl,
+               (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
+    } else {
+      float u[G::CL];
+#pragma unroll
+      for (int r = 0; r < G::CL; r++) u[r] = col[r * G::bsc];
+      reg_stages<G::CL>(u, 0, LCL); /* stages PB, 2 PB, ..: bit b of the chunk index */
+#pragma unroll
+      for (int r = 0; r < G::CL; r++)
+        st_out(y + r * G::PB + jl,
+               (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
+    }
+  }
 }
 
 /* ------------------------------------------------------------------ fwht_rows */
@@ -941,37 +911,17 @@ void launch_cluster_ml(Job *j, const void *x, void *y, int64_t rows, float scale
                        const float *alpha, const float *beta) {
   constexpr int LCL = cluster_log(M, L);
   using G = Clu<M, L, LCL>;
-  const size_t smem = G::template smem<typename Io<DI>::T>();
-  auto kern = fwht_cluster<DI, DO, M, L, LCL>;
-  if (!smem_opt_in(j, kern, smem)) return;
-  /* persistent: as many clusters as can be resident (asked once), each
-   * looping over rows; without prefetch one cluster per row */
-  static int resident = 0;
-  if (HMX_FWHT_CLUSTER_PREFETCH && resident == 0) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(1u << LCL);
-    cfg.blockDim = dim3(G::threads);
-    cfg.dynamicSmemBytes = smem;
-    int nc = 0;
-    if (!check(j, cudaOccupancyMaxActiveClusters(&nc, kern, &cfg), "cudaOccupancyMaxActiveClusters"))
-      return;
-    if (nc <= 0) {
-      j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no cluster of %d CTAs fits this device",
-                       j->op, 1 << LCL);
-      return;
-    }
-    resident = nc;
-  }
-  int64_t clusters = rows;
-  if (HMX_FWHT_CLUSTER_PREFETCH && clusters > resident) clusters = resident;
-  if (clusters > (INT32_MAX >> LCL)) {
+  const size_t smem = (size_t)G::S * sizeof(float);
+  if (rows > (INT32_MAX >> LCL)) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
     return;
   }
   const int vec = (uintptr_t)x % 16 == 0;
-  /* the cluster shape is the kernel's (__cluster_dims__): CL CTAs per cluster */
-  kern<<<(unsigned)(clusters << LCL), G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha,
-                                                                      beta, vec);
+  auto kern = fwht_cluster<DI, DO, M, L, LCL>;
+  if (!smem_opt_in(j, kern, smem)) return;
+  /* the cluster shape is the kernel's (__cluster_dims__): CL CTAs per row */
+  kern<<<(unsigned)(rows << LCL), G::threads, smem, j->stream>>>(x, y, scale, epi, alpha, beta,
+                                                                  vec);
   job_launched(j, "fwht_cluster");
 }
 
@@ -982,14 +932,15 @@ bool launch_cluster(Job *j, const void *x, void *y, int64_t rows, int m, int L, 
                     int epi, const float *alpha, const float *beta) {
   if (!HMX_FWHT_CLUSTER) return false;
 #define HMX_CLUSTER_CASE(MM, LL)                                                                 \
-  if (m == MM && L == LL) {                                                                      \
-    static_assert(cluster_log(MM, LL) > 0, "no cluster for this size");                          \
-    launch_cluster_ml<D, D, MM, LL>(j, x, y, rows, scale, epi, alpha, beta);                     \
-    return true;                                                                                 \
-  }
-  HMX_CLUSTER_CASE(40, 9) HMX_CLUSTER_CASE(40, 10) HMX_CLUSTER_CASE(40, 11)
-  HMX_CLUSTER_CASE(28, 10) HMX_CLUSTER_CASE(28, 11) HMX_CLUSTER_CASE(20, 11)
-  HMX_CLUSTER_CASE(12, 12) HMX_CLUSTER_CASE(1, 16) HMX_CLUSTER_CASE(1, 17)
+  if constexpr (cluster_log(MM, LL) > 0)                                                         \
+    if (m == MM && L == LL) {                                                                    \
+      launch_cluster_ml<D, D, MM, LL>(j, x, y, rows, scale, epi, alpha, beta);                   \
+      return true;                                                                               \
+    }
+  /* every size cluster_log takes (the others are -1: no kernel compiled) */
+  HMX_CLUSTER_CASE(1, 16) HMX_CLUSTER_CASE(1, 17) HMX_CLUSTER_CASE(12, 12)
+  HMX_CLUSTER_CASE(20, 11) HMX_CLUSTER_CASE(28, 11) HMX_CLUSTER_CASE(40, 10)
+  HMX_CLUSTER_CASE(40, 11)
 #undef HMX_CLUSTER_CASE
   return false;
 }
