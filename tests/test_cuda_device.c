@@ -1,7 +1,7 @@
 /* The cuda backend on device memory (tensors with memory = HMX_MEMORY_CUDA)
  * against ref on the host, with memcmp: every fwht size class (n = 2^k up
- * to 2^20, m * 2^k with m = 12, 20, 28, 40 up to k = 15: one-pass and
- * two-pass kernels), f32 / bf16 / f16 I/O read and written by the kernel,
+ * to 2^20, m * 2^k with m = 12, 20, 28, 40 up to k = 15: one-pass,
+ * cluster (n > 32768 up to 40 * 2048 and 2^17) and two-pass kernels), f32 / bf16 / f16 I/O read and written by the kernel,
  * in place and out of place, 16-byte aligned and not (vector and scalar
  * loads), hadamard_mix, the other seven ops (gemm and attention also at
  * sizes that take every path of their tiled kernels), a user stream, and the same
@@ -169,7 +169,9 @@ static void test_fwht(void) {
       }
       if (!quick) fwht_host_case(batch, n, ms[mi]);
     }
-  static const int64_t mix_n[] = {1, 16, 32, 256, 768, 1024, 4096, 5120, 12288, 16384, 65536, 98304};
+  /* 40960 = 20 * 2048 and 49152 = 12 * 4096: fwht_cluster's m-point sums with the mix epilogue */
+  static const int64_t mix_n[] = {1,     16,    32,    256,   768,   1024,  4096,
+                                  5120,  12288, 16384, 40960, 49152, 65536, 98304};
   for (size_t i = 0; i < sizeof mix_n / sizeof mix_n[0]; i++)
     for (int d = 0; d < 3; d++) fwht_case(mix_n[i] >= 65536 ? 1 : 3, mix_n[i], 0, dts[d], 1, d == 2, 0);
 }
