@@ -393,6 +393,49 @@ template <typename T> __device__ __forceinline__ void st_out(T *p, T v) {
 #endif
 }
 
+/* Phase 0's load: this thread's E consecutive input elements at x, widened
+ * to f32 (16-byte loads when vec). */
+template <Dt DI, int E>
+__device__ __forceinline__ void load_run(float (&v)[E], const typename Io<DI>::T *x, int vec) {
+  if (vec) {
+    constexpr int kv = Io<DI>::kVec;
+#pragma unroll
+    for (int q = 0; q < E / kv; q++) Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
+  } else {
+#pragma unroll
+    for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
+  }
+}
+
+/* Step 1 (NUMERICS §fwht) of one p-block, p = 2^LB, E = 2^LE elements per
+ * thread: phase 0's stages in registers, then each later phase moves the
+ * window up through sblk (the block in shared memory) and runs the next
+ * stages. active: whether this thread holds elements (fwht_pow2's one_col
+ * threads do not, but take part in the barriers). Ends with the window at
+ * bit LB - LE (at 0 when a single phase). */
+template <int LB, int LE>
+__device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau, bool active) {
+  constexpr int E = 1 << LE, phases = (LB + LE - 1) / LE;
+  reg_stages<E>(v, 0, LE);
+#pragma unroll
+  for (int q = 1; q < phases; q++) { /* window window(q-1) -> window(q) */
+    const int w0 = window(q - 1, LB, LE), w1 = window(q, LB, LE);
+    if (q > 1) __syncthreads(); /* the previous phase's reads are done */
+    if (active) {
+      float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
+#pragma unroll
+      for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
+    }
+    __syncthreads();
+    if (active) {
+      const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
+#pragma unroll
+      for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
+    }
+    reg_stages<E>(v, LE * q - w1, LE);
+  }
+}
+
 template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>()>
 __global__ void __launch_bounds__(Pow2<M, L, LE>::threads, Pow2<M, L, LE>::min_blocks)
 fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
@@ -413,36 +456,9 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
   float v[E];
 #pragma unroll
   for (int k = 0; k < E; k++) v[k] = 0.0f;
-  if (valid && bf) { /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
-    const TI *x = (const TI *)xv + row * G::n + c * G::p + tau * E;
-    if (vec) {
-      constexpr int kv = Io<DI>::kVec;
-#pragma unroll
-      for (int q = 0; q < E / kv; q++)
-        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
-    } else {
-#pragma unroll
-      for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
-    }
-  }
-  reg_stages<E>(v, 0, LE);
-#pragma unroll
-  for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
-    const int w0 = window(q - 1, L, LE), w1 = window(q, L, LE);
-    if (q > 1) __syncthreads(); /* the previous phase's reads are done */
-    if (bf) {
-      float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
-#pragma unroll
-      for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
-    }
-    __syncthreads();
-    if (bf) {
-      const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
-#pragma unroll
-      for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
-    }
-    reg_stages<E>(v, LE * q - w1, LE);
-  }
+  if (valid && bf) /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
+    load_run<DI>(v, (const TI *)xv + row * G::n + c * G::p + tau * E, vec);
+  block_stages<L, LE>(v, sblk, tau, bf);
   constexpr int wl = G::phases > 1 ? L - LE : 0; /* the last window */
 
   if (M == 1) { /* step 3 */
@@ -602,36 +618,11 @@ fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
   const int64_t row = (int64_t)(blockIdx.x >> LCL);
   const int cl = threadIdx.x / G::tp, tau = threadIdx.x - cl * G::tp;
   const int c = rank * G::NC + cl; /* this thread's block of the row */
-  float *sblk = sm + cl * G::bs;
 
   /* a. load (window at bit 0: E consecutive elements) and butterflies */
   float v[E];
-  {
-    const TI *x = (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E;
-    if (vec) {
-      constexpr int kv = Io<DI>::kVec;
-#pragma unroll
-      for (int q = 0; q < E / kv; q++)
-        Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
-    } else {
-#pragma unroll
-      for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
-    }
-  }
-  reg_stages<E>(v, 0, LE);
-#pragma unroll
-  for (int q = 1; q < G::phases; q++) { /* window window(q-1) -> window(q) */
-    const int w0 = window(q - 1, G::LB, LE), w1 = window(q, G::LB, LE);
-    if (q > 1) __syncthreads();
-    float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
-#pragma unroll
-    for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
-    __syncthreads();
-    const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
-#pragma unroll
-    for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
-    reg_stages<E>(v, LE * q - w1, LE);
-  }
+  load_run<DI>(v, (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E, vec);
+  block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true);
 
   /* b. to the owners of the columns. In the last window register k holds
    * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
