@@ -383,8 +383,7 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   const hmx_model_config *c = &m->cfg;
   const int64_t d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
-  fwd f = {ctx, m, opts, T, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL};
+  fwd f = {.ctx = ctx, .m = m, .opts = opts, .t = T}; /* the buffers: below */
   /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd];
    * the RoPE table [T, head_dim] */
   const int64_t ffs = m->q ? 2 * (int64_t)c->d_ff : 0; /* ga, gb: kept FFNs only (ffn_kept) */

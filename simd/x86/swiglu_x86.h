@@ -59,19 +59,19 @@
 
 _Static_assert(XS_TT == 2 || XS_TT == 4, "token tiles of 4, 2 or 1 rows");
 
-/* Element index of W[r][c] of a [K][N] weight (K rows r of N columns c):
- * row-major, or (g16) the G16 form of W^T, where the 16 columns of a group
- * are adjacent for each row: group c / 16 is one [K][16] block. A run of
- * XV_W columns starting at a multiple of XV_W is contiguous in both. */
-XV_INLINE int64_t xs_at(int g16, int64_t r, int64_t c, int64_t K, int64_t N) {
-  return g16 ? ((c / HMX_QG) * K + r) * HMX_QG + c % HMX_QG : r * N + c;
+/* Element index of W[r][c] of a [K][N] weight (K rows r of N columns c) in
+ * the G16 form of W^T, where the 16 columns of a group are adjacent for each
+ * row: group c / 16 is one [K][16] block, so a run of XV_W columns starting
+ * at a multiple of XV_W is contiguous. */
+XV_INLINE int64_t xs_g16_at(int64_t r, int64_t c, int64_t K) {
+  return ((c / HMX_QG) * K + r) * HMX_QG + c % HMX_QG;
 }
 
 /* Where a tile reads its weights: vector v's lanes at step k (p in phase 1,
  * u in phase 2) are elements off[v] + k * ld of w, stored as wt. Two views
  * of the same values: the packed f32 panels (ld = the tile's lanes, off[v] =
  * v * XV_W) and G16 weights read in place (ld = 16, off[v] = the start of the
- * block of vector v's group, xs_at). A vector past the last column (G16,
+ * block of vector v's group, xs_g16_at). A vector past the last column (G16,
  * h or d_out a multiple of 16 but not of the tile) repeats vector 0: it is
  * computed and never stored. */
 typedef struct xs_wview {
@@ -198,80 +198,74 @@ static void xs_down_rows(const float *g, int64_t ldg, const xs_wview *w2, int64_
   }
 }
 
-/* W2 ([h][dout]) and its layout, for the down packing. */
-typedef struct xs_w2 {
-  const void *w;
-  int64_t h, dout;
-  int g16;
-} xs_w2;
-
 /* One row u of xs_pack_down for weights stored as wt (a constant). */
-XV_INLINE void xs_pack_down_row_w(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int64_t u,
-                                  const int wt) {
-  const int64_t dout = w2->dout, njc = (dout + XS_DJ - 1) / XS_DJ;
+XV_INLINE void xs_pack_down_row_w(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
+                                  int64_t u, const int wt) {
+  const int64_t njc = (dout + XS_DJ - 1) / XS_DJ;
   for (int64_t jc = 0; jc < njc; jc++) {
     float *dst = wp + (jc * un + u) * XS_DJ;
     const int64_t n = dout - jc * XS_DJ;
     for (int64_t i = 0; i < XS_DJ; i += XV_W) { /* converted to f32; +0 past dout */
-      const int64_t src = xs_at(w2->g16, u0 + u, jc * XS_DJ + i, w2->h, dout); /* W2[u0+u][j] */
-      xv_store(dst + i, xw_loadn(w2->w, src, n - i < 0 ? 0 : n - i, wt));
+      const int64_t src = (u0 + u) * dout + jc * XS_DJ + i; /* W2[u0+u][j] */
+      xv_store(dst + i, xw_loadn(w2, src, n - i < 0 ? 0 : n - i, wt));
     }
   }
 }
 
-static void xs_pack_down_row(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int64_t u,
-                             int wt) {
+static void xs_pack_down_row(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
+                             int64_t u, int wt) {
   switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
-  case XW_BF16: xs_pack_down_row_w(w2, u0, un, wp, u, XW_BF16); break;
-  case XW_F16: xs_pack_down_row_w(w2, u0, un, wp, u, XW_F16); break;
-  default: xs_pack_down_row_w(w2, u0, un, wp, u, XW_F32); break;
+  case XW_BF16: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_BF16); break;
+  case XW_F16: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_F16); break;
+  default: xs_pack_down_row_w(w2, dout, u0, un, wp, u, XW_F32); break;
   }
 }
 
-/* Packs W2 rows u0 .. u0+un-1 into column panels of XS_DJ, u-major and
+/* Packs the rows u0 .. u0+un-1 of a row-major W2 ([h][dout]) into column panels of XS_DJ, u-major and
  * contiguous (panel jc: wp[(jc*un + u)*XS_DJ + j']): the down tiles then read
  * consecutive lines, where the rows of W2 (dout floats apart; 3 KiB at
  * d = 768) fall into a quarter of the L1 sets and thrash it. Exact copies
  * (16-bit weights converted to f32), zero padded past dout. */
-static void xs_pack_down(const xs_w2 *w2, int64_t u0, int64_t un, float *wp, int threads,
-                         int wt) {
+static void xs_pack_down(const void *w2, int64_t dout, int64_t u0, int64_t un, float *wp,
+                         int threads, int wt) {
   const int nt = hmx_thread_count(threads, un / 64 + 1);
   HMX_OMP_FOR(nt)
-  for (int64_t u = 0; u < un; u++) xs_pack_down_row(w2, u0, un, wp, u, wt);
+  for (int64_t u = 0; u < un; u++) xs_pack_down_row(w2, dout, u0, un, wp, u, wt);
 }
 
-/* Packs the W1 and W3 columns u0 .. u0+un-1 into unit tiles of XS_GU
- * columns, p-major and contiguous (tile uc: wp[(uc*d + p)*XS_GU + u']): the
- * gate tiles then read consecutive lines instead of d rows h floats apart
- * (which share L1 sets when h is a power of two). Exact copies, zero padded. */
 /* One row p of xs_pack_units for weights stored as wt (a constant). */
-XV_INLINE void xs_pack_row_w(const void *w, int64_t h, int64_t d, int g16, int64_t u0,
-                             int64_t un, float *wp, int64_t p, const int wt) {
+XV_INLINE void xs_pack_row_w(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un,
+                             float *wp, int64_t p, const int wt) {
   const int64_t nuc = (un + XS_GU - 1) / XS_GU;
   for (int64_t uc = 0; uc < nuc; uc++) {
     const int64_t n = un - uc * XS_GU < XS_GU ? un - uc * XS_GU : XS_GU;
     float *dst = wp + (uc * d + p) * XS_GU;
     for (int64_t i = 0; i < XS_GU; i += XV_W) { /* converted to f32; +0 past n */
-      const int64_t src = xs_at(g16, p, u0 + uc * XS_GU + i, d, h); /* W[p][u] */
+      const int64_t src = p * h + u0 + uc * XS_GU + i; /* W[p][u] */
       xv_store(dst + i, xw_loadn(w, src, n - i < 0 ? 0 : n - i, wt));
     }
   }
 }
 
-static void xs_pack_row(const void *w, int64_t h, int64_t d, int g16, int64_t u0, int64_t un,
-                        float *wp, int64_t p, int wt) {
-  switch (wt) {
-  case XW_BF16: xs_pack_row_w(w, h, d, g16, u0, un, wp, p, XW_BF16); break;
-  case XW_F16: xs_pack_row_w(w, h, d, g16, u0, un, wp, p, XW_F16); break;
-  default: xs_pack_row_w(w, h, d, g16, u0, un, wp, p, XW_F32); break;
+static void xs_pack_row(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un, float *wp,
+                        int64_t p, int wt) {
+  switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
+  case XW_BF16: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_BF16); break;
+  case XW_F16: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_F16); break;
+  default: xs_pack_row_w(w, h, d, u0, un, wp, p, XW_F32); break;
   }
 }
 
-static void xs_pack_units(const void *w, int64_t h, int64_t d, int g16, int64_t u0, int64_t un,
-                          float *wp, int threads, int wt) {
+/* Packs the columns u0 .. u0+un-1 of a row-major W1 or W3 ([d][h]) into unit
+ * tiles of XS_GU columns, p-major and contiguous (tile uc: wp[(uc*d + p)*XS_GU
+ * + u']): the gate tiles then read consecutive lines instead of d rows h
+ * floats apart (which share L1 sets when h is a power of two). Exact copies,
+ * zero padded. (G16 weights need no packing: the tiles read them in place.) */
+static void xs_pack_units(const void *w, int64_t h, int64_t d, int64_t u0, int64_t un, float *wp,
+                          int threads, int wt) {
   const int nt = hmx_thread_count(threads, d / 64 + 1);
   HMX_OMP_FOR(nt)
-  for (int64_t p = 0; p < d; p++) xs_pack_row(w, h, d, g16, u0, un, wp, p, wt);
+  for (int64_t p = 0; p < d; p++) xs_pack_row(w, h, d, u0, un, wp, p, wt);
 }
 
 /* ---- One token (decode): three row-streaming GEMVs, the weights read once,
@@ -530,15 +524,14 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
   float *w1p = wp, *w3p = g16 ? NULL : wp + nuc_max * XS_GU * d;
   float *w2p = g16 ? NULL : w3p + nuc_max * XS_GU * d;
   const int vt = g16 ? wt : XW_F32; /* what the tiles read: the weights or the f32 panels */
-  const xs_w2 w2d = {w2, h, dout, g16};
   /* §swiglu: unit blocks in increasing order; for each token, y carries its
    * sums from one unit block to the next (token blocks are independent) */
   for (int64_t u0 = 0; u0 < h; u0 += us) {
     const int64_t un = h - u0 < us ? h - u0 : us;
     if (!g16) {
-      xs_pack_units(w1, h, d, g16, u0, un, w1p, s->threads, wt);
-      xs_pack_units(w3, h, d, g16, u0, un, w3p, s->threads, wt);
-      xs_pack_down(&w2d, u0, un, w2p, s->threads, wt);
+      xs_pack_units(w1, h, d, u0, un, w1p, s->threads, wt);
+      xs_pack_units(w3, h, d, u0, un, w3p, s->threads, wt);
+      xs_pack_down(w2, dout, u0, un, w2p, s->threads, wt);
     }
     for (int64_t t0 = 0; t0 < T; t0 += ts) {
       const int64_t tn = T - t0 < ts ? T - t0 : ts, ntt = (tn + XS_TT - 1) / XS_TT;
@@ -556,8 +549,8 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
         const void *v3 = w3;
         if (g16) { /* W1[p][u] of this tile's units, in place */
           const int64_t u = u0 + uc * XS_GU;
-          v1.off[0] = xs_at(1, 0, u, d, h);
-          v1.off[1] = len > XV_W ? xs_at(1, 0, u + XV_W, d, h) : v1.off[0];
+          v1.off[0] = xs_g16_at(0, u, d);
+          v1.off[1] = len > XV_W ? xs_g16_at(0, u + XV_W, d) : v1.off[0];
         } else { /* the packed tile */
           v1 = (xs_wview){w1p + uc * d * XS_GU, XS_GU, {0, XV_W, 0, 0}};
           v3 = w3p + uc * d * XS_GU;
@@ -575,7 +568,7 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
         xs_wview v2 = {w2, HMX_QG, {0, 0, 0, 0}};
         if (g16) /* W2[u0 + u][j ..], in place */
           for (int c = 0; c < 4; c++)
-            v2.off[c] = jn > XV_W * c ? xs_at(1, u0, j + XV_W * c, h, dout) : v2.off[0];
+            v2.off[c] = jn > XV_W * c ? xs_g16_at(u0, j + XV_W * c, h) : v2.off[0];
         else /* the packed panel */
           v2 = (xs_wview){w2p + jc * un * XS_DJ, XS_DJ, {0, XV_W, 2 * XV_W, 3 * XV_W}};
         xs_down_rows(gbuf + t * us, us, &v2, un, u0 == 0, y + t * dout + j, dout, jn, rows, vt);
