@@ -47,6 +47,7 @@
 #include "job.cuh"
 
 #include <cooperative_groups.h>
+#include <cuda_pipeline.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -373,6 +374,63 @@ template <int M, int L, int LE> struct Pow2 {
   static constexpr int min_blocks = want / threads > 0 ? want / threads : 1;
 };
 
+/* Persistent fwht_pow2 (HMX_FWHT_PF, m > 1): as many CTAs as are resident,
+ * each looping over groups of R rows; once the CTA's butterflies are done,
+ * its threads copy the next group's input into a shared-memory stage
+ * (cp.async, 16-byte aligned input), so those loads overlap the m-point
+ * sums and stores of this group. Same arithmetic as the plain kernel (only
+ * where the input is read from). Measured on the H100 (docs/CUDA.md,
+ * fwht_ab_7), % of copy: f32 40 * 512 81.9 -> 86.6, 28 * 512 90.5 -> 94.6,
+ * 20 * 1024 91.1 -> 92.1, but 40 * 256 91.1 -> 88.9 (the stage leaves 2
+ * CTAs per SM instead of 3), and 16-bit rows slower at every size (-1 ...
+ * -22 pt: their m-point phase is issue-bound, and the extra barrier and
+ * copies cost more than the overlap gains). So: f32 rows of n >= 14336
+ * (where the stage fits: 28 * 1024 does not). 0: off. */
+#ifndef HMX_FWHT_PF
+#define HMX_FWHT_PF 1
+#endif
+#ifndef HMX_FWHT_PF_MIN_N /* only for n >= this */
+#define HMX_FWHT_PF_MIN_N 14336
+#endif
+#ifndef HMX_FWHT_PF_DT /* 1: f32 rows, 2: 16-bit rows, 3: both */
+#define HMX_FWHT_PF_DT 1
+#endif
+/* The largest dynamic shared memory a sm_90 CTA may opt in to (227 KB). */
+constexpr size_t kMaxSmemOptIn = 232448;
+
+/* Where the stage starts in shared memory (floats, 16-byte aligned): after
+ * the R row buffers. */
+template <int M, int L, int LE> __host__ __device__ constexpr int pow2_stage_at() {
+  using G = Pow2<M, L, LE>;
+  return G::smem ? (G::R * G::S + 3) / 4 * 4 : 0;
+}
+/* Dynamic shared memory of fwht_pow2, with or without the stage. */
+template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr size_t pow2_smem(bool pf) {
+  using G = Pow2<M, L, LE>;
+  return pf ? (size_t)pow2_stage_at<M, L, LE>() * sizeof(float) +
+                  (size_t)G::R * G::n * sizeof(typename Io<DI>::T)
+            : G::smem ? (size_t)G::R * G::S * sizeof(float)
+                      : 0;
+}
+/* CTAs per SM asked of the register allocator: the plain kernel's, or for
+ * the persistent one as many as its shared memory lets be resident (228 KB
+ * per SM, 1 KB of it reserved per CTA): no more registers than leave that
+ * occupancy, and no fewer. */
+template <Dt DI, int M, int L, int LE, bool PF> __host__ __device__ constexpr int pow2_min_blocks() {
+  using G = Pow2<M, L, LE>;
+  constexpr int by_smem = (int)(233472 / (pow2_smem<DI, M, L, LE>(true) + 1024));
+  constexpr int by_threads = 2048 / G::threads;
+  constexpr int pf = by_smem < by_threads ? by_smem : by_threads;
+  return PF ? (pf > 0 ? pf : 1) : G::min_blocks;
+}
+template <Dt DI, Dt DO, int M, int L> __host__ __device__ constexpr bool pow2_prefetch() {
+  return HMX_FWHT_PF && DI == DO && M > 1 && !Pow2<M, L, 5>::one_col &&
+         (M << L) >= HMX_FWHT_PF_MIN_N &&
+         pow2_log_e<DI, M, L>() == 5 && /* the 16-element kernels run at 97-101% already */
+         (HMX_FWHT_PF_DT & (DI == Dt::F32 ? 1 : 2)) &&
+         pow2_smem<DI, M, L, pow2_log_e<DI, M, L>()>(true) <= kMaxSmemOptIn;
+}
+
 __host__ __device__ constexpr int window(int q, int L, int e) {
   return e * q < L - e ? e * q : L - e;
 }
@@ -436,18 +494,23 @@ __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, i
   }
 }
 
-template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>()>
-__global__ void __launch_bounds__(Pow2<M, L, LE>::threads, Pow2<M, L, LE>::min_blocks)
-fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
-          const float *beta, int vec, int pair_ok) {
+/* One group of G::R rows of fwht_pow2 (rows grp * R .. grp * R + R - 1) by
+ * thread tid, sm the dynamic shared memory: load(v, x) fills the thread's E
+ * elements for phase 0 (x: its first input element); when M > 1,
+ * butterflies_done() runs once every thread of the CTA has finished its
+ * butterflies (after the barrier before the m-point sums). */
+template <Dt DI, Dt DO, int M, int L, int LE, typename Load, typename F>
+__device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm, const void *xv,
+                                           void *yv, int64_t rows, float scale, int epi,
+                                           const float *alpha, const float *beta, int pair_ok,
+                                           Load load, F butterflies_done) {
   using G = Pow2<M, L, LE>;
   constexpr int E = G::E;
   using TI = typename Io<DI>::T;
   using TO = typename Io<DO>::T;
-  extern __shared__ float sm[];
-  const int rloc = threadIdx.x / G::trow_all, tr = threadIdx.x - rloc * G::trow_all;
+  const int rloc = tid / G::trow_all, tr = tid - rloc * G::trow_all;
   const int c = tr / G::tp, tau = tr - c * G::tp;
-  const int64_t row = (int64_t)blockIdx.x * G::R + rloc;
+  const int64_t row = grp * G::R + rloc;
   const bool valid = row < rows;
   /* a butterfly thread (all of them unless one_col adds idle ones) */
   const bool bf = !G::one_col || tr < G::trow;
@@ -457,7 +520,7 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
 #pragma unroll
   for (int k = 0; k < E; k++) v[k] = 0.0f;
   if (valid && bf) /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
-    load_run<DI>(v, (const TI *)xv + row * G::n + c * G::p + tau * E, vec);
+    load(v, (const TI *)xv + row * G::n + c * G::p + tau * E);
   block_stages<L, LE>(v, sblk, tau, bf);
   constexpr int wl = G::phases > 1 ? L - LE : 0; /* the last window */
 
@@ -504,6 +567,7 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
     for (int k = 0; k < E; k++) s0[pad_index(k << wl)] = v[k];
   }
   __syncthreads();
+  butterflies_done();
   /* every thread of the CTA takes (row, pass, column j) triples, q = (row *
    * NG + pass) * p + j, so that a warp covers 32 consecutive j of one row
    * and one pass (p is a multiple of 32): its stores for each r are whole
@@ -511,10 +575,10 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
    * c * p + j of a row sits at c * bs + pad_index(j). With one_col and NG
    * = 1, threads = R * p: one column each. */
   constexpr int NG = mpoint_groups<M, LE>();
-  for (int q = threadIdx.x; q < G::R * NG * G::p; q += G::threads) {
+  for (int q = tid; q < G::R * NG * G::p; q += G::threads) {
     const int rl = q / (NG * G::p), rem = q - rl * (NG * G::p);
     const int g = rem / G::p, j = rem - g * G::p;
-    const int64_t grow = (int64_t)blockIdx.x * G::R + rl;
+    const int64_t grow = grp * G::R + rl;
     if (grow >= rows) break; /* q only grows, and so does the row */
     const float *col = sm + rl * G::S + pad_index(j);
     TO *y = (TO *)yv + grow * G::n + j;
@@ -523,6 +587,75 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
         [&](int r, float a) {
           st_out(y + r * G::p, (TO)Io<DO>::narrow(epilogue(a, epi, scale, alpha, beta, r * G::p + j)));
         });
+  }
+}
+
+template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>(),
+          bool PF = pow2_prefetch<DI, DO, M, L>()>
+__global__ void __launch_bounds__(Pow2<M, L, LE>::threads, pow2_min_blocks<DI, M, L, LE, PF>())
+fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
+          const float *beta, int vec, int pair_ok) {
+  using G = Pow2<M, L, LE>;
+  constexpr int E = G::E;
+  using TI = typename Io<DI>::T;
+  if constexpr (!PF) { /* one group of rows per CTA */
+    extern __shared__ float sm[];
+    pow2_group<DI, DO, M, L, LE>(
+        blockIdx.x, threadIdx.x, sm, xv, yv, rows, scale, epi, alpha, beta, pair_ok,
+        [&](float (&v)[E], const TI *x) { load_run<DI>(v, x, vec); }, [] {});
+  } else { /* persistent: groups blockIdx.x, + gridDim.x, ..., the next one prefetched */
+    extern __shared__ float sm[];
+    /* A group's input is R * n contiguous elements (thread t's E of them at
+     * t * E), in 16-byte pieces: thread t copies pieces t, t + threads, ..
+     * (a warp's copies are 512 contiguous bytes) into the stage. Piece q of
+     * thread t (P per thread) sits in slot t * P + (q ^ swz(t)): the owner's
+     * P pieces stay together, and the swizzle spreads the 8 lanes of each
+     * 16-byte shared-memory access over all 32 banks (lanes t read slots at a
+     * stride of P; swz(t) = t mod 8 when P = 8, (t / 2) mod 4 when P = 4). */
+    constexpr int kv = Io<DI>::kVec, P = E / kv, LP = P == 8 ? 3 : P == 4 ? 2 : 1;
+    static_assert((1 << LP) == P && P >= 4, "pieces per thread");
+    auto slot = [](unsigned t, int q) { return t * P + (q ^ ((t >> (3 - LP)) & (P - 1))); };
+    const int64_t groups = (rows + G::R - 1) / G::R;
+    auto prefetch = [&](int64_t grp, unsigned tid, float *smg) {
+      if (!vec) return; /* unaligned input: each thread loads its own directly */
+      if (grp < groups) {
+        uint4 *stage = reinterpret_cast<uint4 *>(smg + pow2_stage_at<M, L, LE>());
+        const uint4 *src = reinterpret_cast<const uint4 *>((const TI *)xv + grp * (G::R * G::n));
+        const int64_t left = (rows - grp * G::R) * (G::n / kv); /* pieces up to the last row */
+        const unsigned have = left < G::threads * P ? (unsigned)left : (unsigned)(G::threads * P);
+#pragma unroll
+        for (int k = 0; k < P; k++) {
+          const unsigned i = tid + k * G::threads;
+          if (i < have) __pipeline_memcpy_async(stage + slot(i >> LP, i & (P - 1)), src + i, 16);
+        }
+      }
+      __pipeline_commit();
+    };
+    prefetch(blockIdx.x, threadIdx.x, sm);
+#pragma unroll 1
+    for (int64_t grp = blockIdx.x; grp < groups; grp += gridDim.x) {
+      if (vec) __pipeline_wait_prior(0); /* this thread's copies have landed */
+      __syncthreads(); /* everyone's, and the last group's reads of sm are done */
+      /* the thread's addresses made anew for each group: hoisted out of the
+       * loop they stay live through the m-point sums and spill */
+      unsigned tid = threadIdx.x;
+      float *smg = sm;
+      asm volatile("" : "+r"(tid), "+l"(smg));
+      pow2_group<DI, DO, M, L, LE>(
+          grp, tid, smg, xv, yv, rows, scale, epi, alpha, beta, pair_ok,
+          [&](float (&v)[E], const TI *x) {
+            if (vec) {
+              const uint4 *stage = reinterpret_cast<const uint4 *>(smg + pow2_stage_at<M, L, LE>());
+#pragma unroll
+              for (int q = 0; q < P; q++) Io<DI>::unpack(stage[slot(tid, q)], v + q * kv);
+            } else {
+              load_run<DI>(v, x, 0);
+            }
+          },
+          /* every thread has read its part of the stage: it takes the next group */
+          [&] { prefetch(grp + gridDim.x, tid, smg); });
+    }
+    __pipeline_wait_prior(0); /* no copy outlives the CTA */
   }
 }
 
@@ -828,24 +961,60 @@ inline int log2_exact(int64_t p) {
 template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
   if (smem <= 48 * 1024) return true;
   return check(j, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)kMaxSmem),
+                                       (int)(smem <= kMaxSmem ? kMaxSmem : kMaxSmemOptIn)),
                "cudaFuncSetAttribute");
+}
+
+/* CTAs of a persistent kernel: as many as are resident on the current
+ * device (0 and j->st set when the occupancy query fails). */
+template <typename K> int64_t resident_ctas(Job *j, K kern, int threads, size_t smem) {
+  int dev = 0, sms = 0, per_sm = 0;
+  if (!check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
+      !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+             "cudaDeviceGetAttribute") ||
+      !check(j, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+    return 0;
+  return (int64_t)sms * per_sm;
 }
 
 template <Dt DI, Dt DO, int M, int L>
 void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
                  const float *alpha, const float *beta) {
   constexpr int LE = pow2_log_e<DI, M, L>();
+  constexpr bool PF = pow2_prefetch<DI, DO, M, L>();
   using G = Pow2<M, L, LE>;
   static_assert(G::n <= kMaxRow && G::threads <= 1024, "row too long for one CTA");
-  const size_t smem = G::smem ? (size_t)G::R * G::S * sizeof(float) : 0;
-  const int64_t blocks = (rows + G::R - 1) / G::R;
+  int64_t blocks = (rows + G::R - 1) / G::R;
   if (blocks > INT32_MAX) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
     return;
   }
   const int vec = (uintptr_t)x % 16 == 0, pair_ok = (uintptr_t)y % 4 == 0;
-  auto kern = fwht_pow2<DI, DO, M, L, LE>;
+  if constexpr (PF) {
+    /* the persistent kernel needs more than 132 KB of shared memory where a
+     * tool (compute-sanitizer) may keep some: if it cannot have it, the
+     * plain kernel gives the same bits */
+    auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
+    const size_t smem = pow2_smem<DI, M, L, LE>(true);
+    if (smem <= 48 * 1024 ||
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)kMaxSmemOptIn) == cudaSuccess) {
+      const int64_t resident = resident_ctas(j, kern, G::threads, smem);
+      if (resident <= 0) {
+        if (j->st == HMX_OK)
+          j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no CTA of fwht_pow2 fits the device", j->op);
+        return;
+      }
+      kern<<<(unsigned)(blocks < resident ? blocks : resident), G::threads, smem, j->stream>>>(
+          x, y, rows, scale, epi, alpha, beta, vec, pair_ok);
+      job_launched(j, "fwht_pow2");
+      return;
+    }
+    (void)cudaGetLastError(); /* the refusal is not this call's error */
+  }
+  auto kern = fwht_pow2<DI, DO, M, L, LE, false>;
+  const size_t smem = pow2_smem<DI, M, L, LE>(false);
   if (!smem_opt_in(j, kern, smem)) return;
   kern<<<(unsigned)blocks, G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha, beta, vec,
                                                           pair_ok);

@@ -169,6 +169,22 @@ static void test_fwht(void) {
       }
       if (!quick) fwht_host_case(batch, n, ms[mi]);
     }
+  /* Batches of ~8M elements: more rows than the resident CTAs take at once,
+   * so the persistent fwht_pow2 (HMX_FWHT_PF: f32 20 * 1024, 28 * 512,
+   * 40 * 512) loops over several groups of rows, its next group's input
+   * staged by cp.async (unaligned input: loaded directly); the other sizes
+   * and dtypes on the plain kernel; hadamard_mix for the epilogue's columns
+   * (its m is chosen by n: 20 for 20480). */
+  static const int pf_ml[][2] = {{40, 9}, {20, 10}, {40, 5}, {28, 9}, {28, 6}, {20, 8}};
+  for (size_t i = 0; i < sizeof pf_ml / sizeof pf_ml[0]; i++) {
+    if (quick && i > 0) break;
+    const int64_t n = (int64_t)pf_ml[i][0] << pf_ml[i][1], rows = ((int64_t)8 << 20) / n;
+    for (int d = 0; d < 3; d++) {
+      if (quick && d != 0) continue;
+      fwht_case(rows, n, pf_ml[i][0], dts[d], (int)(i % 2), 0, 0);
+      if (!quick) fwht_case(rows, n, pf_ml[i][0], dts[d], 0, d == 1, 1);
+    }
+  }
   /* 40960 = 20 * 2048 and 49152 = 12 * 4096: fwht_cluster's m-point sums with the mix epilogue */
   static const int64_t mix_n[] = {1,     16,    32,    256,   768,   1024,  4096,
                                   5120,  12288, 16384, 40960, 49152, 65536, 98304};
