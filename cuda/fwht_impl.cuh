@@ -34,7 +34,8 @@
  *      then the only narrowing to bf16/f16 (RNE).
  * fwht_pow2 is that kernel with everything known at compile time (p = 2^L
  * >= 32 and m: every shared-memory and global address is a register plus an
- * immediate); fwht_rows is the same schedule with L at run time (p < 32).
+ * immediate; for long f32 m-point rows persistent, prefetching the next rows,
+ * see HMX_FWHT_PF); fwht_rows is the same schedule with L at run time (p < 32).
  * Rows longer than 32768 elements: fwht_cluster (one pass, a cluster of CTAs
  * sharing the row through distributed shared memory) where cluster_log has
  * a cluster for the size; the others take two passes through an f32 buffer
@@ -380,12 +381,13 @@ template <int M, int L, int LE> struct Pow2 {
  * (cp.async, 16-byte aligned input), so those loads overlap the m-point
  * sums and stores of this group. Same arithmetic as the plain kernel (only
  * where the input is read from). Measured on the H100 (docs/CUDA.md,
- * fwht_ab_7), % of copy: f32 40 * 512 81.9 -> 86.6, 28 * 512 90.5 -> 94.6,
- * 20 * 1024 91.1 -> 92.1, but 40 * 256 91.1 -> 88.9 (the stage leaves 2
- * CTAs per SM instead of 3), and 16-bit rows slower at every size (-1 ...
- * -22 pt: their m-point phase is issue-bound, and the extra barrier and
- * copies cost more than the overlap gains). So: f32 rows of n >= 14336
- * (where the stage fits: 28 * 1024 does not). 0: off. */
+ * docs/results/h100/fwht_ab_7.txt), % of copy: f32 40 * 512 82.4 -> 86.5,
+ * 28 * 512 92.0 -> 94.7, 12 * 2048 90.4 -> 91.4, 20 * 1024 91.5 -> 91.8;
+ * in an earlier run (fwht_ab_7/run2_table.txt) 40 * 256 91.1 -> 88.9 (the
+ * stage leaves 2 CTAs per SM instead of 3) and 16-bit rows slower at every
+ * m > 1 size (-1 ... -22 pt: their m-point phase is issue-bound, and the
+ * copies and the extra barrier cost more than the overlap gains). So: f32
+ * rows of n >= 14336 where the stage fits (28 * 1024's does not). 0: off. */
 #ifndef HMX_FWHT_PF
 #define HMX_FWHT_PF 1
 #endif
@@ -961,7 +963,7 @@ inline int log2_exact(int64_t p) {
 template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
   if (smem <= 48 * 1024) return true;
   return check(j, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)(smem <= kMaxSmem ? kMaxSmem : kMaxSmemOptIn)),
+                                       (int)kMaxSmem),
                "cudaFuncSetAttribute");
 }
 
