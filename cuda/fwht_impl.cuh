@@ -47,6 +47,7 @@
 
 #include "job.cuh"
 
+#include <atomic>
 #include <cooperative_groups.h>
 #include <cuda_pipeline.h>
 #include <cuda_bf16.h>
@@ -397,8 +398,10 @@ template <int M, int L, int LE> struct Pow2 {
 #ifndef HMX_FWHT_PF_DT /* 1: f32 rows, 2: 16-bit rows, 3: both */
 #define HMX_FWHT_PF_DT 1
 #endif
-/* The largest dynamic shared memory a sm_90 CTA may opt in to (227 KB). */
+/* sm_90 shared memory: the most a CTA may opt in to (227 KB), an SM's
+ * (228 KB), and what the SM reserves per resident CTA (1 KB). */
 constexpr size_t kMaxSmemOptIn = 232448;
+constexpr size_t kSmemPerSm = 233472, kSmemReservedPerCta = 1024;
 
 /* Where the stage starts in shared memory (floats, 16-byte aligned): after
  * the R row buffers. */
@@ -415,12 +418,12 @@ template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr size_t pow2
                       : 0;
 }
 /* CTAs per SM asked of the register allocator: the plain kernel's, or for
- * the persistent one as many as its shared memory lets be resident (228 KB
- * per SM, 1 KB of it reserved per CTA): no more registers than leave that
- * occupancy, and no fewer. */
-template <Dt DI, int M, int L, int LE, bool PF> __host__ __device__ constexpr int pow2_min_blocks() {
+ * the persistent one as many as its shared memory lets be resident: no more
+ * registers than leave that occupancy, and no fewer. */
+template <Dt DI, int M, int L, int LE, bool PF>
+__host__ __device__ constexpr int pow2_min_blocks() {
   using G = Pow2<M, L, LE>;
-  constexpr int by_smem = (int)(233472 / (pow2_smem<DI, M, L, LE>(true) + 1024));
+  constexpr int by_smem = (int)(kSmemPerSm / (pow2_smem<DI, M, L, LE>(true) + kSmemReservedPerCta));
   constexpr int by_threads = 2048 / G::threads;
   constexpr int pf = by_smem < by_threads ? by_smem : by_threads;
   return PF ? (pf > 0 ? pf : 1) : G::min_blocks;
@@ -460,7 +463,8 @@ __device__ __forceinline__ void load_run(float (&v)[E], const typename Io<DI>::T
   if (vec) {
     constexpr int kv = Io<DI>::kVec;
 #pragma unroll
-    for (int q = 0; q < E / kv; q++) Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
+    for (int q = 0; q < E / kv; q++)
+      Io<DI>::unpack(reinterpret_cast<const uint4 *>(x)[q], v + q * kv);
   } else {
 #pragma unroll
     for (int k = 0; k < E; k++) v[k] = Io<DI>::widen(x[k]);
@@ -474,7 +478,8 @@ __device__ __forceinline__ void load_run(float (&v)[E], const typename Io<DI>::T
  * threads do not, but take part in the barriers). Ends with the window at
  * bit LB - LE (at 0 when a single phase). */
 template <int LB, int LE>
-__device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau, bool active) {
+__device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau,
+                                             bool active) {
   constexpr int E = 1 << LE, phases = (LB + LE - 1) / LE;
   reg_stages<E>(v, 0, LE);
 #pragma unroll
@@ -600,13 +605,12 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
   using G = Pow2<M, L, LE>;
   constexpr int E = G::E;
   using TI = typename Io<DI>::T;
+  extern __shared__ float sm[];
   if constexpr (!PF) { /* one group of rows per CTA */
-    extern __shared__ float sm[];
     pow2_group<DI, DO, M, L, LE>(
         blockIdx.x, threadIdx.x, sm, xv, yv, rows, scale, epi, alpha, beta, pair_ok,
         [&](float (&v)[E], const TI *x) { load_run<DI>(v, x, vec); }, [] {});
   } else { /* persistent: groups blockIdx.x, + gridDim.x, ..., the next one prefetched */
-    extern __shared__ float sm[];
     /* A group's input is R * n contiguous elements (thread t's E of them at
      * t * E), in 16-byte pieces: thread t copies pieces t, t + threads, ..
      * (a warp's copies are 512 contiguous bytes) into the stage. Piece q of
@@ -967,17 +971,27 @@ template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
                "cudaFuncSetAttribute");
 }
 
-/* CTAs of a persistent kernel: as many as are resident on the current
- * device (0 and j->st set when the occupancy query fails). */
-template <typename K> int64_t resident_ctas(Job *j, K kern, int threads, size_t smem) {
-  int dev = 0, sms = 0, per_sm = 0;
-  if (!check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
-      !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-             "cudaDeviceGetAttribute") ||
-      !check(j, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
-    return 0;
-  return (int64_t)sms * per_sm;
+/* CTAs of the persistent kernel kern that one SM holds, asked once per kernel
+ * and process (the shared-memory opt-in, then the occupancy) and kept in
+ * *cached: > 0, or 0 when the opt-in is refused or nothing fits (a tool such
+ * as compute-sanitizer may keep some shared memory; the caller then runs the
+ * plain kernel, which gives the same bits). -1 and j->st set when the
+ * occupancy query fails. Two first calls racing both ask the same: benign. */
+template <typename K>
+int persistent_per_sm(Job *j, K kern, int threads, size_t smem, std::atomic<int> *cached) {
+  int per_sm = cached->load(std::memory_order_relaxed);
+  if (per_sm >= 0) return per_sm;
+  per_sm = 0;
+  if (smem <= 48 * 1024 || cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)kMaxSmemOptIn) == cudaSuccess) {
+    if (!check(j, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+      return -1;
+  } else {
+    (void)cudaGetLastError(); /* the refusal is not this call's error */
+  }
+  cached->store(per_sm, std::memory_order_relaxed);
+  return per_sm;
 }
 
 template <Dt DI, Dt DO, int M, int L>
@@ -987,33 +1001,29 @@ void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int 
   constexpr bool PF = pow2_prefetch<DI, DO, M, L>();
   using G = Pow2<M, L, LE>;
   static_assert(G::n <= kMaxRow && G::threads <= 1024, "row too long for one CTA");
-  int64_t blocks = (rows + G::R - 1) / G::R;
+  const int64_t blocks = (rows + G::R - 1) / G::R;
   if (blocks > INT32_MAX) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
     return;
   }
   const int vec = (uintptr_t)x % 16 == 0, pair_ok = (uintptr_t)y % 4 == 0;
-  if constexpr (PF) {
-    /* the persistent kernel needs more than 132 KB of shared memory where a
-     * tool (compute-sanitizer) may keep some: if it cannot have it, the
-     * plain kernel gives the same bits */
+  if constexpr (PF) { /* as many CTAs as are resident on the current device */
+    static std::atomic<int> per_sm_cached{-1};
     auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
     const size_t smem = pow2_smem<DI, M, L, LE>(true);
-    if (smem <= 48 * 1024 ||
-        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)kMaxSmemOptIn) == cudaSuccess) {
-      const int64_t resident = resident_ctas(j, kern, G::threads, smem);
-      if (resident <= 0) {
-        if (j->st == HMX_OK)
-          j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no CTA of fwht_pow2 fits the device", j->op);
-        return;
-      }
+    const int per_sm = persistent_per_sm(j, kern, G::threads, smem, &per_sm_cached);
+    int dev = 0, sms = 0;
+    if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
+        !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+               "cudaDeviceGetAttribute"))
+      return;
+    const int64_t resident = (int64_t)sms * per_sm;
+    if (resident > 0) {
       kern<<<(unsigned)(blocks < resident ? blocks : resident), G::threads, smem, j->stream>>>(
           x, y, rows, scale, epi, alpha, beta, vec, pair_ok);
       job_launched(j, "fwht_pow2");
       return;
     }
-    (void)cudaGetLastError(); /* the refusal is not this call's error */
   }
   auto kern = fwht_pow2<DI, DO, M, L, LE, false>;
   const size_t smem = pow2_smem<DI, M, L, LE>(false);

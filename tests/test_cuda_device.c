@@ -1,7 +1,9 @@
 /* The cuda backend on device memory (tensors with memory = HMX_MEMORY_CUDA)
  * against ref on the host, with memcmp: every fwht size class (n = 2^k up
  * to 2^20, m * 2^k with m = 12, 20, 28, 40 up to k = 15: one-pass,
- * cluster (n > 32768 up to 40 * 2048 and 2^17) and two-pass kernels), f32 / bf16 / f16 I/O read and written by the kernel,
+ * persistent (large batches of the f32 m-point rows >= 14336), cluster
+ * (n > 32768 up to 40 * 2048 and 2^17) and two-pass kernels), f32 / bf16 /
+ * f16 I/O read and written by the kernel,
  * in place and out of place, 16-byte aligned and not (vector and scalar
  * loads), hadamard_mix, the other seven ops (gemm and attention also at
  * sizes that take every path of their tiled kernels), a user stream, and the same

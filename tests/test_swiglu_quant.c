@@ -6,8 +6,9 @@
  * and output groups split over two threads, a tail of groups) and several
  * (more than one 64-token super-tile, partial tiles; rows: packed, more than
  * one 512-unit super-tile; G16: read in place), and h not a multiple of 16
- * (G16 with padding rows: the backends then take the gemm composition). Also: hmx_qlayout_cols_to_g16 equals
- * transposing, then hmx_qlayout_to_g16; bad arguments are refused. */
+ * (G16 with padding rows: the backends then take the gemm composition).
+ * Also: hmx_qlayout_cols_to_g16 equals transposing, then hmx_qlayout_to_g16;
+ * bad arguments are refused. */
 #include "check.h"
 #include "backend.h"
 #include "gemm_quant.h"

@@ -221,8 +221,9 @@ static void xs_pack_down_row(const void *w2, int64_t dout, int64_t u0, int64_t u
   }
 }
 
-/* Packs the rows u0 .. u0+un-1 of a row-major W2 ([h][dout]) into column panels of XS_DJ, u-major and
- * contiguous (panel jc: wp[(jc*un + u)*XS_DJ + j']): the down tiles then read
+/* Packs the rows u0 .. u0+un-1 of a row-major W2 ([h][dout]) into column
+ * panels of XS_DJ, u-major and contiguous (panel jc: wp[(jc*un + u)*XS_DJ +
+ * j']): the down tiles then read
  * consecutive lines, where the rows of W2 (dout floats apart; 3 KiB at
  * d = 768) fall into a quarter of the L1 sets and thrash it. Exact copies
  * (16-bit weights converted to f32), zero padded past dout. */
