@@ -32,6 +32,16 @@ if(HMX_FAST_TIER AND (HMX_BACKEND_NAMES MATCHES "avx2|avx512|neon"))
       target_compile_definitions(hadamix PRIVATE HMX_WITH_CPU_FAST_AVX512=1)
     endif()
   endif()
+  # the bf16 gemm on G16 weights (AVX512_BF16's vdpbf16ps; run only where
+  # the CPU has it, src/cpu.c): needs neither oneDNN nor SLEEF
+  include(CheckCCompilerFlag)
+  check_c_compiler_flag(-mavx512bf16 HMX_CC_HAS_AVX512BF16)
+  if(HMX_BACKEND_NAMES MATCHES "avx512" AND HMX_CC_HAS_AVX512BF16)
+    set_source_files_properties(${_fast_dir}/fast_bf16_g16.c PROPERTIES COMPILE_OPTIONS
+      "${HMX_AVX512_FLAGS};-mavx512bf16")
+    list(APPEND _fast_sources ${_fast_dir}/fast_bf16_g16.c)
+    target_compile_definitions(hadamix PRIVATE HMX_WITH_FAST_BF16=1)
+  endif()
   target_sources(hadamix PRIVATE ${_fast_sources})
   target_include_directories(hadamix PRIVATE ${_fast_dir})
   target_compile_definitions(hadamix PRIVATE HMX_WITH_CPU_FAST=1)

@@ -10,10 +10,22 @@
  * with one primitive per shape, created on first use and cached; M = 1
  * through dnnl_sgemm. */
 hmx_status hmx_fast_gemm_dnnl(const hmx_gemm_args *a);
-/* A plain row-major f32 c[m, n] = a[m, k] b[k, n] (ldb = n) or b[n, k]^T
- * (trans_b) through the cached primitives, for the fast swiglu. */
-hmx_status hmx_fast_matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
-                           int64_t k, int trans_b, int threads);
+/* A plain row-major c[m, n] = a[m, k] b[k, n] (ldb = n) or b[n, k]^T
+ * (trans_b) through the cached primitives, for the fast swiglu; b is f32
+ * (wdt HMX_F32) or, where hmx_fast_gemm_bf16_ok, bf16 (HMX_BF16; a is then
+ * rounded to bf16 first). */
+hmx_status hmx_fast_matmul(const float *a, const void *b, hmx_dtype wdt, float *c, int64_t m,
+                           int64_t n, int64_t k, int trans_b, int threads);
+/* Whether oneDNN runs bf16 matmuls in AVX512_BF16 code here (asked once):
+ * then the fast gemm and swiglu take bf16 weights as stored. */
+int hmx_fast_gemm_bf16_ok(void);
+/* fast_bf16_g16.c (HMX_WITH_FAST_BF16 builds; run only where the CPU has
+ * AVX512_BF16): c[m, n] = a[m, k] B^T for B [n, k] bf16 in the G16 layout,
+ * a rounded to bf16; and swiglu with w1, w3, w2 bf16 in G16
+ * (HMX_WG16_SWIGLU's layout) through it. */
+hmx_status hmx_fast_gemm_g16_bf16(const float *a, const uint16_t *b, float *c, int64_t m,
+                                  int64_t n, int64_t k, int threads);
+hmx_status hmx_fast_swiglu_g16_bf16(const hmx_swiglu_args *a);
 /* Attention with S = Q K^T and O += P V through dnnl_sgemm, the online
  * softmax between them (fast_attention_dnnl.c, HMX_HAVE_DNNL builds only). */
 hmx_status hmx_fast_attention_dnnl(const hmx_attention_args *a);
@@ -38,6 +50,8 @@ typedef struct hmx_fast_kernels {
   void (*att_pv_tail)(const float *p, int64_t lds, int64_t rows, const int64_t *nr, int64_t j0,
                       const float *v, int64_t ldv, float *acc, int64_t d);
   void (*att_finish)(const float *acc, const float *l, int64_t rows, int64_t d, float *const *out);
+  /* dst <- x rounded to bf16 (nearest even), for the bf16 matmul */
+  void (*to_bf16)(uint16_t *dst, const float *x, int64_t n);
 } hmx_fast_kernels;
 
 extern const hmx_fast_kernels hmx_fast_kernels_base;

@@ -10,9 +10,16 @@
  * a call takes one out of the pool under the lock and puts it back after,
  * so concurrent callers never share one, and a decode-sized GEMM does not
  * pay for creating them (about 5 us a call on this machine). Primitives run
- * with a user scratchpad, so they hold no mutable state either. */
+ * with a user scratchpad, so they hold no mutable state either.
+ *
+ * BF16 weights (docs/NUMERICS.md "Fast tier", gemm with bf16 weights): where
+ * oneDNN runs AVX512_BF16 code (hmx_fast_gemm_bf16_ok), a is rounded to bf16
+ * into the execution set's buffer and the matmul is bf16 x bf16 with f32
+ * accumulation (vdpbf16ps: two products per lane, at twice the f32 fma rate)
+ * on the weights as they are stored; elsewhere src/ops.c stages them to f32. */
 #include "cpu_fast.h"
 #include "internal.h"
+#include "parallel.h"
 
 #include <dnnl.h>
 #include <pthread.h>
@@ -26,6 +33,7 @@
 typedef struct gemm_key {
   int64_t m, n, k;
   int trans_b, has_bias;
+  int bf16; /* a (rounded here) and b in bf16, else both f32 */
 } gemm_key;
 
 /* One caller's stream and memory objects for an entry (handles set per call). */
@@ -33,6 +41,7 @@ typedef struct exec_set {
   dnnl_stream_t stream;
   dnnl_memory_t mem[5]; /* a, b, c, bias (or NULL), scratchpad (or NULL) */
   void *scratch;
+  uint16_t *a16; /* a rounded to bf16 ([M, K], bf16 entries only) */
   struct exec_set *next;
 } exec_set;
 
@@ -73,6 +82,7 @@ static void set_free(exec_set *x) {
     if (x->mem[i]) dnnl_memory_destroy(x->mem[i]);
   if (x->stream) dnnl_stream_destroy(x->stream);
   free(x->scratch);
+  free(x->a16);
   free(x);
 }
 
@@ -101,6 +111,10 @@ static exec_set *set_new(const gemm_entry *e, dnnl_engine_t eng) {
     st = x->scratch ? dnnl_memory_create(&x->mem[4], &e->scratch_md, eng, x->scratch)
                     : dnnl_out_of_memory;
   }
+  if (st == dnnl_success && e->key.bf16) {
+    x->a16 = hmx_alloc_array((size_t)e->key.m * (size_t)e->key.k, sizeof *x->a16);
+    if (!x->a16) st = dnnl_out_of_memory;
+  }
   if (st != dnnl_success) {
     set_free(x);
     return NULL;
@@ -123,7 +137,7 @@ static void free_cache(void) {
 
 static int key_eq(const gemm_key *x, const gemm_key *y) {
   return x->m == y->m && x->n == y->n && x->k == y->k && x->trans_b == y->trans_b &&
-         x->has_bias == y->has_bias;
+         x->has_bias == y->has_bias && x->bf16 == y->bf16;
 }
 
 /* A new primitive for key (not cached); NULL on failure (message set). */
@@ -136,10 +150,11 @@ static gemm_entry *create_entry(const gemm_key *key, dnnl_engine_t eng) {
   e->key = *key;
   dnnl_dims_t a_dims = {key->m, key->k}, b_dims = {key->k, key->n};
   dnnl_dims_t bias_dims = {1, key->n}, c_dims = {key->m, key->n};
-  dnnl_status_t st = dnnl_memory_desc_init_by_tag(&e->a_md, 2, a_dims, dnnl_f32, dnnl_ab);
+  const dnnl_data_type_t in_dt = key->bf16 ? dnnl_bf16 : dnnl_f32;
+  dnnl_status_t st = dnnl_memory_desc_init_by_tag(&e->a_md, 2, a_dims, in_dt, dnnl_ab);
   /* b as [K, N] row-major (ab), or [N, K] row-major seen as [K, N] (ba) */
   if (st == dnnl_success)
-    st = dnnl_memory_desc_init_by_tag(&e->b_md, 2, b_dims, dnnl_f32,
+    st = dnnl_memory_desc_init_by_tag(&e->b_md, 2, b_dims, in_dt,
                                       key->trans_b ? dnnl_ba : dnnl_ab);
   if (st == dnnl_success && key->has_bias)
     st = dnnl_memory_desc_init_by_tag(&e->bias_md, 2, bias_dims, dnnl_f32, dnnl_ab);
@@ -165,8 +180,9 @@ static gemm_entry *create_entry(const gemm_key *key, dnnl_engine_t eng) {
   if (attr) dnnl_primitive_attr_destroy(attr);
   if (st != dnnl_success) {
     free(e);
-    hmx_fail(HMX_ERR_INTERNAL, "gemm (fast): oneDNN could not create a matmul for %lldx%lldx%lld "
-             "(dnnl status %d)", (long long)key->m, (long long)key->n, (long long)key->k, (int)st);
+    hmx_fail(HMX_ERR_INTERNAL, "gemm (fast): oneDNN could not create a %s matmul for "
+             "%lldx%lldx%lld (dnnl status %d)", key->bf16 ? "bf16" : "f32", (long long)key->m,
+             (long long)key->n, (long long)key->k, (int)st);
     return NULL;
   }
   return e;
@@ -259,16 +275,31 @@ static hmx_status run_gemv(const float *a, const float *b, const float *bias, fl
   return HMX_OK;
 }
 
-static hmx_status run(const float *a, const float *b, const float *bias, float *c, int64_t m,
-                      int64_t n, int64_t k, int trans_b, int threads) {
+/* dst <- a rounded to bf16, rows split over the threads when there are many
+ * (at M = 64, K = 1536 one thread takes ~10% of the matmul's time). */
+static void round_rows(uint16_t *dst, const float *a, int64_t m, int64_t k, int threads) {
+  const hmx_fast_kernels *fk = hmx_fast_kernels_pick();
+  const int nt = hmx_thread_count(threads, m * k / 16384);
+  if (nt <= 1) {
+    fk->to_bf16(dst, a, m * k);
+    return;
+  }
+  HMX_OMP_FOR(nt)
+  for (int64_t i = 0; i < m; i++) fk->to_bf16(dst + i * k, a + i * k, k);
+}
+
+/* c = a b + bias; b is f32, or bf16 when `bf16` (then a is rounded to bf16). */
+static hmx_status run(const float *a, const void *b, int bf16, const float *bias, float *c,
+                      int64_t m, int64_t n, int64_t k, int trans_b, int threads) {
   if (m == 0 || n == 0) return HMX_OK;
   if (k == 0) { /* an empty sum: c = bias, or 0 */
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) c[i * n + j] = bias ? bias[j] : 0.0f;
     return HMX_OK;
   }
-  if (m == 1) return run_gemv(a, b, bias, c, n, k, trans_b, threads);
-  gemm_key key = {m, n, k, trans_b ? 1 : 0, bias ? 1 : 0};
+  /* dnnl_sgemm is f32 only: a bf16 row goes through the matmul primitive */
+  if (m == 1 && !bf16) return run_gemv(a, b, bias, c, n, k, trans_b, threads);
+  gemm_key key = {m, n, k, trans_b ? 1 : 0, bias ? 1 : 0, bf16 ? 1 : 0};
   gemm_entry *e;
   int owned;
   hmx_status s = lookup(&key, &e, &owned);
@@ -280,7 +311,9 @@ static hmx_status run(const float *a, const float *b, const float *bias, float *
   pthread_mutex_unlock(&cache_lock);
   if (!x) x = set_new(e, engine);
   dnnl_status_t st = x ? dnnl_success : dnnl_out_of_memory;
-  if (st == dnnl_success) st = dnnl_memory_set_data_handle(x->mem[0], (void *)a);
+  if (st == dnnl_success && bf16) round_rows(x->a16, a, m, k, threads);
+  if (st == dnnl_success)
+    st = dnnl_memory_set_data_handle(x->mem[0], bf16 ? (void *)x->a16 : (void *)a);
   if (st == dnnl_success) st = dnnl_memory_set_data_handle(x->mem[1], (void *)b);
   if (st == dnnl_success) st = dnnl_memory_set_data_handle(x->mem[2], c);
   if (st == dnnl_success && bias) st = dnnl_memory_set_data_handle(x->mem[3], (void *)bias);
@@ -312,13 +345,35 @@ static hmx_status run(const float *a, const float *b, const float *bias, float *
   return HMX_OK;
 }
 
-hmx_status hmx_fast_gemm_dnnl(const hmx_gemm_args *g) {
-  if (g->wdt != HMX_F32 || !g->b)
-    return hmx_fail(HMX_ERR_INTERNAL, "gemm (fast): weights must be staged to f32");
-  return run(g->a, g->b, g->bias, g->c, g->m, g->n, g->k, g->trans_b, g->threads);
+static pthread_once_t bf16_once = PTHREAD_ONCE_INIT;
+static int bf16_native;
+
+static void bf16_probe(void) {
+  /* the ISA oneDNN dispatches to (it honours ONEDNN_MAX_CPU_ISA): its
+   * avx512_core_bf16 level has every bit of the ones below it */
+  const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  bf16_native = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) ==
+                (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
-hmx_status hmx_fast_matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
-                           int64_t k, int trans_b, int threads) {
-  return run(a, b, NULL, c, m, n, k, trans_b, threads);
+int hmx_fast_gemm_bf16_ok(void) {
+  pthread_once(&bf16_once, bf16_probe);
+  return bf16_native;
+}
+
+hmx_status hmx_fast_gemm_dnnl(const hmx_gemm_args *g) {
+  if (g->wdt == HMX_BF16 && g->b16 && hmx_fast_gemm_bf16_ok())
+    return run(g->a, g->b16, 1, g->bias, g->c, g->m, g->n, g->k, g->trans_b, g->threads);
+  if (g->wdt != HMX_F32 || !g->b)
+    return hmx_fail(HMX_ERR_INTERNAL, "gemm (fast): weights must be f32, or bf16 on a CPU "
+                    "with AVX512_BF16");
+  return run(g->a, g->b, 0, g->bias, g->c, g->m, g->n, g->k, g->trans_b, g->threads);
+}
+
+hmx_status hmx_fast_matmul(const float *a, const void *b, hmx_dtype wdt, float *c, int64_t m,
+                           int64_t n, int64_t k, int trans_b, int threads) {
+  if (wdt != HMX_F32 && !(wdt == HMX_BF16 && hmx_fast_gemm_bf16_ok()))
+    return hmx_fail(HMX_ERR_INTERNAL, "matmul (fast): weights of dtype %s not taken here",
+                    hmx_dtype_name(wdt));
+  return run(a, b, wdt == HMX_BF16, NULL, c, m, n, k, trans_b, threads);
 }

@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* clang reports an `omp simd` loop it does not vectorize (the max
  * reduction's compare-select in the baseline SSE2 build) as an error under
@@ -48,6 +49,21 @@ static void fk_silu_mul(float *g, const float *u, int64_t n) {
     fk_vexp(t, len);
     FK_SIMD
     for (int64_t j = 0; j < len; j++) gp[j] = gp[j] / (1.0f + t[j]) * up[j];
+  }
+}
+
+/* dst[i] <- x[i] rounded to bf16, to nearest even (hmx_f32_to_bf16's rule,
+ * branch-free so that it vectorizes): the activations of the bf16 matmul
+ * (fast_gemm_dnnl.c). A NaN stays a NaN (quieted); a value past the largest
+ * bf16 rounds to inf, as the rounding rule says. */
+static void fk_to_bf16(uint16_t *dst, const float *x, int64_t n) {
+  FK_SIMD
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[i], sizeof u);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t quiet = (u >> 16) | 0x0040u;
+    dst[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
   }
 }
 
@@ -223,4 +239,4 @@ static hmx_status fk_attention_pick(const hmx_attention_args *a) {
 #endif
 
 const hmx_fast_kernels FK_NAME = {FK_ISA,          fk_vexp,        fk_silu_mul,  FK_ATTENTION,
-                                  fk_att_block,    fk_att_pv_tail, fk_att_finish};
+                                  fk_att_block,    fk_att_pv_tail, fk_att_finish, fk_to_bf16};

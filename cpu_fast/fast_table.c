@@ -3,6 +3,9 @@
 #include "cpu_fast.h"
 #include "cpu.h"
 #include "fast.h"
+#include "gemm_quant.h"
+#include "gguf.h"
+#include "internal.h"
 
 hmx_status hmx_fast_swiglu(const hmx_swiglu_args *a);
 
@@ -34,10 +37,36 @@ static hmx_status fast_attention(const hmx_attention_args *a) {
 #define EXP_USES "hmx_expf (built without SLEEF)"
 #endif
 
+/* The 16-bit weights taken as stored (src/fast.h, weights16): bf16 rows by
+ * oneDNN's bf16 matmul where it runs AVX512_BF16 code; bf16 G16 matrices by
+ * fast_bf16_g16.c where the CPU has AVX512_BF16 (src/fast_registry.c lets
+ * only the avx512 backend use these: the avx2 one stays within AVX2). */
+static unsigned weights16(void) {
+  unsigned w = 0;
+#if defined(HMX_HAVE_DNNL)
+  if (hmx_fast_gemm_bf16_ok()) w |= HMX_FAST_W_BF16_ROWS;
+#endif
+#if defined(HMX_WITH_FAST_BF16)
+  if (hmx_cpu_detect().avx512_bf16) w |= HMX_FAST_W_BF16_G16;
+#endif
+  return w;
+}
+
+#if defined(HMX_WITH_FAST_BF16)
+static hmx_status gemm_g16(const hmx_gemm_args *g) {
+  if (g->qtype != HMX_GGML_BF16 || g->blayout != HMX_QLAYOUT_G16 || !g->bq || !g->trans_b ||
+      g->bias)
+    return hmx_fail(HMX_ERR_INTERNAL, "gemm (fast): G16 weights must be bf16, without bias");
+  return hmx_fast_gemm_g16_bf16(g->a, g->bq, g->c, g->m, g->n, g->k, g->threads);
+}
+#endif
+
 const hmx_fast_ops hmx_cpu_fast_ops = {
     "cpu-fast",
 #if defined(HMX_HAVE_DNNL)
-    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape); M = 1: the exact kernel", NULL,
+    hmx_fast_gemm_dnnl, "oneDNN matmul f32 (primitive cached per shape); bf16 weights: "
+    "activations rounded to bf16, oneDNN's bf16 matmul (where it has AVX512_BF16), G16 ones "
+    "(GGUF, avx512) our AVX512_BF16 kernel; M = 1: the exact kernel", NULL,
 #else
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
@@ -47,7 +76,8 @@ const hmx_fast_ops hmx_cpu_fast_ops = {
     fast_attention, "online softmax in 64-key blocks, " EXP_USES, NULL,
 #endif
 #if defined(HMX_HAVE_DNNL)
-    hmx_fast_swiglu, "oneDNN matmul x3 + " EXP_USES " silu; T = 1: the exact kernel", NULL,
+    hmx_fast_swiglu, "oneDNN matmul x3 (bf16 weights: as gemm) + " EXP_USES " silu; T = 1: "
+    "the exact kernel", NULL,
 #else
     NULL, NULL, "built without oneDNN (libdnnl-dev)",
 #endif
@@ -63,4 +93,12 @@ const hmx_fast_ops hmx_cpu_fast_ops = {
      * bench-model` the swap took the tiny model's fast/exact decode from
      * 0.80x to 0.98x. */
     1,
+    weights16,
+#if defined(HMX_WITH_FAST_BF16)
+    gemm_g16,
+    hmx_fast_swiglu_g16_bf16,
+#else
+    NULL,
+    NULL,
+#endif
 };

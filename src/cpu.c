@@ -51,6 +51,9 @@ static hmx_cpu_features detect_uncached(void) {
   int avx512bw = (l7[1] >> 30) & 1, avx512vl = (l7[1] >> 31) & 1;
   f.avx2_fma = avx && avx2 && fma && f16c && ymm_os;
   f.avx512 = f.avx2_fma && avx512f && avx512dq && avx512bw && avx512vl && zmm_os;
+  unsigned l71[4] = {0, 0, 0, 0};
+  if (l7[0] >= 1) cpuid(7, 1, l71); /* l7[0]: the highest subleaf of leaf 7 */
+  f.avx512_bf16 = f.avx512 && ((l71[0] >> 5) & 1);
 #elif defined(__aarch64__) || defined(_M_ARM64)
   f.neon = 1;
 #endif
@@ -59,7 +62,7 @@ static hmx_cpu_features detect_uncached(void) {
 
 /* CPUID traps to the hypervisor in a virtual machine (tens of microseconds),
  * and every op call asks whether its backend can run: detect once. The cache
- * holds the three flags plus a "known" bit; concurrent first calls compute
+ * holds the four flags plus a "known" bit; concurrent first calls compute
  * the same value, and the atomic makes that race well defined. */
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
@@ -76,12 +79,14 @@ hmx_cpu_features hmx_cpu_detect(void) {
   int c = CACHE_LOAD();
   if (!c) {
     hmx_cpu_features f = detect_uncached();
-    c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0);
+    c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0) |
+        (f.avx512_bf16 ? 16 : 0);
     CACHE_STORE(c);
   }
   hmx_cpu_features f;
   f.avx2_fma = (c & 1) != 0;
   f.avx512 = (c & 2) != 0;
   f.neon = (c & 4) != 0;
+  f.avx512_bf16 = (c & 16) != 0;
   return f;
 }

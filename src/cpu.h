@@ -5,6 +5,8 @@
 typedef struct hmx_cpu_features {
   int avx2_fma;    /* AVX2 + FMA + F16C (every AVX2 CPU has it), and the OS saves YMM state (XCR0 bits 1, 2) */
   int avx512;      /* AVX-512 F/BW/DQ/VL + FMA, and the OS saves ZMM/opmask state (XCR0 5-7) */
+  int avx512_bf16; /* avx512 and AVX512_BF16 (vdpbf16ps; CPUID 7.1 EAX bit 5): the fast tier's
+                      bf16 gemm (cpu_fast/fast_bf16_g16.c) */
   int neon;        /* AArch64 Advanced SIMD (always present on AArch64) */
 } hmx_cpu_features;
 

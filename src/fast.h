@@ -3,7 +3,7 @@
  * A backend that changes ops in the fast tier has one hmx_fast_ops table
  * (listed in src/fast_registry.c). Its kernels take the same argument
  * structs as the exact ones (f32, contiguous, staged by src/ops.c; 16-bit
- * weights are always staged to f32 for them). A NULL kernel means "the exact
+ * weights are staged to f32 for them, except bf16 where weights16 says). A NULL kernel means "the exact
  * kernel runs in the fast tier too", and its *_why_not says why (e.g. the
  * library it needs was absent at build time), so `hmx ops` can say so. */
 #ifndef HMX_FAST_H
@@ -33,7 +33,29 @@ typedef struct hmx_fast_ops {
    * reads them faster than the library does (cpu_fast/fast_table.c says by
    * how much); its result is within every fast bound, being exact. */
   int exact_rows;
+  /* The 16-bit weight forms this machine's fast kernels take unconverted
+   * (HMX_FAST_W_* bits; NULL: none), to kernels that round the activations
+   * to bf16 ("gemm with bf16 weights" in docs/NUMERICS.md):
+   * HMX_FAST_W_BF16_ROWS: host gemm and swiglu pass bf16 tensors
+   *   (contiguous) as they are (hmx_gemm_args.b16, hmx_swiglu_args.w*_16)
+   *   instead of staging them to f32;
+   * HMX_FAST_W_BF16_G16: gemm_g16 and swiglu_g16 below take bf16 matrices
+   *   in the G16 layout (src/gemm_quant.c, src/swiglu_quant.c), for more
+   *   rows than exact_rows. */
+  unsigned (*weights16)(void);
+  /* c = a B^T with B the bf16 G16 matrix in bq (hmx_gemm_args: qtype BF16,
+   * blayout HMX_QLAYOUT_G16, trans_b 1); swiglu on w1_16, w3_16, w2_16 in
+   * HMX_WG16_SWIGLU's layout (wdt HMX_BF16, wlayout HMX_QLAYOUT_G16). */
+  hmx_status (*gemm_g16)(const hmx_gemm_args *a);
+  hmx_status (*swiglu_g16)(const hmx_swiglu_args *a);
 } hmx_fast_ops;
+
+enum { HMX_FAST_W_BF16_ROWS = 1u, HMX_FAST_W_BF16_G16 = 2u };
+
+/* The weights16() bits backend b's fast tier may use (0 for none): the
+ * kernels' own, less HMX_FAST_W_BF16_G16 on a backend whose ISA is not
+ * AVX-512 (its table says which: src/fast_registry.c). */
+unsigned hmx_fast_weights16(const hmx_backend *b);
 
 /* The fast kernels of backend b, or NULL when b has no fast tier (ref: it is
  * the definition; every op of b then runs exactly in the fast tier too). */

@@ -21,27 +21,41 @@ extern const hmx_fast_ops hmx_cuda_fast_ops; /* cuda/fast_gemm.cu: cuBLASLt */
 typedef struct fast_entry {
   const hmx_backend *backend;
   const hmx_fast_ops *ops;
+  unsigned weights16_mask; /* the HMX_FAST_W_* forms this backend may use */
 } fast_entry;
+
+/* bf16 G16 weights run AVX-512 code (cpu_fast/fast_bf16_g16.c): avx512 only */
+#define W16_ROWS HMX_FAST_W_BF16_ROWS
+#define W16_ALL (HMX_FAST_W_BF16_ROWS | HMX_FAST_W_BF16_G16)
 
 static const fast_entry fast_tables[] = {
 #if defined(HMX_WITH_CPU_FAST) && defined(HMX_WITH_AVX2)
-    {&hmx_backend_avx2, &hmx_cpu_fast_ops},
+    {&hmx_backend_avx2, &hmx_cpu_fast_ops, W16_ROWS},
 #endif
 #if defined(HMX_WITH_CPU_FAST) && defined(HMX_WITH_AVX512)
-    {&hmx_backend_avx512, &hmx_cpu_fast_ops},
+    {&hmx_backend_avx512, &hmx_cpu_fast_ops, W16_ALL},
 #endif
 #if defined(HMX_WITH_CPU_FAST) && defined(HMX_WITH_NEON)
-    {&hmx_backend_neon, &hmx_cpu_fast_ops},
+    {&hmx_backend_neon, &hmx_cpu_fast_ops, W16_ROWS},
 #endif
 #if defined(HMX_WITH_CUDA_FAST)
-    {&hmx_backend_cuda, &hmx_cuda_fast_ops},
+    {&hmx_backend_cuda, &hmx_cuda_fast_ops, 0},
 #endif
-    {NULL, NULL}};
+    {NULL, NULL, 0}};
 
 const hmx_fast_ops *hmx_fast_ops_of(const hmx_backend *b) {
   for (int i = 0; fast_tables[i].backend; i++)
     if (fast_tables[i].backend == b) return fast_tables[i].ops;
   return NULL;
+}
+
+unsigned hmx_fast_weights16(const hmx_backend *b) {
+  for (int i = 0; fast_tables[i].backend; i++)
+    if (fast_tables[i].backend == b) {
+      const hmx_fast_ops *f = fast_tables[i].ops;
+      return f->weights16 ? f->weights16() & fast_tables[i].weights16_mask : 0u;
+    }
+  return 0u;
 }
 
 hmx_status hmx_tier_parse(const char *s, hmx_tier *out) {

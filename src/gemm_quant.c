@@ -4,6 +4,7 @@
 #include "gemm_quant.h"
 #include "backend.h"
 #include "dispatch.h"
+#include "fast.h"
 #include "gguf.h"
 #include "internal.h"
 
@@ -148,11 +149,21 @@ hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx
                     (long long)b->n, (long long)b->k, (long long)c->shape[0],
                     (long long)c->shape[1]);
   const unsigned need = b->layout == HMX_QLAYOUT_G16 ? HMX_WG16_GEMM : HMX_WQ_GEMM;
-  const int in_place = ex.be->gemm && (ex.be->weights16 & need) &&
-                       a->dtype == HMX_F32 && c->dtype == HMX_F32 &&
-                       a->memory == HMX_MEMORY_HOST && c->memory == HMX_MEMORY_HOST &&
-                       hmx_tensor_is_contiguous(a) && hmx_tensor_is_contiguous(c) &&
-                       !hmx_check_alias(op, "c", c, "a", a, 0);
+  const int plain = a->dtype == HMX_F32 && c->dtype == HMX_F32 &&
+                    a->memory == HMX_MEMORY_HOST && c->memory == HMX_MEMORY_HOST &&
+                    hmx_tensor_is_contiguous(a) && hmx_tensor_is_contiguous(c) &&
+                    !hmx_check_alias(op, "c", c, "a", a, 0);
+  /* the fast tier: bf16 G16 weights to its kernel on them, where it has one
+   * (docs/NUMERICS.md "Fast tier": a rounded to bf16), for more rows than
+   * its exact_rows (one row: the exact kernel below, the same bits) */
+  if (plain && ex.fast && ex.fast->gemm_g16 && b->type == HMX_GGML_BF16 &&
+      b->layout == HMX_QLAYOUT_G16 && m > ex.fast->exact_rows &&
+      (hmx_fast_weights16(ex.be) & HMX_FAST_W_BF16_G16)) {
+    hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
+                       NULL, b->data, b->type, b->layout};
+    return ex.fast->gemm_g16(&g);
+  }
+  const int in_place = ex.be->gemm && (ex.be->weights16 & need) && plain;
   if (in_place) {
     hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
                        NULL, b->data, b->type, b->layout};

@@ -16,9 +16,9 @@
  * backend `be` as 16-bit floats in place (backend.h, HMX_W16_*): the backend
  * reads them for this op, and they are all bf16, or all f16, contiguous and
  * aligned to 2 bytes. Otherwise they are staged to f32 like any input. */
-static int weights16_in_place(const hmx_backend *be, unsigned op_bit, const hmx_tensor *w0,
-                              const hmx_tensor *w1, const hmx_tensor *w2) {
-  if (!(be->weights16 & op_bit)) return 0;
+/* Whether 16-bit weights w0 (and w1, w2 when given: all of one dtype) can be
+ * passed as they are: contiguous, 2-byte aligned. */
+static int weights16_plain(const hmx_tensor *w0, const hmx_tensor *w1, const hmx_tensor *w2) {
   if (w0->dtype != HMX_BF16 && w0->dtype != HMX_F16) return 0;
   const hmx_tensor *ws[] = {w0, w1, w2};
   for (int i = 0; i < 3; i++) {
@@ -28,6 +28,17 @@ static int weights16_in_place(const hmx_backend *be, unsigned op_bit, const hmx_
       return 0;
   }
   return 1;
+}
+
+/* 16-bit weights go to a kernel that reads them in place unconverted: the
+ * exact kernel of a backend with op_bit in its weights16, or (fast) a fast
+ * kernel that takes bf16 (src/fast.h, bf16_weights). */
+static int weights16_in_place(const hmx_exec *ex, int fast, unsigned op_bit,
+                              const hmx_tensor *w0, const hmx_tensor *w1, const hmx_tensor *w2) {
+  if (!weights16_plain(w0, w1, w2)) return 0;
+  if (fast)
+    return w0->dtype == HMX_BF16 && (hmx_fast_weights16(ex->be) & HMX_FAST_W_BF16_ROWS);
+  return (ex->be->weights16 & op_bit) != 0;
 }
 
 #define TRY(expr) do { hmx_status s_ = (expr); if (s_ != HMX_OK) return s_; } while (0)
@@ -189,9 +200,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   int fast;
   HMX_PICK_FAST(ex, gemm, fn, fast, m);
   hmx_staging st;
-  /* 16-bit weights go to a backend that reads them in place unconverted
-   * (exact tier only: fast kernels take f32) */
-  const int w16 = !fast && weights16_in_place(ex.be, HMX_W16_GEMM, b, NULL, NULL);
+  const int w16 = weights16_in_place(&ex, fast, HMX_W16_GEMM, b, NULL, NULL);
   const hmx_tensor *ins[] = {a, w16 ? NULL : b, bias};
   hmx_status s = hmx_staging_begin(&st, ins, 3, c);
   if (s == HMX_OK) {
@@ -462,9 +471,7 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
   int fast;
   HMX_PICK_FAST(ex, swiglu, fn, fast, t);
   hmx_staging st;
-  /* 16-bit weights (all three of one dtype) go to a backend that reads them
-   * in place unconverted (exact tier only: fast kernels take f32) */
-  const int w16 = !fast && weights16_in_place(ex.be, HMX_W16_SWIGLU, w1, w3, w2);
+  const int w16 = weights16_in_place(&ex, fast, HMX_W16_SWIGLU, w1, w3, w2);
   const hmx_tensor *staged[] = {x, w16 ? NULL : w1, w16 ? NULL : w3, w16 ? NULL : w2};
   hmx_status s = hmx_staging_begin(&st, staged, 4, y);
   if (s == HMX_OK) {

@@ -3,6 +3,7 @@
 #include "swiglu_quant.h"
 #include "backend.h"
 #include "dispatch.h"
+#include "fast.h"
 #include "gguf.h"
 #include "internal.h"
 
@@ -20,6 +21,23 @@ static int fused_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *
          x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
          y->memory == HMX_MEMORY_HOST && hmx_tensor_is_contiguous(x) &&
          hmx_tensor_is_contiguous(y);
+}
+
+/* Whether the fast tier takes the three matrices as they are: bf16 in the
+ * G16 layout (a GGUF file's BF16 matrices are kept so) where its kernel on
+ * them runs here (src/fast.h, weights16), more tokens than its exact_rows,
+ * the fused call's shapes and host f32 x and y (fused_ok's rules). */
+static int fast_g16_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
+                       const hmx_qmatrix *w3, const hmx_qmatrix *w2, const hmx_tensor *y) {
+  const hmx_qmatrix *w[] = {w1, w3, w2};
+  if (ex->dev || !ex->fast || !ex->fast->swiglu_g16 || x->shape[0] <= ex->fast->exact_rows ||
+      !(hmx_fast_weights16(ex->be) & HMX_FAST_W_BF16_G16))
+    return 0;
+  for (int i = 0; i < 3; i++)
+    if (w[i]->layout != HMX_QLAYOUT_G16 || w[i]->type != HMX_GGML_BF16) return 0;
+  return w1->n % HMX_QG == 0 && w2->n % HMX_QG == 0 && x->dtype == HMX_F32 &&
+         y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST && y->memory == HMX_MEMORY_HOST &&
+         hmx_tensor_is_contiguous(x) && hmx_tensor_is_contiguous(y);
 }
 
 hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const hmx_qmatrix *w1,
@@ -51,6 +69,14 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
     if ((st = ex.be->swiglu(&a)))
       return hmx_fail(st, "%s: backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
     return HMX_OK;
+  }
+  if (fast_g16_ok(&ex, x, w1, w3, w2, y)) {
+    hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
+                         ex.threads, HMX_BF16, w1->data, w3->data, w2->data, HMX_QLAYOUT_G16};
+    st = ex.fast->swiglu_g16(&a);
+    if (st && hmx_last_error()[0] == '\0')
+      hmx_fail(st, "%s (fast): backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
+    return st;
   }
   /* a = x W1^T, b = x W3^T (gemms from +0), g = silu(a) * b, y = g W2^T */
   hmx_tensor A = hmx_tensor_2d(ga, HMX_F32, T, h), B = hmx_tensor_2d(gb, HMX_F32, T, h);

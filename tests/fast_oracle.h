@@ -35,22 +35,21 @@ static inline void fo_gemm(const double *a, const double *b, const double *bias,
     }
 }
 
-/* gemm on tensor cores (the cuda fast tier, cuBLASLt): each f32 input is
- * rounded to TF32 (10 stored mantissa bits: to nearest that is within
- * u_tf32 = 2^-11, but the hardware may truncate, so within 2 u_tf32 = 2^-10
- * here); bf16 and f16 inputs (tf32 = 0) enter unrounded. The products of two
- * such inputs are exact in f32; the sums are f32, whose tensor-core adders
- * may truncate, so gamma is taken with 2u:
- *   |c^ - c| <= ((1 + e)^2 (1 + g) - 1) sum |a||b| + g |bias|,
- *   e = 2^-10 (tf32) or 0, g = gamma^(2u)_{K+2},
- * plus 2^-126 (2K + 2 + sum_p (|a_ip| + |b_pj|)) for flushed subnormals.
+/* gemm whose inputs are rounded before an exact product: each input of a is
+ * within a relative ea of its value, each of b within eb (to nearest, or by
+ * hardware that may truncate); the product of two rounded inputs is exact in
+ * f32; the sums are f32 by adders that may truncate, so gamma is taken with
+ * 2u, and a subnormal input, product or partial sum may be flushed:
+ *   |c^ - c| <= ((1 + ea)(1 + eb)(1 + g) - 1) sum |a||b| + g |bias|
+ *               + 2^-126 (2K + 2 + sum_p (|a_ip| + |b_pj|)),   g = gamma^(2u)_{K+2}.
  * bound = INFINITY (no bound) where an intermediate may overflow in some
- * order (docs/NUMERICS.md, "Overflow and NaN"). */
-static inline void fo_gemm_tc(const double *a, const double *b, const double *bias, int64_t m,
-                              int64_t n, int64_t k, int trans_b, int tf32, double *want,
-                              double *bound) {
+ * order, or an input may round past FLT_MAX (docs/NUMERICS.md, "Overflow
+ * and NaN"). Two users: */
+static inline void fo_gemm_rounded(const double *a, const double *b, const double *bias,
+                                   int64_t m, int64_t n, int64_t k, int trans_b, double ea,
+                                   double eb, double *want, double *bound) {
   const double kk = (double)k + 2, g = kk * 2 * FO_U / (1.0 - kk * 2 * FO_U);
-  const double e = tf32 ? 0x1p-10 : 0.0, f = (1 + e) * (1 + e) * (1 + g) - 1;
+  const double f = (1 + ea) * (1 + eb) * (1 + g) - 1;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double s = bias ? bias[j] : 0.0, mag = 0.0, under = 2.0 * (double)k + 2;
@@ -65,13 +64,34 @@ static inline void fo_gemm_tc(const double *a, const double *b, const double *bi
        * zero loses at most 2^-126 times the other factor (or 1) */
       bound[i * n + j] = f * mag + g * (bias ? fabs(bias[j]) : 0.0) + 0x1p-126 * under;
       /* no bound where some evaluation order may overflow: an input that
-       * rounds to TF32 past FLT_MAX, or a partial sum that can reach it */
-      int may_overflow = (1 + e) * (1 + e) * mag * (1 + g) + (bias ? fabs(bias[j]) : 0.0) >= 0x1.fffffep127;
-      for (int64_t p = 0; p < k && tf32 && !may_overflow; p++)
-        may_overflow = fabs(a[i * k + p]) * (1 + e) >= 0x1.fffffep127 ||
-                       fabs(trans_b ? b[j * k + p] : b[p * n + j]) * (1 + e) >= 0x1.fffffep127;
+       * rounds past FLT_MAX, or a partial sum that can reach it */
+      int may_overflow =
+          (1 + ea) * (1 + eb) * mag * (1 + g) + (bias ? fabs(bias[j]) : 0.0) >= 0x1.fffffep127;
+      for (int64_t p = 0; p < k && (ea > 0 || eb > 0) && !may_overflow; p++)
+        may_overflow = fabs(a[i * k + p]) * (1 + ea) >= 0x1.fffffep127 ||
+                       fabs(trans_b ? b[j * k + p] : b[p * n + j]) * (1 + eb) >= 0x1.fffffep127;
       if (may_overflow) bound[i * n + j] = INFINITY;
     }
+}
+
+/* 1. gemm on tensor cores (the cuda fast tier, cuBLASLt): each f32 input is
+ * rounded to TF32 (10 stored mantissa bits: to nearest that is within
+ * u_tf32 = 2^-11, but the hardware may truncate, so within 2 u_tf32 = 2^-10
+ * here); bf16 and f16 inputs (tf32 = 0) enter unrounded. */
+static inline void fo_gemm_tc(const double *a, const double *b, const double *bias, int64_t m,
+                              int64_t n, int64_t k, int trans_b, int tf32, double *want,
+                              double *bound) {
+  const double e = tf32 ? 0x1p-10 : 0.0;
+  fo_gemm_rounded(a, b, bias, m, n, k, trans_b, e, e, want, bound);
+}
+
+/* 2. gemm with bf16 weights on a CPU with AVX512_BF16 (the CPU fast tier,
+ * oneDNN's bf16 matmul): a is rounded to bf16 (to nearest even: within
+ * 2^-8), b is bf16 already; the hardware's dot-product instruction
+ * (vdpbf16ps) flushes subnormals. */
+static inline void fo_gemm_bf16(const double *a, const double *b, const double *bias, int64_t m,
+                                int64_t n, int64_t k, int trans_b, double *want, double *bound) {
+  fo_gemm_rounded(a, b, bias, m, n, k, trans_b, 0x1p-8, 0.0, want, bound);
 }
 
 /* attention, per query and channel: with s_j = scale q.k_j and the oracle's
@@ -161,20 +181,26 @@ static inline void fo_attention_arith(const double *q, const double *k, const do
  * within 6u (exp 2u, the add, the division, the product):
  *   Eg = 1.1 Ea (|b| + Eb) + (|silu(a)| + 1.1 Ea) Eb + 6u (|silu(a)| + 1.1 Ea)(|b| + Eb);
  * y = g W2: Ey = sum_j Eg_j |W2_j| + gamma_{h+1} sum_j (|g_j| + Eg_j) |W2_j|.
- * On tensor cores (tc = 1) the three products take the gemm-on-tensor-cores
- * bound instead of gamma: ((1 + e)^2 (1 + g'_{K+2}) - 1) sum|.||.| plus
- * 2^-126 (2K + 2 + sum(|.| + |.|)) (K = d for a, b; K = h for y, with
- * |g_j| + Eg_j for g). */
+ * With rounded inputs (mode FO_TC: tensor cores, TF32 x, W and g; mode
+ * FO_BF16: bf16 weights on AVX512_BF16, x and g rounded to bf16) the three
+ * products take fo_gemm_rounded's bound instead of gamma:
+ * ((1 + ea)(1 + eb)(1 + g'_{K+2}) - 1) sum|.||.| plus 2^-126 (2K + 2 +
+ * sum(|.| + |.|)) (K = d for a, b; K = h for y, with |g_j| + Eg_j for g). */
+enum { FO_F32 = 0, FO_TC = 1, FO_BF16 = 2 };
 static inline void fo_swiglu_arith(const double *x, const double *w1, const double *w3,
                                    const double *w2, int64_t t, int64_t d, int64_t h,
-                                   int64_t dout, int tc, double *want, double *bound) {
+                                   int64_t dout, int mode, double *want, double *bound) {
   double *g = malloc((size_t)(h ? h : 1) * 2 * sizeof(double));
   double *eg = g + h;
-  const double e = tc ? 0x1p-10 : 0.0, uu = tc ? 2 * FO_U : FO_U, fl = tc ? 0x1p-126 : 0.0;
-  const double gd = tc ? (1 + e) * (1 + e) * (1 + fo_gamma_u((double)d + 2, uu)) - 1
-                       : fo_gamma((double)d + 1);
-  const double gh = tc ? (1 + e) * (1 + e) * (1 + fo_gamma_u((double)h + 2, uu)) - 1
-                       : fo_gamma((double)h + 1);
+  const int rounded = mode != FO_F32;
+  /* the relative rounding of the activations (x, g) and of the weights */
+  const double ex = mode == FO_TC ? 0x1p-10 : mode == FO_BF16 ? 0x1p-8 : 0.0;
+  const double ew = mode == FO_TC ? 0x1p-10 : 0.0;
+  const double uu = rounded ? 2 * FO_U : FO_U, fl = rounded ? 0x1p-126 : 0.0;
+  const double gd = rounded ? (1 + ex) * (1 + ew) * (1 + fo_gamma_u((double)d + 2, uu)) - 1
+                            : fo_gamma((double)d + 1);
+  const double gh = rounded ? (1 + ex) * (1 + ew) * (1 + fo_gamma_u((double)h + 2, uu)) - 1
+                            : fo_gamma((double)h + 1);
   for (int64_t r = 0; r < t; r++) {
     for (int64_t j = 0; j < h; j++) {
       double a = 0, b = 0, ma = 0, mb = 0, ua = 2.0 * (double)d + 2, ub = ua;

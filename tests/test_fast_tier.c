@@ -14,7 +14,10 @@
 #include "check.h"
 #include "fast.h" /* hmx_fast_ops_of: the table's exact_rows */
 #include "fast_oracle.h"
+#include "gemm_quant.h"   /* hmx_gemm_quant, the G16 layout */
+#include "gguf.h"         /* HMX_GGML_BF16 */
 #include "op_io.h"
+#include "swiglu_quant.h" /* hmx_swiglu_quant */
 
 #include <float.h>
 #include <stdio.h>
@@ -113,10 +116,19 @@ static void same_as_exact(const char *what, int64_t rows, const float *fast, con
         what, (long long)rows, (long long)exact_rows());
 }
 
-/* The oracle and bound of the backend's fast gemm. */
+/* The 16-bit weight forms the backend's fast tier takes as stored here
+ * (src/fast.h, HMX_FAST_W_*): those round the activations to bf16. */
+static unsigned fast_w16(void) {
+  return hmx_fast_weights16(test_be ? test_be : hmx_backend_default());
+}
+
+/* The oracle and bound of the backend's fast gemm; bf16_in: the call's
+ * activations are rounded to bf16 (fo_gemm_bf16). */
 static void gemm_oracle(const double *a, const double *b, const double *bias, int64_t m,
-                        int64_t n, int64_t k, int trans_b, double *want, double *bound) {
+                        int64_t n, int64_t k, int trans_b, int bf16_in, double *want,
+                        double *bound) {
   if (tensor_cores) fo_gemm_tc(a, b, bias, m, n, k, trans_b, 1, want, bound);
+  else if (bf16_in) fo_gemm_bf16(a, b, bias, m, n, k, trans_b, want, bound);
   else fo_gemm(a, b, bias, m, n, k, trans_b, want, bound);
 }
 
@@ -135,7 +147,7 @@ static void gemm_case(int64_t m, int64_t k, int64_t n, int tb, int bias, int thr
   CHECK(s == HMX_OK, "gemm fast: %s", hmx_last_error());
   double *da = vec_f(a, m * k), *db = vec_f(b, k * n), *dbias = bias ? vec_f(bi, n) : NULL;
   double *want = malloc((size_t)(m * n) * sizeof(double)), *bound = malloc((size_t)(m * n) * sizeof(double));
-  gemm_oracle(da, db, dbias, m, n, k, tb, want, bound);
+  gemm_oracle(da, db, dbias, m, n, k, tb, 0, want, bound);
   fcheck fc = {0};
   for (int64_t i = 0; i < m * n; i++) fc_add(&fc, "c", i, c[i], want[i], bound[i]);
   char what[128];
@@ -204,7 +216,7 @@ static void swiglu_case(int64_t t, int64_t d, int64_t h, int64_t dout) {
   CHECK(s == HMX_OK, "swiglu fast: %s", hmx_last_error());
   double *dx = vec_f(x, t * d), *d1 = vec_f(w1, d * h), *d3 = vec_f(w3, d * h), *d2 = vec_f(w2, h * dout);
   double *want = malloc((size_t)(t * dout) * sizeof(double)), *bound = malloc((size_t)(t * dout) * sizeof(double));
-  fo_swiglu_arith(dx, d1, d3, d2, t, d, h, dout, tensor_cores, want, bound);
+  fo_swiglu_arith(dx, d1, d3, d2, t, d, h, dout, tensor_cores ? FO_TC : FO_F32, want, bound);
   fcheck fc = {0};
   for (int64_t i = 0; i < t * dout; i++) fc_add(&fc, "y", i, y[i], want[i], bound[i]);
   char what[128];
@@ -222,6 +234,188 @@ static void swiglu_case(int64_t t, int64_t d, int64_t h, int64_t dout) {
   }
   free(x); free(w1); free(w3); free(w2); free(y); free(dx); free(d1); free(d3); free(d2);
   free(want); free(bound);
+}
+
+/* ------------------------------------------------------------------ bf16 weights */
+
+/* n random values rounded to bf16: the bits in *h16, their values (exact)
+ * in the returned doubles. */
+static double *dalloc(int64_t n) { return malloc((size_t)(n ? n : 1) * sizeof(double)); }
+
+static double *rand_bf16(int64_t n, uint16_t **h16) {
+  uint16_t *h = malloc((size_t)n * sizeof *h);
+  double *d = malloc((size_t)n * sizeof *d);
+  for (int64_t i = 0; i < n; i++) {
+    h[i] = hmx_f32_to_bf16(rnd());
+    d[i] = hmx_bf16_to_f32(h[i]);
+  }
+  *h16 = h;
+  return d;
+}
+
+/* The check of one bf16-weight call: every element within the bound of its
+ * path (bf16_in: activations rounded to bf16, fo_gemm_bf16's kind), and, on
+ * that path, at least one element past the f32 bound `f32_bound`: the
+ * activations really were rounded (a staged f32 call would pass the bf16
+ * bound too). exact: the exact tier's output where the fast tier runs the
+ * exact kernel (rows <= exact_rows, or G16 weights off the bf16 path). */
+static void bf16_report(const char *what, const float *got, const double *want,
+                        const double *bound, const double *f32_bound, int64_t count, int bf16_in,
+                        int64_t rows, const float *exact) {
+  fcheck fc = {0};
+  long past_f32 = 0;
+  for (int64_t i = 0; i < count; i++) {
+    fc_add(&fc, "c", i, got[i], want[i], bound[i]);
+    past_f32 += fabs((double)got[i] - want[i]) > f32_bound[i];
+  }
+  fc_report(what, &fc);
+  if (bf16_in)
+    CHECK(past_f32 > 0, "%s: on the bf16 path, yet no element is past the f32 bound (were the "
+          "activations rounded?)", what);
+  if (exact)
+    CHECK(memcmp(got, exact, (size_t)count * sizeof(float)) == 0,
+          "%s: %lld rows, the fast tier runs the exact kernel here, yet its bits differ from the "
+          "exact tier's", what, (long long)rows);
+}
+
+/* hmx_gemm with a bf16 b tensor: oneDNN's bf16 matmul where the fast tier
+ * takes bf16 rows (HMX_FAST_W_BF16_ROWS), else staged to f32. */
+static void gemm_bf16_case(int64_t m, int64_t k, int64_t n, int tb) {
+  float *a = rand_f(m * k), *c = calloc((size_t)(m * n), sizeof(float));
+  float *ce = calloc((size_t)(m * n), sizeof(float));
+  uint16_t *b16;
+  double *db = rand_bf16(k * n, &b16), *da = vec_f(a, m * k);
+  hmx_tensor ta = hmx_tensor_2d(a, HMX_F32, m, k), tc = hmx_tensor_2d(c, HMX_F32, m, n);
+  hmx_tensor tbb = tb ? hmx_tensor_2d(b16, HMX_BF16, n, k) : hmx_tensor_2d(b16, HMX_BF16, k, n);
+  hmx_tensor tce = hmx_tensor_2d(ce, HMX_F32, m, n);
+  hmx_context ctx = fast_ctx(2), ex = {test_be, 2, 0, HMX_TIER_EXACT};
+  CHECK(hmx_gemm(&ctx, &ta, &tbb, tb, NULL, &tc) == HMX_OK, "gemm fast bf16: %s",
+        hmx_last_error());
+  CHECK(hmx_gemm(&ex, &ta, &tbb, tb, NULL, &tce) == HMX_OK, "gemm exact bf16: %s",
+        hmx_last_error());
+  const int bf16_in = m > exact_rows() && (fast_w16() & HMX_FAST_W_BF16_ROWS);
+  double *want = dalloc(m * n), *bound = dalloc(m * n), *want32 = dalloc(m * n);
+  double *b32 = dalloc(m * n);
+  gemm_oracle(da, db, NULL, m, n, k, tb, bf16_in, want, bound);
+  fo_gemm(da, db, NULL, m, n, k, tb, want32, b32);
+  char what[160];
+  snprintf(what, sizeof what, "gemm bf16 b %lldx%lldx%lld%s (%s)", (long long)m, (long long)k,
+           (long long)n, tb ? " trans_b" : "", bf16_in ? "bf16 matmul" : "staged to f32");
+  bf16_report(what, c, want, bound, b32, m * n, bf16_in, m, m <= exact_rows() ? ce : NULL);
+  free(a); free(c); free(ce); free(b16); free(db); free(da); free(want); free(bound);
+  free(want32); free(b32);
+}
+
+/* hmx_gemm_quant with bf16 weights in the G16 layout (a GGUF BF16 matrix as
+ * the model keeps it): the AVX512_BF16 kernel where the fast tier has it
+ * (HMX_FAST_W_BF16_G16: avx512 on a CPU with AVX512_BF16), else the exact
+ * kernel. Odd K, N not a multiple of 32 or 16, rows not a multiple of 12. */
+static void gemm_g16_case(int64_t m, int64_t k, int64_t n) {
+  float *a = rand_f(m * k), *c = calloc((size_t)(m * n), sizeof(float));
+  float *ce = calloc((size_t)(m * n), sizeof(float));
+  uint16_t *rows;
+  double *db = rand_bf16(n * k, &rows), *da = vec_f(a, m * k);
+  void *g16 = calloc(1, hmx_qlayout_g16_bytes(HMX_GGML_BF16, n, k));
+  hmx_qlayout_to_g16(HMX_GGML_BF16, rows, n, k, g16);
+  hmx_qmatrix q = {HMX_GGML_BF16, g16, n, k, HMX_QLAYOUT_G16};
+  hmx_tensor ta = hmx_tensor_2d(a, HMX_F32, m, k), tc = hmx_tensor_2d(c, HMX_F32, m, n);
+  hmx_tensor tce = hmx_tensor_2d(ce, HMX_F32, m, n);
+  hmx_context ctx = fast_ctx(2), ex = {test_be, 2, 0, HMX_TIER_EXACT};
+  CHECK(hmx_gemm_quant(&ctx, &ta, &q, &tc) == HMX_OK, "gemm G16 fast: %s", hmx_last_error());
+  CHECK(hmx_gemm_quant(&ex, &ta, &q, &tce) == HMX_OK, "gemm G16 exact: %s", hmx_last_error());
+  const int bf16_in = m > exact_rows() && (fast_w16() & HMX_FAST_W_BF16_G16);
+  double *want = dalloc(m * n), *bound = dalloc(m * n), *want32 = dalloc(m * n);
+  double *b32 = dalloc(m * n);
+  gemm_oracle(da, db, NULL, m, n, k, 1, bf16_in, want, bound);
+  fo_gemm(da, db, NULL, m, n, k, 1, want32, b32);
+  char what[160];
+  snprintf(what, sizeof what, "gemm bf16 G16 %lldx%lldx%lld (%s)", (long long)m, (long long)k,
+           (long long)n, bf16_in ? "AVX512_BF16 kernel" : "exact kernel");
+  /* not on the bf16 path the fast tier runs the exact kernel: its bits */
+  bf16_report(what, c, want, bound, b32, m * n, bf16_in, m, bf16_in ? NULL : ce);
+  free(a); free(c); free(ce); free(rows); free(db); free(da); free(g16); free(want);
+  free(bound); free(want32); free(b32);
+}
+
+/* Transpose an [r, c] double matrix (the oracle takes W1 as [d, h]). */
+static double *transpose_d(const double *x, int64_t r, int64_t c) {
+  double *t = malloc((size_t)(r * c) * sizeof *t);
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) t[j * r + i] = x[i * c + j];
+  return t;
+}
+
+/* swiglu with bf16 weights: as tensors (hmx_swiglu: oneDNN's bf16 matmuls
+ * where HMX_FAST_W_BF16_ROWS) and, g16, as a GGUF model keeps them
+ * (hmx_swiglu_quant on G16 matrices: the AVX512_BF16 kernel where
+ * HMX_FAST_W_BF16_G16, else the exact path). */
+static void swiglu_bf16_case(int64_t t, int64_t d, int64_t h, int64_t dout, int g16) {
+  float *x = rand_f(t * d), *y = calloc((size_t)(t * dout), sizeof(float));
+  float *ye = calloc((size_t)(t * dout), sizeof(float));
+  for (int64_t i = 0; i < t * d; i++) x[i] *= 3.0f;
+  uint16_t *r1, *r3, *r2; /* [h, d], [h, d], [dout, h]: the [out, in] rows */
+  double *q1 = rand_bf16(h * d, &r1), *q3 = rand_bf16(h * d, &r3);
+  double *q2 = rand_bf16(dout * h, &r2);
+  double *d1 = transpose_d(q1, h, d), *d3 = transpose_d(q3, h, d), *d2 = transpose_d(q2, dout, h);
+  hmx_tensor tx = hmx_tensor_2d(x, HMX_F32, t, d), ty = hmx_tensor_2d(y, HMX_F32, t, dout);
+  hmx_tensor tye = hmx_tensor_2d(ye, HMX_F32, t, dout);
+  hmx_context ctx = fast_ctx(2), ex = {test_be, 2, 0, HMX_TIER_EXACT};
+  int bf16_in;
+  void *gm[3] = {NULL, NULL, NULL};
+  uint16_t *cols[3] = {NULL, NULL, NULL};
+  if (g16) {
+    const uint16_t *src[3] = {r1, r3, r2};
+    const int64_t n_of[3] = {h, h, dout}, k_of[3] = {d, d, h};
+    hmx_qmatrix q[3];
+    for (int i = 0; i < 3; i++) {
+      gm[i] = calloc(1, hmx_qlayout_g16_bytes(HMX_GGML_BF16, n_of[i], k_of[i]));
+      hmx_qlayout_to_g16(HMX_GGML_BF16, src[i], n_of[i], k_of[i], gm[i]);
+      q[i] = (hmx_qmatrix){HMX_GGML_BF16, gm[i], n_of[i], k_of[i], HMX_QLAYOUT_G16};
+    }
+    float *ga = malloc((size_t)(t * h) * sizeof(float));
+    float *gb = malloc((size_t)(t * h) * sizeof(float));
+    CHECK(hmx_swiglu_quant(&ctx, &tx, &q[0], &q[1], &q[2], &ty, ga, gb) == HMX_OK,
+          "swiglu G16 fast: %s", hmx_last_error());
+    CHECK(hmx_swiglu_quant(&ex, &tx, &q[0], &q[1], &q[2], &tye, ga, gb) == HMX_OK,
+          "swiglu G16 exact: %s", hmx_last_error());
+    free(ga);
+    free(gb);
+    bf16_in = t > exact_rows() && (fast_w16() & HMX_FAST_W_BF16_G16);
+  } else {
+    /* hmx_swiglu's layout: w1, w3 [d, h], w2 [h, dout] */
+    const uint16_t *src[3] = {r1, r3, r2};
+    const int64_t r_of[3] = {h, h, dout}, c_of[3] = {d, d, h};
+    for (int i = 0; i < 3; i++) {
+      cols[i] = malloc((size_t)(r_of[i] * c_of[i]) * sizeof(uint16_t));
+      for (int64_t rr = 0; rr < r_of[i]; rr++)
+        for (int64_t cc = 0; cc < c_of[i]; cc++)
+          cols[i][cc * r_of[i] + rr] = src[i][rr * c_of[i] + cc];
+    }
+    hmx_tensor t1 = hmx_tensor_2d(cols[0], HMX_BF16, d, h);
+    hmx_tensor t3 = hmx_tensor_2d(cols[1], HMX_BF16, d, h);
+    hmx_tensor t2 = hmx_tensor_2d(cols[2], HMX_BF16, h, dout);
+    CHECK(hmx_swiglu(&ctx, &tx, &t1, &t3, &t2, 0, &ty) == HMX_OK, "swiglu bf16 fast: %s",
+          hmx_last_error());
+    CHECK(hmx_swiglu(&ex, &tx, &t1, &t3, &t2, 0, &tye) == HMX_OK, "swiglu bf16 exact: %s",
+          hmx_last_error());
+    bf16_in = t > exact_rows() && (fast_w16() & HMX_FAST_W_BF16_ROWS);
+  }
+  double *dx = vec_f(x, t * d);
+  double *want = dalloc(t * dout), *bound = dalloc(t * dout), *want32 = dalloc(t * dout);
+  double *b32 = dalloc(t * dout);
+  fo_swiglu_arith(dx, d1, d3, d2, t, d, h, dout, bf16_in ? FO_BF16 : FO_F32, want, bound);
+  fo_swiglu_arith(dx, d1, d3, d2, t, d, h, dout, FO_F32, want32, b32);
+  char what[160];
+  snprintf(what, sizeof what, "swiglu bf16 %s t%lld d%lld h%lld out%lld (%s)",
+           g16 ? "G16" : "rows", (long long)t, (long long)d, (long long)h, (long long)dout,
+           bf16_in ? "bf16 activations" : "exact or staged");
+  /* off the bf16 path, G16 weights in the fast tier take the exact path (its
+   * bits); rows are staged to oneDNN's f32 matmul (within the f32 bound) */
+  bf16_report(what, y, want, bound, b32, t * dout, bf16_in, t,
+              t <= exact_rows() || (g16 && !bf16_in) ? ye : NULL);
+  for (int i = 0; i < 3; i++) free(gm[i]), free(cols[i]);
+  free(x); free(y); free(ye); free(r1); free(r3); free(r2); free(q1); free(q3); free(q2);
+  free(d1); free(d3); free(d2); free(dx); free(want); free(bound); free(want32); free(b32);
 }
 
 /* ------------------------------------------------------------------ golden vectors */
@@ -261,8 +455,10 @@ static void vector_case(const char *dir, const char *file) {
     if (!op->args[a].is_output && io.tp[a]) in[a] = to_double(io.tp[a]);
   if (strcmp(op->name, "gemm") == 0) {
     int tb = (int)io.p[0];
+    const int bf16_in = io.tp[1]->dtype == HMX_BF16 && io.tp[0]->shape[0] > exact_rows() &&
+                        (fast_w16() & HMX_FAST_W_BF16_ROWS);
     gemm_oracle(in[0], in[1], in[2], io.tp[0]->shape[0], got->shape[1], io.tp[0]->shape[1], tb,
-                want, bound);
+                bf16_in, want, bound);
   } else if (strcmp(op->name, "attention") == 0) {
     const hmx_tensor *q = io.tp[0], *k = io.tp[1];
     int64_t qoff = io.p[1] < 0 ? k->shape[1] - q->shape[1] : (int64_t)io.p[1];
@@ -272,8 +468,11 @@ static void vector_case(const char *dir, const char *file) {
                        bound);
   } else {
     const hmx_tensor *x = io.tp[0], *w1 = io.tp[1], *w2 = io.tp[3];
+    const int bf16_in = w1->dtype == HMX_BF16 && x->shape[0] > exact_rows() &&
+                        (fast_w16() & HMX_FAST_W_BF16_ROWS);
     fo_swiglu_arith(in[0], in[1], in[2], in[3], x->shape[0], x->shape[1], w1->shape[1],
-                    w2->shape[1], tensor_cores, want, bound);
+                    w2->shape[1], tensor_cores ? FO_TC : bf16_in ? FO_BF16 : FO_F32, want,
+                    bound);
   }
   /* the golden output: within the exact tier's bound of the oracle, which is
    * no larger than the fast tier's, so fast and golden differ by at most
@@ -348,7 +547,7 @@ static void planted(void) {
   for (int64_t j = 0; j < n; j++) b[(k - 1) * n + j] = 0.5f + 0.25f * (float)j;
   double *da = vec_f(a2, m * k), *db = vec_f(b, k * n);
   double want[15], bound[15];
-  gemm_oracle(da, db, NULL, m, n, k, 0, want, bound);
+  gemm_oracle(da, db, NULL, m, n, k, 0, 0, want, bound);
   fcheck w = {0};
   for (int64_t i = 0; i < m * n; i++) fc_add(&w, "dropped term (expected to be reported)", i, cc[i], want[i], bound[i]);
   CHECK(w.over == m * n, "a gemm missing a term passed %ld of %lld checks", m * n - w.over,
@@ -501,6 +700,27 @@ int main(int argc, char **argv) {
     swiglu_case(1, 96, 300, 40); /* T = 1: the exact kernel (cpu, exact_rows) */
     swiglu_case(5, 64, 200, 48);
     swiglu_case(129, 32, 64, 16); /* chunks of 128 + 1: the last one M = 1, dnnl_sgemm (cpu) */
+  }
+  if (!tensor_cores) {
+    /* bf16 weights (the CPU fast tier): which paths run here */
+    const unsigned w = fast_w16();
+    printf("fast tier on %s: bf16 weights: rows %s, G16 %s\n",
+           be ? hmx_backend_name(be) : "?", w & HMX_FAST_W_BF16_ROWS ? "bf16 matmul" : "staged",
+           w & HMX_FAST_W_BF16_G16 ? "AVX512_BF16 kernel" : "exact kernel");
+    if (hmx_fast_op_kernel(be, "gemm", NULL)) {
+      gemm_bf16_case(64, 256, 300, 1);
+      gemm_bf16_case(37, 301, 19, 0);
+      gemm_bf16_case(1, 128, 64, 1); /* one row: the exact kernel */
+    }
+    gemm_g16_case(64, 576, 96);
+    gemm_g16_case(13, 577, 50); /* odd K; a 32-column tile and an 18-column one; 12 + 1 rows */
+    gemm_g16_case(5, 64, 16);   /* one group: its tile reads it twice */
+    gemm_g16_case(2, 1000, 7);
+    gemm_g16_case(1, 100, 40);  /* one row: the exact kernel */
+    if (hmx_fast_op_kernel(be, "swiglu", NULL)) swiglu_bf16_case(20, 64, 48, 32, 0);
+    swiglu_bf16_case(20, 64, 48, 32, 1);
+    swiglu_bf16_case(130, 33, 64, 16, 1); /* two chunks of tokens (128 + 2), odd d */
+    swiglu_bf16_case(1, 64, 32, 16, 1);   /* one token: the exact kernel */
   }
   if (argc > 1) vectors(argv[1]);
   if (hmx_fast_op_kernel(be, "gemm", NULL)) planted();
