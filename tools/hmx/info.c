@@ -209,9 +209,10 @@ static void print_cpu(void) {
   printf("  OS state:      osxsave %s, XCR0 0x%llx, YMM (AVX) %s, ZMM/opmask (AVX-512) %s\n",
          yn(osxsave), xcr0, osxsave ? (os_ymm ? "enabled" : "disabled") : "unknown",
          osxsave ? (os_zmm ? "enabled" : "disabled") : "unknown");
-  printf("  usable:        avx2+fma %s, avx512 f/bw/dq/vl %s\n",
-         yn(avx2 && fma && avx && os_ymm),
-         yn(avx512f && avx512bw && avx512dq && avx512vl && os_zmm));
+  const int avx512_ok = avx512f && avx512bw && avx512dq && avx512vl && os_zmm;
+  printf("  usable:        avx2+fma %s, avx512 f/bw/dq/vl %s, avx512_bf16 %s (the fast tier's "
+         "bf16 gemm)\n", yn(avx2 && fma && avx && os_ymm), yn(avx512_ok),
+         yn(avx512_ok && avx512bf16));
 }
 #else
 static void print_cpu(void) {
