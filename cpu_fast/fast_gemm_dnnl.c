@@ -275,8 +275,8 @@ static hmx_status run_gemv(const float *a, const float *b, const float *bias, fl
   return HMX_OK;
 }
 
-/* dst <- a rounded to bf16, rows split over the threads when there are many
- * (at M = 64, K = 1536 one thread takes ~10% of the matmul's time). */
+/* dst <- a rounded to bf16 (M K elements, 1/(2N) of the matmul's operations),
+ * rows split over the threads from 16384 elements on. */
 static void round_rows(uint16_t *dst, const float *a, int64_t m, int64_t k, int threads) {
   const hmx_fast_kernels *fk = hmx_fast_kernels_pick();
   const int nt = hmx_thread_count(threads, m * k / 16384);
