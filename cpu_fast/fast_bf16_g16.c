@@ -52,6 +52,17 @@ static inline __mmask16 first_lanes(int64_t n) {
   return (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
 }
 
+/* Every row i < R of the tile: its (k, k + 1) pair at p, broadcast, times
+ * the two groups' interleaved pairs w0, w1, into its accumulators. */
+#define PAIR_STEP(R, w0, w1)                                                                   \
+  UNROLL for (int i = 0; i < R; i++) {                                                         \
+    int32_t pair;                                                                              \
+    memcpy(&pair, a16 + i * lda + p, sizeof pair);                                             \
+    const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);                                     \
+    acc0[i] = _mm512_dpbf16_ps(acc0[i], av, (__m512bh)(w0));                                   \
+    acc1[i] = _mm512_dpbf16_ps(acc1[i], av, (__m512bh)(w1));                                   \
+  }
+
 /* c[0..R)[0..ncols) = a16 rows (lda apart, K rounded up to even, zero
  * padded) times the groups g0 = b, g1 = b1 (K x 16 each). */
 #define DEFINE_TILE(R)                                                                         \
@@ -64,26 +75,14 @@ static inline __mmask16 first_lanes(int64_t n) {
     for (; p + 2 <= k; p += 2) {                                                               \
       const __m512i w0 = _mm512_permutexvar_epi16(perm, _mm512_loadu_si512(b0 + p * GROUP));   \
       const __m512i w1 = _mm512_permutexvar_epi16(perm, _mm512_loadu_si512(b1 + p * GROUP));   \
-      UNROLL for (int i = 0; i < R; i++) {                                                     \
-        int32_t pair;                                                                          \
-        memcpy(&pair, a16 + i * lda + p, sizeof pair);                                         \
-        const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);                                 \
-        acc0[i] = _mm512_dpbf16_ps(acc0[i], av, (__m512bh)w0);                                 \
-        acc1[i] = _mm512_dpbf16_ps(acc1[i], av, (__m512bh)w1);                                 \
-      }                                                                                        \
+      PAIR_STEP(R, w0, w1);                                                                    \
     }                                                                                          \
     if (p < k) { /* odd K: the last element alone (its pair's second half zero) */             \
       const __m512i h0 = _mm512_maskz_loadu_epi16(0xffffu, b0 + p * GROUP);                   \
       const __m512i h1 = _mm512_maskz_loadu_epi16(0xffffu, b1 + p * GROUP);                   \
       const __m512i w0 = _mm512_permutexvar_epi16(perm, h0);                                   \
       const __m512i w1 = _mm512_permutexvar_epi16(perm, h1);                                   \
-      UNROLL for (int i = 0; i < R; i++) {                                                     \
-        int32_t pair;                                                                          \
-        memcpy(&pair, a16 + i * lda + p, sizeof pair);                                         \
-        const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);                                 \
-        acc0[i] = _mm512_dpbf16_ps(acc0[i], av, (__m512bh)w0);                                 \
-        acc1[i] = _mm512_dpbf16_ps(acc1[i], av, (__m512bh)w1);                                 \
-      }                                                                                        \
+      PAIR_STEP(R, w0, w1);                                                                    \
     }                                                                                          \
     const __mmask16 m0 = first_lanes(ncols), m1 = first_lanes(ncols > 16 ? ncols - 16 : 0);   \
     for (int i = 0; i < R; i++) {                                                              \
