@@ -38,9 +38,11 @@ static hmx_status fast_attention(const hmx_attention_args *a) {
 #endif
 
 /* The 16-bit weights taken as stored (src/fast.h, weights16): bf16 rows by
- * oneDNN's bf16 matmul where it runs AVX512_BF16 code; bf16 G16 matrices by
+ * oneDNN's bf16 matmul where it runs AVX512_BF16 code (oneDNN picks its own
+ * ISA whatever the backend, as for f32); bf16 G16 matrices by
  * fast_bf16_g16.c where the CPU has AVX512_BF16 (src/fast_registry.c lets
- * only the avx512 backend use these: the avx2 one stays within AVX2). */
+ * only the avx512 backend use that kernel: our own code for the avx2
+ * backend stays within AVX2). */
 static unsigned weights16(void) {
   unsigned w = 0;
 #if defined(HMX_HAVE_DNNL)

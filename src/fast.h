@@ -3,9 +3,10 @@
  * A backend that changes ops in the fast tier has one hmx_fast_ops table
  * (listed in src/fast_registry.c). Its kernels take the same argument
  * structs as the exact ones (f32, contiguous, staged by src/ops.c; 16-bit
- * weights are staged to f32 for them, except bf16 where weights16 says). A NULL kernel means "the exact
- * kernel runs in the fast tier too", and its *_why_not says why (e.g. the
- * library it needs was absent at build time), so `hmx ops` can say so. */
+ * weights are staged to f32 for them, except bf16 where weights16 says). A
+ * NULL kernel means "the exact kernel runs in the fast tier too", and its
+ * *_why_not says why (e.g. the library it needs was absent at build time),
+ * so `hmx ops` can say so. */
 #ifndef HMX_FAST_H
 #define HMX_FAST_H
 

@@ -12,12 +12,8 @@
 
 /* Inputs staged to f32 and one output; released together. */
 
-/* Whether weight tensors w0 (and w1, w2 when not NULL) may be passed to
- * backend `be` as 16-bit floats in place (backend.h, HMX_W16_*): the backend
- * reads them for this op, and they are all bf16, or all f16, contiguous and
- * aligned to 2 bytes. Otherwise they are staged to f32 like any input. */
-/* Whether 16-bit weights w0 (and w1, w2 when given: all of one dtype) can be
- * passed as they are: contiguous, 2-byte aligned. */
+/* Whether weight tensors w0 (and w1, w2 when not NULL) can be passed as
+ * 16-bit floats: all bf16, or all f16, contiguous and aligned to 2 bytes. */
 static int weights16_plain(const hmx_tensor *w0, const hmx_tensor *w1, const hmx_tensor *w2) {
   if (w0->dtype != HMX_BF16 && w0->dtype != HMX_F16) return 0;
   const hmx_tensor *ws[] = {w0, w1, w2};
@@ -30,9 +26,10 @@ static int weights16_plain(const hmx_tensor *w0, const hmx_tensor *w1, const hmx
   return 1;
 }
 
-/* 16-bit weights go to a kernel that reads them in place unconverted: the
- * exact kernel of a backend with op_bit in its weights16, or (fast) a fast
- * kernel that takes bf16 (src/fast.h, bf16_weights). */
+/* Whether 16-bit weights go to the kernel unconverted (else they are staged
+ * to f32 like any input): the exact kernel of a backend with op_bit
+ * (backend.h, HMX_W16_*) in its weights16, or (fast) a fast kernel that
+ * takes bf16 tensors (src/fast.h, HMX_FAST_W_BF16_ROWS). */
 static int weights16_in_place(const hmx_exec *ex, int fast, unsigned op_bit,
                               const hmx_tensor *w0, const hmx_tensor *w1, const hmx_tensor *w2) {
   if (!weights16_plain(w0, w1, w2)) return 0;
