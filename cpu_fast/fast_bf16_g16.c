@@ -18,8 +18,8 @@
  * Tiles: 32 columns (two G16 groups) by 12 rows: 24 accumulators, 2 weight
  * registers and a broadcast of the row's (k, k + 1) pair. Threads split the
  * column tiles. Measured (M = 64, K = 576 .. 1536, N = 576 .. 1536, 2
- * threads, Zen 4, a scratch harness of this tile code): 400-418 GFLOP/s, oneDNN's bf16
- * matmul on rows 316-390 (docs/results/model/session15-bf16-fast). */
+ * threads, Zen 4, a scratch harness of this tile code): 400-418 GFLOP/s,
+ * oneDNN's bf16 matmul on rows 316-390 (docs/results/model/session15-bf16-fast). */
 #include "cpu_fast.h"
 #include "internal.h"
 #include "parallel.h"
@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TILE_ROWS 12
 #define GROUP 16 /* HMX_QG, the G16 group */
 
 /* The loops over a tile's R rows unroll fully (R is a constant), which keeps
