@@ -20,4 +20,23 @@ int hmx_thread_count(int requested, int64_t work);
 #define HMX_OMP_FOR(n)
 #endif
 
+/* `HMX_FOR_THREADS(n, t, body...)`: runs `body` for t = 0 .. n-1 like
+ * `HMX_OMP_FOR(n) for (int t = 0; t < n; t++) { body }`, except that n = 1
+ * runs it on the calling thread without entering a parallel region: libgomp
+ * spends ~0.3 us on a one-thread region once a larger team exists (measured
+ * on Zen 5), 6% of an fwht of 256 rows of 256 in L2. */
+#define HMX_FOR_THREADS(n, t, ...)                                                                 \
+  do {                                                                                             \
+    const int hmx_nt_ = (n);                                                                       \
+    if (hmx_nt_ <= 1) {                                                                            \
+      const int t = 0;                                                                             \
+      __VA_ARGS__                                                                                  \
+    } else {                                                                                       \
+      HMX_OMP_FOR(hmx_nt_)                                                                         \
+      for (int t = 0; t < hmx_nt_; t++) {                                                          \
+        __VA_ARGS__                                                                                \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
 #endif

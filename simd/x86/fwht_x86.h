@@ -60,6 +60,15 @@ _Static_assert(HX_BLOCK_LOG2 > HX_L1_LOG2, "an L2 block holds several L1 blocks"
 _Static_assert(HX_BLOCK_LOG2 <= 16, "hx_row_par: rows of 2^16 or more span blocks");
 #define HX_MAX_M 40
 
+/* One butterfly (a, b) -> (a + b, a - b) of §fwht step 1. (Writing the
+ * difference as fnma(b, 1, a), the same bits on the FMA pipes, measured 2-9%
+ * slower on Zen 5: the in-register stages already keep those pipes busy.) */
+HX_INL void hx_bfly(hx_v *x, hx_v *y) {
+  const hx_v a = *x, b = *y;
+  *x = hx_add(a, b);
+  *y = hx_sub(a, b);
+}
+
 enum { HX_FIN_NONE, HX_FIN_SCALE, HX_FIN_MIX };
 
 /* What the last pass over a row applies after the transform. */
@@ -128,6 +137,10 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #ifndef HX_PF_LOADS
 #define HX_PF_LOADS 2 /* 64-byte vector loads per prefetched line */
 #endif
+#ifndef HX_RADIX_UNROLL
+#define HX_RADIX_UNROLL 2 /* columns per iteration of a radix pass */
+#endif
+#define HX_PRAGMA_X(x) HMX_PRAGMA(x) /* a pragma whose text has macros to expand */
 #ifndef HX_MULTI_LOG2
 #define HX_MULTI_LOG2 4 /* registers per iteration of hx_chunk_multi (at most) */
 #endif
@@ -157,9 +170,7 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
       for (int k = 0; k < K; k++) {
         const int h = 1 << s;
         if (k & h) continue;
-        hx_v a = v[k], b = v[k + h];
-        v[k] = hx_add(a, b);
-        v[k + h] = hx_sub(a, b);
+        hx_bfly(&v[k], &v[k + h]);
       }
     }
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
@@ -226,6 +237,9 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
   hx_pf pf = pfon ? hx_pf_cur : (hx_pf){0};
   /* groups and columns are independent (§fwht step 1: pairs of a stage) */
   for (int64_t g = 0; g < len; g += h << r) {
+    /* two columns per iteration (measured on Zen 5: n = 1024 ... 16384 in L2
+     * 3-6% faster than one) */
+    HX_PRAGMA_X(GCC unroll HX_RADIX_UNROLL)
     for (int64_t j = g; j < g + h; j += HX_W) {
       hx_v v[1 << HX_RADIX_LOG2];
       if (pfon) hx_pf_tick(&pf, T);
@@ -238,9 +252,7 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
         for (int t = 0; t < T; t++) {
           const int hh = 1 << s;
           if (t & hh) continue;
-          hx_v a = v[t], b = v[t + hh];
-          v[t] = hx_add(a, b);
-          v[t + hh] = hx_sub(a, b);
+          hx_bfly(&v[t], &v[t + hh]);
         }
       }
       /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
@@ -340,15 +352,7 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
   const int64_t b1 = (int64_t)1 << l1;
   /* §fwht step 1, strides < 2^l1: sub-block by sub-block (L1 resident) */
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
-#if HX_CHUNK_LOG2 > 4
-    if (lr == 4) /* n = 1024, 2048: inline (measured faster) */
-    {
-      if (hx_pf_cur.p) hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, 0, HX_FIN_NONE, 0, 1);
-      else hx_chunk_impl(src + s, tmp + s, b1, base + s, &hx_fin_none, 4, 0, HX_FIN_NONE, 0, 0);
-    }
-    else
-#endif
-      hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
+    hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
     hx_stages(tmp + s, l1 == lb ? dst + s : tmp + s, b1, lc, l1, base + s,
               l1 == lb ? f : &hx_fin_none);
   }
@@ -669,9 +673,7 @@ HX_INL void hx_radix_cols_impl(float *d, int64_t h, int64_t base, const hx_fin *
       for (int t = 0; t < T; t++) {
         const int hh = 1 << s;
         if (t & hh) continue;
-        hx_v a = v[t], b = v[t + hh];
-        v[t] = hx_add(a, b);
-        v[t + hh] = hx_sub(a, b);
+        hx_bfly(&v[t], &v[t + hh]);
       }
     }
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
@@ -798,11 +800,10 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
     /* Short rows: contiguous ranges of rows per thread, one chunk pass per
      * row. Rows are independent (§fwht, per row): any thread count gives
      * the same bits. */
-    HMX_OMP_FOR(nt)
-    for (int t = 0; t < nt; t++) {
+    HMX_FOR_THREADS(nt, t, {
       hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W);
       if (fin.stream) hx_fence();
-    }
+    });
     return HMX_OK;
   }
   /* Prefetch the next row while a row's passes run (hx_pf) when the batch
@@ -816,8 +817,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   /* Rows are independent (§fwht, per row): any thread count gives the same
    * bits. Contiguous ranges of rows per thread, each thread with its scratch
    * row when streaming (without one, or if it cannot be had, y itself). */
-  HMX_OMP_FOR(nt)
-  for (int t = 0; t < nt; t++) {
+  HMX_FOR_THREADS(nt, t, {
     float *scratch = fin.stream && (x != y || m > 1) ? malloc((size_t)n * sizeof(float)) : NULL;
     /* rows independent (§fwht, per row) */
     for (int64_t b = batch * t / nt; b < batch * (t + 1) / nt; b++) {
@@ -832,7 +832,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
     hx_pf_cur.p = hx_pf_cur.e = NULL;
     free(scratch);
     if (fin.stream) hx_fence();
-  }
+  });
   return HMX_OK;
 }
 
