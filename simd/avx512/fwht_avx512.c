@@ -11,6 +11,9 @@
 #ifndef HX_CHUNK_LOG2
 #define HX_CHUNK_LOG2 5 /* 32 zmm = 512 floats: strides 1 .. 256 in registers */
 #endif
+#ifndef HX_SPLIT_LR
+#define HX_SPLIT_LR 3 /* rows needing passes: 8-register chunks, two at a time */
+#endif
 #ifndef HX_RADIX_LOG2
 #define HX_RADIX_LOG2 4 /* 4 stages per pass over memory */
 #endif

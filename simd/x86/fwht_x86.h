@@ -137,6 +137,11 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #ifndef HX_PF_LOADS
 #define HX_PF_LOADS 2 /* 64-byte vector loads per prefetched line */
 #endif
+#ifndef HX_SPLIT_LR
+#define HX_SPLIT_LR 0 /* log2 registers of the split chunks of hx_block (0: no split) */
+#endif
+_Static_assert(HX_SPLIT_LR == 0 || (HX_SPLIT_LR >= 1 && HX_SPLIT_LR + 1 <= HX_CHUNK_LOG2),
+               "hx_block: two split chunks fit the chunk's registers");
 #ifndef HX_RADIX_UNROLL
 #define HX_RADIX_UNROLL 2 /* columns per iteration of a radix pass */
 #endif
@@ -212,6 +217,20 @@ static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
   case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0, 0); break;
   default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0, 0); break;
   }
+}
+
+/* Whether hx_block splits its chunks (set per thread by hx_run for the call). */
+static _Thread_local int hx_split_cur;
+
+/* hx_block's split chunk pass (nothing to apply; never with a prefetch: batches
+ * below HX_PF_BYTES only). Not inlined into hx_block: inlined there it measured
+ * slower (2.39x FFHT at n = 1024 against 2.48x). */
+static void hx_chunk_split(const float *src, float *dst, int64_t len, int64_t base) {
+#if HX_SPLIT_LR > 0
+  hx_chunk_impl(src, dst, len, base, &hx_fin_none, HX_SPLIT_LR, 1, HX_FIN_NONE, 0, 0);
+#else
+  (void)src, (void)dst, (void)len, (void)base;
+#endif
 }
 
 /* A chunk pass; the non-final ones (nothing to apply) without per-store tests. */
@@ -348,11 +367,25 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
    * only one or two stages (a 3- or 4-stage pass measured faster) */
   int lr = HX_CHUNK_LOG2;
   if (HX_CHUNK_LOG2 > 4 && l1 - HX_LOG2W - lr > 0 && l1 - HX_LOG2W - lr < 3) lr--;
+  /* A block that takes passes after its chunks anyway: chunks of
+   * 2^HX_SPLIT_LR registers, two side by side (hx_chunk_impl's lu = 1). The
+   * in-register stages of one register are a chain of 8 dependent operations
+   * (~30 cycles on Zen 5: cross-128-bit shuffles have a latency of 5), and two
+   * short chunks give the core independent chains to overlap where one long
+   * chunk makes it wait; the passes then take a stage or two more. Measured
+   * on Zen 5 with the batch in L2: n = 1024 2.38 -> 2.51x FFHT, 4096 2.45 ->
+   * 2.52x, 65536 2.33 -> 2.45x; but from memory n = 1024 and 65536 lost 15-20%
+   * (16384 gained), so only batches below HX_PF_BYTES split (hx_split_cur). */
+  const int split = HX_SPLIT_LR > 0 && hx_split_cur && l1 > HX_LOG2W + HX_CHUNK_LOG2;
+  if (split) lr = HX_SPLIT_LR;
   const int lc = HX_LOG2W + lr;
   const int64_t b1 = (int64_t)1 << l1;
   /* §fwht step 1, strides < 2^l1: sub-block by sub-block (L1 resident) */
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
-    hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
+    if (split)
+      hx_chunk_split(src + s, tmp + s, b1, base + s);
+    else
+      hx_chunk(src + s, tmp + s, b1, base + s, &hx_fin_none, lr);
     hx_stages(tmp + s, l1 == lb ? dst + s : tmp + s, b1, lc, l1, base + s,
               l1 == lb ? f : &hx_fin_none);
   }
@@ -817,7 +850,9 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   /* Rows are independent (§fwht, per row): any thread count gives the same
    * bits. Contiguous ranges of rows per thread, each thread with its scratch
    * row when streaming (without one, or if it cannot be had, y itself). */
+  const int split = batch * n * (int64_t)sizeof(float) < HX_PF_BYTES;
   HMX_FOR_THREADS(nt, t, {
+    hx_split_cur = split;
     float *scratch = fin.stream && (x != y || m > 1) ? malloc((size_t)n * sizeof(float)) : NULL;
     /* rows independent (§fwht, per row) */
     for (int64_t b = batch * t / nt; b < batch * (t + 1) / nt; b++) {
@@ -830,6 +865,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
       hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
     }
     hx_pf_cur.p = hx_pf_cur.e = NULL;
+    hx_split_cur = 0;
     free(scratch);
     if (fin.stream) hx_fence();
   });
