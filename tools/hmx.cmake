@@ -57,3 +57,8 @@ endif()
 # stored vs in G16 (hmx_model_prepare), alternating in one process.
 add_executable(hmx-bench-layout ${CMAKE_CURRENT_LIST_DIR}/bench_layout.c)
 target_link_libraries(hmx-bench-layout PRIVATE hadamix)
+
+# hmx-bench-decode-ops (tools/bench_decode_ops.c): a decode step's time op by
+# op (trace callback), each op's GB/s next to a same-process read-bandwidth probe.
+add_executable(hmx-bench-decode-ops ${CMAKE_CURRENT_LIST_DIR}/bench_decode_ops.c)
+target_link_libraries(hmx-bench-decode-ops PRIVATE hadamix)

@@ -1,0 +1,188 @@
+/* hmx-bench-decode-ops: where a decode step's time goes, op by op. Builds a
+ * synthetic model (prepared as hmx generate prepares it), prefills PROMPT
+ * tokens, then times STEPS decode steps with the forward pass's trace
+ * callback: the time since the previous callback is charged to the tensor
+ * just produced (so "q" is the fused Q/K/V product, "attn" the attention
+ * over the KV cache). Each op's bytes (its weights, or for attention the
+ * cache it reads) over its time give its GB/s, printed next to the machine's
+ * read bandwidth measured in the same process just before and after (this
+ * VM's bandwidth moves by up to 2x within minutes, so only a same-moment
+ * probe says how close an op is to it).
+ *
+ *   hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] [prompt]
+ *   (defaults: bf16 2 tiny 64 512; dense output projection) */
+#define _POSIX_C_SOURCE 200809L
+#include "hadamix.h"
+#include "hadamix_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define MAX_TENSORS 32
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct op_times {
+  char name[MAX_TENSORS][32];
+  double sec[MAX_TENSORS];
+  int n, on;
+  double last;
+} op_times;
+
+static int on_tensor(void *user, int layer, const char *tensor, const float *data, int64_t rows,
+                     int64_t cols) {
+  op_times *t = user;
+  (void)layer, (void)data, (void)rows, (void)cols;
+  const double x = now();
+  if (t->on) {
+    int i = 0;
+    while (i < t->n && strcmp(t->name[i], tensor) != 0) i++;
+    if (i == t->n && t->n < MAX_TENSORS) {
+      snprintf(t->name[i], sizeof t->name[i], "%s", tensor);
+      t->n++;
+    }
+    if (i < t->n) t->sec[i] += x - t->last;
+  }
+  t->last = x;
+  return 0;
+}
+
+/* Read bandwidth of `threads` threads over 512 MiB (best of 3), with 16
+ * independent lane sums per thread as hmx bench-model's probe. */
+static double read_gbs(int threads) {
+  const size_t n = (size_t)128 << 20;
+  float *a = malloc(n * sizeof *a);
+  if (!a) return 0;
+  for (size_t i = 0; i < n; i++) a[i] = (float)(i & 7);
+  double best = 0;
+  volatile float sink = 0;
+  (void)threads;
+  for (int r = 0; r < 3; r++) {
+    const double t0 = now();
+    float total = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+#endif
+    {
+      float lane[16] = {0};
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+      for (size_t i = 0; i < n; i += 16)
+        for (int j = 0; j < 16; j++) lane[j] += a[i + (size_t)j];
+      for (int j = 0; j < 16; j++) total += lane[j];
+    }
+    const double g = (double)(n * sizeof *a) / (now() - t0) / 1e9;
+    sink += total;
+    if (g > best) best = g;
+  }
+  free(a);
+  (void)sink;
+  return best;
+}
+
+/* Bytes one decode step's op reads (weights; the KV cache for attention at
+ * an average depth `depth`), or 0 when it is not a streaming op. */
+static double op_bytes(const char *op, const hmx_model_config *c, size_t es, double depth) {
+  const double d = c->d_model, hd = c->head_dim, L = c->n_layer;
+  if (!strcmp(op, "q")) return L * d * (c->n_head + 2.0 * c->n_kv_head) * hd * (double)es;
+  if (!strcmp(op, "attn_out") && c->outproj == HMX_OUTPROJ_DENSE)
+    return L * c->n_head * hd * d * (double)es;
+  if (!strcmp(op, "ffn")) return L * 3.0 * d * c->d_ff * (double)es;
+  if (!strcmp(op, "logits")) return (double)c->vocab * d * (double)es;
+  if (!strcmp(op, "attn")) return L * 2.0 * c->n_kv_head * hd * depth * sizeof(float);
+  return 0;
+}
+
+static int fail(const char *what) {
+  fprintf(stderr, "hmx-bench-decode-ops: %s: %s\n", what, hmx_last_error());
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  const char *dts = argc > 1 ? argv[1] : "bf16";
+  const int threads = argc > 2 ? atoi(argv[2]) : 2;
+  const char *config = argc > 3 ? argv[3] : "tiny";
+  const int steps = argc > 4 ? atoi(argv[4]) : 64;
+  const int prompt = argc > 5 ? atoi(argv[5]) : 512;
+  hmx_dtype dt;
+  if (!strcmp(dts, "f32")) dt = HMX_F32;
+  else if (!strcmp(dts, "bf16")) dt = HMX_BF16;
+  else if (!strcmp(dts, "f16")) dt = HMX_F16;
+  else {
+    fprintf(stderr, "usage: hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] "
+                    "[prompt]\n");
+    return 2;
+  }
+  hmx_model_config cfg;
+  if (hmx_model_preset(config, HMX_OUTPROJ_DENSE, &cfg) != HMX_OK) return fail(config);
+  if (threads < 1 || steps < 1 || prompt < 1 || (int64_t)prompt + steps > cfg.context) {
+    fprintf(stderr, "hmx-bench-decode-ops: need threads >= 1, steps >= 1, prompt >= 1 and "
+                    "prompt + steps <= context (%d)\n", cfg.context);
+    return 2;
+  }
+  hmx_model *m = NULL;
+  hmx_kv_cache *kv = NULL;
+  if (hmx_model_synthetic(&cfg, 1, dt, &m) != HMX_OK) return fail("synthetic weights");
+  hmx_context ctx = {NULL, threads, 0, HMX_TIER_DEFAULT};
+  int changed = 0;
+  if (hmx_model_prepare(m, &ctx, &changed) != HMX_OK) return fail("prepare");
+  if (hmx_kv_cache_new(m, prompt + steps, &kv) != HMX_OK) return fail("kv cache");
+  int32_t *tok = malloc(sizeof(int32_t) * (size_t)prompt);
+  float *logits = malloc(sizeof(float) * (size_t)cfg.vocab);
+  if (!tok || !logits) {
+    fprintf(stderr, "hmx-bench-decode-ops: out of memory\n");
+    return 1;
+  }
+  for (int i = 0; i < prompt; i++) tok[i] = (int32_t)((i * 7919) % cfg.vocab);
+  op_times t;
+  memset(&t, 0, sizeof t);
+  hmx_forward_opts opts = {0, on_tensor, &t};
+  const int32_t *tp = tok;
+  int64_t nt = prompt;
+  if (hmx_model_forward(&ctx, m, 1, &kv, &tp, &nt, &opts, logits) != HMX_OK)
+    return fail("prefill");
+  const double bw0 = read_gbs(threads);
+  double total = 0;
+  for (int s = 0; s < steps; s++) {
+    const int32_t one_tok = (int32_t)((s * 31) % cfg.vocab), *p1 = &one_tok;
+    int64_t one = 1;
+    t.on = 1;
+    t.last = now();
+    const double t0 = t.last;
+    if (hmx_model_forward(&ctx, m, 1, &kv, &p1, &one, &opts, logits) != HMX_OK)
+      return fail("decode");
+    total += now() - t0;
+    t.on = 0;
+  }
+  const double bw1 = read_gbs(threads);
+  const double depth = prompt + (steps - 1) / 2.0;
+  printf("hmx-bench-decode-ops: %s %s, %d threads, prompt %d, %d decode steps: %.3f ms/step "
+         "(%.1f tokens/s)\nread bandwidth (%d threads, same process): %.1f GB/s before, %.1f "
+         "after\n\n%-12s %9s %6s %9s %8s\n", config, dts, threads, prompt, steps,
+         total / steps * 1e3, steps / total, threads, bw0, bw1, "op", "ms/step", "share",
+         "MB/step", "GB/s");
+  const size_t es = dt == HMX_F32 ? 4 : 2;
+  for (int i = 0; i < t.n; i++) {
+    const double ms = t.sec[i] / steps * 1e3, mb = op_bytes(t.name[i], &cfg, es, depth) / 1e6;
+    if (mb > 0)
+      printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[i] / total, mb,
+             mb / ms);
+    else
+      printf("%-12s %9.3f %5.1f%%\n", t.name[i], ms, 100 * t.sec[i] / total);
+  }
+  free(tok);
+  free(logits);
+  hmx_kv_cache_free(kv);
+  hmx_model_free(m);
+  return 0;
+}
