@@ -14,14 +14,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "hadamix.h"
 #include "hadamix_model.h"
+#include "read_bandwidth.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define MAX_TENSORS 32
 
@@ -54,40 +52,6 @@ static int on_tensor(void *user, int layer, const char *tensor, const float *dat
   }
   t->last = x;
   return 0;
-}
-
-/* Read bandwidth of `threads` threads over 512 MiB (best of 3), with 16
- * independent lane sums per thread as hmx bench-model's probe. */
-static double read_gbs(int threads) {
-  const size_t n = (size_t)128 << 20;
-  float *a = malloc(n * sizeof *a);
-  if (!a) return 0;
-  for (size_t i = 0; i < n; i++) a[i] = (float)(i & 7);
-  double best = 0;
-  volatile float sink = 0;
-  (void)threads;
-  for (int r = 0; r < 3; r++) {
-    const double t0 = now();
-    float total = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-#endif
-    {
-      float lane[16] = {0};
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-      for (size_t i = 0; i < n; i += 16)
-        for (int j = 0; j < 16; j++) lane[j] += a[i + (size_t)j];
-      for (int j = 0; j < 16; j++) total += lane[j];
-    }
-    const double g = (double)(n * sizeof *a) / (now() - t0) / 1e9;
-    sink += total;
-    if (g > best) best = g;
-  }
-  free(a);
-  (void)sink;
-  return best;
 }
 
 /* Bytes one decode step's op reads (weights; the KV cache for attention at
@@ -151,7 +115,7 @@ int main(int argc, char **argv) {
   int64_t nt = prompt;
   if (hmx_model_forward(&ctx, m, 1, &kv, &tp, &nt, &opts, logits) != HMX_OK)
     return fail("prefill");
-  const double bw0 = read_gbs(threads);
+  const double bw0 = hmx_read_bandwidth(threads);
   double total = 0;
   for (int s = 0; s < steps; s++) {
     const int32_t one_tok = (int32_t)((s * 31) % cfg.vocab), *p1 = &one_tok;
@@ -164,7 +128,7 @@ int main(int argc, char **argv) {
     total += now() - t0;
     t.on = 0;
   }
-  const double bw1 = read_gbs(threads);
+  const double bw1 = hmx_read_bandwidth(threads);
   const double depth = prompt + (steps - 1) / 2.0;
   printf("hmx-bench-decode-ops: %s %s, %d threads, prompt %d, %d decode steps: %.3f ms/step "
          "(%.1f tokens/s)\nread bandwidth (%d threads, same process): %.1f GB/s before, %.1f "

@@ -2,8 +2,8 @@
 # so it needs cJSON (HMX_HAVE_CJSON).
 if(HMX_HAVE_CJSON)
   file(GLOB HMX_CLI_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/hmx/*.c)
-  add_executable(hmx ${HMX_CLI_SOURCES})
-  target_include_directories(hmx PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  add_executable(hmx ${HMX_CLI_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/read_bandwidth.c)
+  target_include_directories(hmx PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(hmx PRIVATE hadamix)
 
   # What `hmx info` reports about the build.
@@ -60,5 +60,6 @@ target_link_libraries(hmx-bench-layout PRIVATE hadamix)
 
 # hmx-bench-decode-ops (tools/bench_decode_ops.c): a decode step's time op by
 # op (trace callback), each op's GB/s next to a same-process read-bandwidth probe.
-add_executable(hmx-bench-decode-ops ${CMAKE_CURRENT_LIST_DIR}/bench_decode_ops.c)
+add_executable(hmx-bench-decode-ops ${CMAKE_CURRENT_LIST_DIR}/bench_decode_ops.c
+                                    ${CMAKE_CURRENT_LIST_DIR}/read_bandwidth.c)
 target_link_libraries(hmx-bench-decode-ops PRIVATE hadamix)

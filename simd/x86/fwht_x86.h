@@ -225,7 +225,8 @@ static _Thread_local int hx_split_cur;
 /* hx_block's split chunk pass (nothing to apply; never with a prefetch: batches
  * below HX_PF_BYTES only). Not inlined into hx_block: inlined there it measured
  * slower (2.39x FFHT at n = 1024 against 2.48x). */
-static void hx_chunk_split(const float *src, float *dst, int64_t len, int64_t base) {
+__attribute__((noinline)) static void hx_chunk_split(const float *src, float *dst, int64_t len,
+                                                   int64_t base) {
 #if HX_SPLIT_LR > 0
   hx_chunk_impl(src, dst, len, base, &hx_fin_none, HX_SPLIT_LR, 1, HX_FIN_NONE, 0, 0);
 #else

@@ -6,6 +6,7 @@
 #include "dispatch.h" /* hmx_device_ops_of */
 #include "model_opts.h"
 #include "rng.h"
+#include "read_bandwidth.h" /* hmx_read_bandwidth */
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,9 +14,6 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 static void help(FILE *out) {
   fputs("usage: hmx bench-model [--outproj dense|hadamard|both] [--prompt-len N]\n"
@@ -57,44 +55,6 @@ typedef struct result {
   int64_t params;
   char error[256];
 } result;
-
-/* Read bandwidth with `threads` threads: sum a 512 MiB array, best of 3 (GB/s). */
-/* The read bandwidth of `threads` threads streaming a 512 MiB buffer (best
- * of 3). Each thread keeps 16 independent lane sums, which the compiler can
- * vectorize without reordering any sum: a single running sum per thread (the
- * probe before session 16) is a chain of dependent adds that read only
- * 55-58 GB/s on the Zen 5 VM where this loop reads 70-72 GB/s. */
-static double read_bandwidth(int threads) {
-  const size_t n = (size_t)128 << 20; /* floats */
-  float *a = malloc(n * sizeof *a);
-  if (!a) return 0;
-  for (size_t i = 0; i < n; i++) a[i] = (float)(i & 7);
-  double best = 0;
-  volatile float sink = 0; /* keeps the sums alive */
-  (void)threads;
-  for (int r = 0; r < 3; r++) {
-    double t0 = hmx_now();
-    float total = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads()) reduction(+ : total)
-#endif
-    {
-      float lane[16] = {0};
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-      for (size_t i = 0; i < n; i += 16)
-        for (int j = 0; j < 16; j++) lane[j] += a[i + (size_t)j];
-      for (int j = 0; j < 16; j++) total += lane[j];
-    }
-    double dt = hmx_now() - t0;
-    sink += total;
-    if (n * sizeof *a / dt / 1e9 > best) best = n * sizeof *a / dt / 1e9;
-  }
-  free(a);
-  (void)sink;
-  return best;
-}
 
 static double peak_rss_mib(void) {
   struct rusage ru;
@@ -479,7 +439,7 @@ int hmx_cmd_bench_model(int argc, char **argv) {
   }
   /* measured after the variants, in the parent: OpenMP threads in the parent
    * before a fork() would hang the children (libgomp is not fork-safe) */
-  const double bw = read_bandwidth(threads);
+  const double bw = hmx_read_bandwidth(threads);
   printf("hmx bench-model: config %s, %s weights, backend %s, %d threads, prompt %ld, decode "
          "%ld, %ld round%s, tier %s\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
          mo.weights ? mo.weights : mo.config, mo.weights ? "file" : hmx_dtype_name(
