@@ -96,8 +96,18 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
 
 /* The KV cache of one sequence. */
 typedef struct hmx_kv_cache hmx_kv_cache;
-/* capacity 0 means the model's context. */
+/* capacity 0 means the model's context. An f32 cache. */
 hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out);
+/* A cache that stores K and V (after RoPE) as `dtype`: HMX_F32, or HMX_BF16 /
+ * HMX_F16 (half the bytes to read per decode step, as llama.cpp's default
+ * F16 cache). A 16-bit cache rounds each K and V element to nearest even
+ * when it is stored (hmx_f32_to_bf16 / hmx_f32_to_f16) and attention widens
+ * it exactly, so the logits are those of a model whose K and V are rounded:
+ * not those of an f32 cache, but the same bits on every backend, in prefill
+ * and decode, batched or alone (docs/MODEL.md, "KV cache"). */
+hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtype dtype,
+                                  hmx_kv_cache **out);
+hmx_dtype hmx_kv_cache_dtype(const hmx_kv_cache *c);
 void hmx_kv_cache_free(hmx_kv_cache *c);
 int64_t hmx_kv_cache_len(const hmx_kv_cache *c);
 /* Forget the last n positions (n = len: empty the cache). */

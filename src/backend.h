@@ -38,7 +38,10 @@ typedef struct hmx_hadamard_mix_args {
  * and computes as for f32, so the bits are those of the staged f32 call.
  * Otherwise (wdt = HMX_F32) the dispatcher has converted them to f32. */
 enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM = 8u,
-       HMX_WG16_SWIGLU = 16u };
+       HMX_WG16_SWIGLU = 16u, HMX_W16_ATTENTION = 32u };
+/* HMX_W16_ATTENTION: attention's k and v (a 16-bit KV cache) the same way:
+ * kvdt = HMX_BF16 or HMX_F16, k and v NULL, k16 and v16 set. Same values,
+ * so the same bits as the staged f32 call. */
 
 /* Block-quantized weights, the same design one step further. A backend whose
  * table sets HMX_WQ_GEMM in `weights16` also takes gemm's b as GGUF blocks
@@ -102,6 +105,8 @@ typedef struct hmx_attention_args {
   int64_t q_offset; /* resolved: >= 0, q_offset + sq <= skv when causal */
   float scale;      /* resolved */
   int threads;
+  hmx_dtype kvdt;   /* HMX_F32, or HMX_BF16 / HMX_F16 with k16, v16 (HMX_W16_ATTENTION) */
+  const uint16_t *k16, *v16;
 } hmx_attention_args;
 
 typedef struct hmx_swiglu_args {

@@ -20,10 +20,14 @@
 
 /* ------------------------------------------------------------------ KV cache */
 
-hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out) {
+hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtype dtype,
+                                  hmx_kv_cache **out) {
   hmx_clear_error();
   if (!m || !out) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_new: NULL argument");
   *out = NULL;
+  if (dtype != HMX_F32 && dtype != HMX_BF16 && dtype != HMX_F16)
+    return hmx_fail(HMX_ERR_DTYPE, "hmx_kv_cache_new: the cache stores f32, bf16 or f16, not %s",
+                    hmx_dtype_name(dtype));
   if (capacity == 0) capacity = m->cfg.context;
   if (capacity < 1 || capacity > m->cfg.context)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_new: capacity %lld is outside [1, "
@@ -34,18 +38,27 @@ hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache *
   c->n_layer = m->cfg.n_layer;
   c->capacity = capacity;
   c->row = (int64_t)m->cfg.n_kv_head * m->cfg.head_dim;
+  c->dtype = dtype;
+  const size_t es = dtype == HMX_F32 ? sizeof(float) : sizeof(uint16_t);
   size_t n;
   if (!hmx_mul_size((size_t)m->cfg.n_layer, (size_t)capacity, &n) ||
-      !hmx_mul_size(n, (size_t)c->row, &n) || !(c->k = hmx_alloc_array(n, sizeof(float))) ||
-      !(c->v = hmx_alloc_array(n, sizeof(float)))) {
+      !hmx_mul_size(n, (size_t)c->row, &n) || !hmx_mul_size(n, es, &n) ||
+      !(c->k = hmx_alloc_array(n, 1)) || !(c->v = hmx_alloc_array(n, 1))) {
     const long long row = (long long)c->row;
     hmx_kv_cache_free(c);
     return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: cannot allocate 2 x %d layers x %lld "
-                    "positions x %lld floats", m->cfg.n_layer, (long long)capacity, row);
+                    "positions x %lld %s values", m->cfg.n_layer, (long long)capacity, row,
+                    hmx_dtype_name(dtype));
   }
   *out = c;
   return HMX_OK;
 }
+
+hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out) {
+  return hmx_kv_cache_new_typed(m, capacity, HMX_F32, out);
+}
+
+hmx_dtype hmx_kv_cache_dtype(const hmx_kv_cache *c) { return c ? c->dtype : HMX_F32; }
 
 void hmx_kv_cache_free(hmx_kv_cache *c) {
   if (!c) return;
@@ -66,11 +79,33 @@ hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len) {
   return HMX_OK;
 }
 
-static float *cache_k(const hmx_kv_cache *c, int layer) {
-  return c->k + (size_t)layer * (size_t)c->capacity * (size_t)c->row;
+/* Layer `layer`'s K (or V) rows, and their tensor of `len` positions. */
+static void *cache_rows(const hmx_kv_cache *c, void *base, int layer) {
+  const size_t es = c->dtype == HMX_F32 ? sizeof(float) : sizeof(uint16_t);
+  return (char *)base + (size_t)layer * (size_t)c->capacity * (size_t)c->row * es;
 }
-static float *cache_v(const hmx_kv_cache *c, int layer) {
-  return c->v + (size_t)layer * (size_t)c->capacity * (size_t)c->row;
+static hmx_tensor cache_tensor(const hmx_kv_cache *c, void *base, int layer, int64_t len) {
+  const hmx_model_config *cfg = &c->model->cfg;
+  return hmx_tensor_4d(cache_rows(c, base, layer), c->dtype, 1, len, cfg->n_kv_head,
+                       cfg->head_dim);
+}
+
+/* Append n rows of k (or v) at position `at`: copied, or rounded to nearest
+ * even for a 16-bit cache (the conversion every 16-bit output of the
+ * library uses). */
+static void cache_store(const hmx_kv_cache *c, void *base, int layer, int64_t at,
+                        const float *src, int64_t n) {
+  const size_t cnt = (size_t)(n * c->row);
+  char *rows = cache_rows(c, base, layer);
+  if (c->dtype == HMX_F32) {
+    memcpy((float *)rows + at * c->row, src, cnt * sizeof(float));
+    return;
+  }
+  uint16_t *dst = (uint16_t *)rows + at * c->row;
+  if (c->dtype == HMX_BF16)
+    for (size_t i = 0; i < cnt; i++) dst[i] = hmx_f32_to_bf16(src[i]);
+  else
+    for (size_t i = 0; i < cnt; i++) dst[i] = hmx_f32_to_f16(src[i]);
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -271,12 +306,12 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   for (int s = 0; s < n_seq; s++) {
     hmx_kv_cache *kc = caches[s];
     const int64_t n = n_tokens[s], len = kc->len;
-    memcpy(cache_k(kc, l) + len * kvd, f->k + off * kvd, (size_t)(n * kvd) * sizeof(float));
-    memcpy(cache_v(kc, l) + len * kvd, f->v + off * kvd, (size_t)(n * kvd) * sizeof(float));
+    cache_store(kc, kc->k, l, len, f->k + off * kvd, n);
+    cache_store(kc, kc->v, l, len, f->v + off * kvd, n);
     hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
-    hmx_tensor k4 = hmx_tensor_4d(cache_k(kc, l), HMX_F32, 1, len + n, c->n_kv_head, c->head_dim);
-    hmx_tensor v4 = hmx_tensor_4d(cache_v(kc, l), HMX_F32, 1, len + n, c->n_kv_head, c->head_dim);
+    hmx_tensor k4 = cache_tensor(kc, kc->k, l, len + n);
+    hmx_tensor v4 = cache_tensor(kc, kc->v, l, len + n);
     hmx_attention_params ap = {1, len, 0.0f}; /* causal, queries at len.., scale 1/sqrt(D) */
     TRY(hmx_attention(f->ctx, &q4, &k4, &v4, &ap, &o4));
     off += n;

@@ -55,7 +55,8 @@ struct hmx_kv_cache {
   int n_layer;
   int64_t capacity, len;
   int64_t row;              /* n_kv_head * head_dim */
-  float *k, *v;             /* [n_layer][capacity][row] */
+  hmx_dtype dtype;          /* of the elements: HMX_F32, HMX_BF16 or HMX_F16 */
+  void *k, *v;              /* [n_layer][capacity][row] elements of dtype */
 };
 
 /* For the loaders of other formats (model_gguf.c), from model_weights.c: an

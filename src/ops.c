@@ -409,20 +409,25 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
     if (ex.fast && ex.fast->dev_attention) dfn = ex.fast->dev_attention;
     else HMX_PICK_DEVICE(ex, attention, dfn);
     hmx_attention_args a = {q->data, k->data, v->data, o->data, b, sq, skv, hq, hkv,
-                            d, p->causal, q_offset, scale, ex.threads};
+                            d, p->causal, q_offset, scale, ex.threads, HMX_F32, NULL, NULL};
     return device_finish(dfn(&a, &ex.call), op, &ex);
   }
   hmx_status (*fn)(const hmx_attention_args *);
   HMX_PICK(ex, attention, fn);
   int fast;
   HMX_PICK_FAST(ex, attention, fn, fast, INT64_MAX);
-  (void)fast;
   hmx_staging st;
-  const hmx_tensor *ins[] = {q, k, v};
+  /* A 16-bit K/V (a KV cache) read in place by the exact kernels that take it;
+   * the fast tier's kernels get it staged. */
+  const int kv16 = !fast && weights16_plain(k, v, NULL) &&
+                   (ex.be->weights16 & HMX_W16_ATTENTION) != 0;
+  const hmx_tensor *ins[] = {q, kv16 ? NULL : k, kv16 ? NULL : v};
   hmx_status s = hmx_staging_begin(&st, ins, 3, o);
   if (s == HMX_OK) {
     hmx_attention_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
-                            d, p->causal, q_offset, scale, ex.threads};
+                            d, p->causal, q_offset, scale, ex.threads,
+                            kv16 ? k->dtype : HMX_F32, kv16 ? k->data : NULL,
+                            kv16 ? v->data : NULL};
     s = fn(&a);
   }
   return hmx_staging_finish(&st, o, s, op, &ex);

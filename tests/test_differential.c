@@ -202,22 +202,26 @@ static void diff_rope(const hmx_opspec *op, int cases) {
   }
 }
 
+/* K and V in a random dtype: a 16-bit KV cache goes in place to the
+ * backends that take it (HMX_W16_ATTENTION), staged to ref. */
 static void diff_attention(const hmx_opspec *op, int cases) {
   for (int c = 0; c < cases; c++) {
     int64_t b = rnd(1, 2), hkv = rnd(1, 3), hq = hkv * rnd(1, 4), d = rnd(1, 130);
     int causal = (int)rnd(0, 1);
     int64_t sq = rnd(1, 20), skv = sq + rnd(0, 40);
     if (c == 0) sq = 1; /* decode */
-    buf q = make_buf(b * sq * hq * d, 1), k = make_buf(b * skv * hkv * d, 1);
-    buf v = make_buf(b * skv * hkv * d, 1), o = make_buf(b * sq * hq * d, 0);
-    hmx_tensor tq = hmx_tensor_4d(q.p, HMX_F32, b, sq, hq, d), tk = hmx_tensor_4d(k.p, HMX_F32, b, skv, hkv, d);
-    hmx_tensor tv = hmx_tensor_4d(v.p, HMX_F32, b, skv, hkv, d), to = hmx_tensor_4d(o.p, HMX_F32, b, sq, hq, d);
+    if (c == 1) { sq = 1; skv = rnd(130, 300); causal = 1; } /* decode over several key blocks */
+    const hmx_dtype kvdt = rnd_wdtype();
+    buf q = make_buf(b * sq * hq * d, 1), o = make_buf(b * sq * hq * d, 0);
+    wbuf k = make_w(b * skv * hkv * d, kvdt), v = make_w(b * skv * hkv * d, kvdt);
+    hmx_tensor tq = hmx_tensor_4d(q.p, HMX_F32, b, sq, hq, d), tk = hmx_tensor_4d(k.p, kvdt, b, skv, hkv, d);
+    hmx_tensor tv = hmx_tensor_4d(v.p, kvdt, b, skv, hkv, d), to = hmx_tensor_4d(o.p, HMX_F32, b, sq, hq, d);
     hmx_tensor *t[] = {&tq, &tk, &tv, &to};
     double p[3] = {causal, causal && rnd(0, 1) ? (double)rnd(0, skv - sq) : -1.0, 0.0};
-    char desc[128];
+    char desc[160];
     snprintf(desc, sizeof desc, "attention B=%lld Sq=%lld Skv=%lld Hq=%lld Hkv=%lld D=%lld causal=%d "
-             "q_offset=%g", (long long)b, (long long)sq, (long long)skv, (long long)hq,
-             (long long)hkv, (long long)d, causal, p[1]);
+             "q_offset=%g kv=%s", (long long)b, (long long)sq, (long long)skv, (long long)hq,
+             (long long)hkv, (long long)d, causal, p[1], hmx_dtype_name(kvdt));
     check_case(op, t, p, 3, desc);
     free(q.base); free(k.base); free(v.base); free(o.base);
   }

@@ -1,8 +1,9 @@
 /* The model runtime: parameter counts, weights files, and the invariances of
  * docs/MODEL.md checked bit for bit (memcmp) on the `test` preset:
  * prefill = decode = any chunking, alone = batched, 1 = 2 threads, every
- * backend this machine runs = ref, f32/bf16/f16 weights, save = load; plus
- * an independent float64 forward pass that checks the wiring. */
+ * backend this machine runs = ref, f32/bf16/f16 weights, f32/bf16/f16 KV
+ * caches, save = load; plus an independent float64 forward pass that checks
+ * the wiring (and that a 16-bit cache holds K and V rounded, nothing else). */
 #include "hadamix_model.h"
 #include "check.h"
 
@@ -14,6 +15,13 @@
 #define NTOK 13
 static const int32_t prompt[NTOK] = {3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 26, 43};
 static const int32_t other[7] = {255, 0, 17, 17, 200, 1, 99};
+
+/* The dtype of every KV cache the tests below make. */
+static hmx_dtype kv_dtype = HMX_F32;
+
+static hmx_status new_cache(const hmx_model *m, hmx_kv_cache **c) {
+  return hmx_kv_cache_new_typed(m, 0, kv_dtype, c);
+}
 
 static hmx_context ctx_of(const char *backend, int threads) {
   hmx_context c = {hmx_backend_find(backend), threads, 0, HMX_TIER_DEFAULT};
@@ -28,7 +36,7 @@ static float *alloc_logits(const hmx_model *m, int64_t rows) {
 static int run_chunks(const hmx_context *ctx, const hmx_model *m, const int32_t *toks, int64_t n,
                       const int64_t *chunks, int nchunks, float *out) {
   hmx_kv_cache *c;
-  if (hmx_kv_cache_new(m, 0, &c)) return 1;
+  if (new_cache(m, &c)) return 1;
   const int V = hmx_model_get_config(m)->vocab;
   int64_t done = 0;
   hmx_forward_opts o = {1, NULL, NULL};
@@ -117,8 +125,8 @@ static void test_invariance(const hmx_model *m, const char *what) {
       hmx_context c1 = ctx_of("ref", 1);
       CHECK(!run_prefill(&c1, m, other, 7, alone_other), "other alone");
       hmx_kv_cache *ca, *cb;
-      hmx_kv_cache_new(m, 0, &ca);
-      hmx_kv_cache_new(m, 0, &cb);
+      new_cache(m, &ca);
+      new_cache(m, &cb);
       hmx_kv_cache *caches[2] = {cb, ca};
       const int32_t *toks[2] = {other, prompt};
       int64_t lens[2] = {6, NTOK - 1};
@@ -196,8 +204,16 @@ static void hadamard64(double *x, int64_t n) {
 }
 
 /* logits [n, V] of the prompt, everything in double */
+/* v as stored by a cache of dtype dt: rounded to nearest even (via f32). */
+static double kv_round(double v, hmx_dtype dt) {
+  if (dt == HMX_BF16) return hmx_bf16_to_f32(hmx_f32_to_bf16((float)v));
+  if (dt == HMX_F16) return hmx_f16_to_f32(hmx_f32_to_f16((float)v));
+  return v;
+}
+
+/* kvdt: K (after RoPE) and V rounded as a cache of that dtype stores them. */
 static void oracle_forward(const hmx_model *m, const int32_t *toks, int n, int pos_shift,
-                           double *logits) {
+                           hmx_dtype kvdt, double *logits) {
   const hmx_model_config *c = hmx_model_get_config(m);
   const int d = c->d_model, H = c->n_head, KH = c->n_kv_head, D = c->head_dim, F = c->d_ff;
   double *x = calloc((size_t)n * d, 8), *h = calloc(d, 8), *q = calloc((size_t)n * H * D, 8),
@@ -217,6 +233,10 @@ static void oracle_forward(const hmx_model *m, const int32_t *toks, int n, int p
       linear64(h, W("attn.wv"), d, KH * D, v + t * KH * D);
       for (int hh = 0; hh < H; hh++) rope64(q + (t * H + hh) * D, D, c->rope_base, t + pos_shift);
       for (int hh = 0; hh < KH; hh++) rope64(k + (t * KH + hh) * D, D, c->rope_base, t * (1 + pos_shift));
+      for (int e = 0; e < KH * D; e++) {
+        k[t * KH * D + e] = kv_round(k[t * KH * D + e], kvdt);
+        v[t * KH * D + e] = kv_round(v[t * KH * D + e], kvdt);
+      }
     }
     for (int t = 0; t < n; t++) {
       for (int hh = 0; hh < H; hh++) {
@@ -272,10 +292,10 @@ static void oracle_forward(const hmx_model *m, const int32_t *toks, int n, int p
 
 /* Worst row relative error of logits vs the float64 pass (with RoPE
  * positions distorted when pos_shift != 0: the negative control). */
-static double oracle_error(const hmx_model *m, const float *got, int pos_shift) {
+static double oracle_error(const hmx_model *m, const float *got, int pos_shift, hmx_dtype kvdt) {
   const int V = hmx_model_get_config(m)->vocab;
   double *want = calloc((size_t)NTOK * V, sizeof(double));
-  oracle_forward(m, prompt, NTOK, pos_shift, want);
+  oracle_forward(m, prompt, NTOK, pos_shift, kvdt, want);
   /* f32 vs f64 through 2 layers of d = 64: the relative error of a logit row
    * (max abs error / max |logit|) stays near 1e-6; 1e-4 leaves room and
    * still catches any wiring error (a wrong position, head or mask moves
@@ -306,13 +326,30 @@ static void test_oracle(const hmx_model *m, const char *what) {
       for (int64_t i = 0; i < hmx_tensor_numel(t); i++) ((float *)t->data)[i] *= 16.0f;
     }
   float *got = alloc_logits(m, NTOK);
-  hmx_context cx = ctx_of("ref", 1);
-  CHECK(!run_prefill(&cx, m, prompt, NTOK, got), "%s: prefill", what);
-  const double worst = oracle_error(m, got, 0), control = oracle_error(m, got, 1);
-  printf("%s: float64 oracle, worst row relative error %.3g (wrong positions: %.3g)\n", what,
-         worst, control);
-  CHECK(worst < 1e-4, "%s: relative error %.3g vs the float64 forward pass", what, worst);
-  CHECK(control > 100 * worst && control > 1e-3, "%s: the oracle does not see wrong positions", what);
+  const hmx_dtype kvs[3] = {HMX_F32, HMX_BF16, HMX_F16};
+  for (int i = 0; i < 3; i++) {
+    kv_dtype = kvs[i];
+    hmx_context cx = ctx_of("ref", 1);
+    CHECK(!run_prefill(&cx, m, prompt, NTOK, got), "%s: prefill", what);
+    const double worst = oracle_error(m, got, 0, kv_dtype),
+                 control = oracle_error(m, got, 1, kv_dtype);
+    printf("%s, %s KV cache: float64 oracle, worst row relative error %.3g (wrong positions: "
+           "%.3g)\n", what, hmx_dtype_name(kv_dtype), worst, control);
+    CHECK(worst < 1e-4, "%s, %s cache: relative error %.3g vs the float64 forward pass", what,
+          hmx_dtype_name(kv_dtype), worst);
+    CHECK(control > 100 * worst && control > 1e-3, "%s: the oracle does not see wrong positions",
+          what);
+    if (kv_dtype != HMX_F32) {
+      /* the cache really rounds: the oracle without the rounding is farther
+       * (by the 8 or 11 significant bits of K and V) */
+      const double unrounded = oracle_error(m, got, 0, HMX_F32);
+      printf("%s, %s KV cache: vs the oracle with f32 K, V: %.3g\n", what,
+             hmx_dtype_name(kv_dtype), unrounded);
+      CHECK(unrounded > 10 * worst, "%s: a %s cache does not round K and V (%.3g vs %.3g)", what,
+            hmx_dtype_name(kv_dtype), unrounded, worst);
+    }
+  }
+  kv_dtype = HMX_F32;
   free(got);
 }
 
@@ -391,8 +428,14 @@ static void test_bad_files(const hmx_model *m, const char *dir) {
 }
 
 static void test_errors(const hmx_model *m) {
-  hmx_kv_cache *c;
-  CHECK(!hmx_kv_cache_new(m, 4, &c), "cache");
+  hmx_kv_cache *c = (hmx_kv_cache *)&c;
+  CHECK(hmx_kv_cache_new_typed(m, 4, HMX_I32, &c) == HMX_ERR_DTYPE && c == NULL &&
+            strstr(hmx_last_error(), "f32, bf16 or f16"),
+        "an i32 KV cache accepted (or no clear error: %s)", hmx_last_error());
+  CHECK(!hmx_kv_cache_new_typed(m, 4, HMX_BF16, &c) && hmx_kv_cache_dtype(c) == HMX_BF16,
+        "bf16 cache");
+  hmx_kv_cache_free(c);
+  CHECK(!hmx_kv_cache_new(m, 4, &c) && hmx_kv_cache_dtype(c) == HMX_F32, "cache");
   float *lg = alloc_logits(m, 8);
   const int32_t bad[2] = {1, 256};
   const int32_t *tp = bad;
@@ -452,6 +495,13 @@ int main(int argc, char **argv) {
       char what[64];
       snprintf(what, sizeof what, "%s/%s", op ? "hadamard" : "dense", hmx_dtype_name(dts[di]));
       test_invariance(m, what);
+      /* 16-bit KV caches: the same invariances (each weight dtype meets one) */
+      kv_dtype = di == 1 ? HMX_F16 : HMX_BF16;
+      snprintf(what, sizeof what, "%s/%s/kv %s", op ? "hadamard" : "dense",
+               hmx_dtype_name(dts[di]), hmx_dtype_name(kv_dtype));
+      test_invariance(m, what);
+      kv_dtype = HMX_F32;
+      snprintf(what, sizeof what, "%s/%s", op ? "hadamard" : "dense", hmx_dtype_name(dts[di]));
       if (di < 2) test_save_load(m, dir);
       if (op == 0 && di == 0) {
         test_errors(m);

@@ -9,8 +9,9 @@
  * VM's bandwidth moves by up to 2x within minutes, so only a same-moment
  * probe says how close an op is to it).
  *
- *   hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] [prompt]
- *   (defaults: bf16 2 tiny 64 512; dense output projection) */
+ *   hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] [prompt] [kv]
+ *   (defaults: bf16 2 tiny 64 512 f32; dense output projection; kv: the KV
+ *   cache's dtype, f32, bf16 or f16) */
 #define _POSIX_C_SOURCE 200809L
 #include "hadamix.h"
 #include "hadamix_model.h"
@@ -56,14 +57,15 @@ static int on_tensor(void *user, int layer, const char *tensor, const float *dat
 
 /* Bytes one decode step's op reads (weights; the KV cache for attention at
  * an average depth `depth`), or 0 when it is not a streaming op. */
-static double op_bytes(const char *op, const hmx_model_config *c, size_t es, double depth) {
+static double op_bytes(const char *op, const hmx_model_config *c, size_t es, size_t kves,
+                       double depth) {
   const double d = c->d_model, hd = c->head_dim, L = c->n_layer;
   if (!strcmp(op, "q")) return L * d * (c->n_head + 2.0 * c->n_kv_head) * hd * (double)es;
   if (!strcmp(op, "attn_out") && c->outproj == HMX_OUTPROJ_DENSE)
     return L * c->n_head * hd * d * (double)es;
   if (!strcmp(op, "ffn")) return L * 3.0 * d * c->d_ff * (double)es;
   if (!strcmp(op, "logits")) return (double)c->vocab * d * (double)es;
-  if (!strcmp(op, "attn")) return L * 2.0 * c->n_kv_head * hd * depth * sizeof(float);
+  if (!strcmp(op, "attn")) return L * 2.0 * c->n_kv_head * hd * depth * (double)kves;
   return 0;
 }
 
@@ -78,13 +80,19 @@ int main(int argc, char **argv) {
   const char *config = argc > 3 ? argv[3] : "tiny";
   const int steps = argc > 4 ? atoi(argv[4]) : 64;
   const int prompt = argc > 5 ? atoi(argv[5]) : 512;
-  hmx_dtype dt;
+  const char *kvs = argc > 6 ? argv[6] : "f32";
+  hmx_dtype dt, kvdt;
   if (!strcmp(dts, "f32")) dt = HMX_F32;
   else if (!strcmp(dts, "bf16")) dt = HMX_BF16;
   else if (!strcmp(dts, "f16")) dt = HMX_F16;
-  else {
+  else dt = (hmx_dtype)-1;
+  if (!strcmp(kvs, "f32")) kvdt = HMX_F32;
+  else if (!strcmp(kvs, "bf16")) kvdt = HMX_BF16;
+  else if (!strcmp(kvs, "f16")) kvdt = HMX_F16;
+  else kvdt = (hmx_dtype)-1;
+  if ((int)dt < 0 || (int)kvdt < 0) {
     fprintf(stderr, "usage: hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] "
-                    "[prompt]\n");
+                    "[prompt] [kv cache: f32|bf16|f16]\n");
     return 2;
   }
   hmx_model_config cfg;
@@ -100,7 +108,7 @@ int main(int argc, char **argv) {
   hmx_context ctx = {NULL, threads, 0, HMX_TIER_DEFAULT};
   int changed = 0;
   if (hmx_model_prepare(m, &ctx, &changed) != HMX_OK) return fail("prepare");
-  if (hmx_kv_cache_new(m, prompt + steps, &kv) != HMX_OK) return fail("kv cache");
+  if (hmx_kv_cache_new_typed(m, prompt + steps, kvdt, &kv) != HMX_OK) return fail("kv cache");
   int32_t *tok = malloc(sizeof(int32_t) * (size_t)prompt);
   float *logits = malloc(sizeof(float) * (size_t)cfg.vocab);
   if (!tok || !logits) {
@@ -130,14 +138,14 @@ int main(int argc, char **argv) {
   }
   const double bw1 = hmx_read_bandwidth(threads);
   const double depth = prompt + (steps - 1) / 2.0;
-  printf("hmx-bench-decode-ops: %s %s, %d threads, prompt %d, %d decode steps: %.3f ms/step "
-         "(%.1f tokens/s)\nread bandwidth (%d threads, same process): %.1f GB/s before, %.1f "
-         "after\n\n%-12s %9s %6s %9s %8s\n", config, dts, threads, prompt, steps,
+  printf("hmx-bench-decode-ops: %s %s, %s KV cache, %d threads, prompt %d, %d decode steps: "
+         "%.3f ms/step (%.1f tokens/s)\nread bandwidth (%d threads, same process): %.1f GB/s "
+         "before, %.1f after\n\n%-12s %9s %6s %9s %8s\n", config, dts, kvs, threads, prompt, steps,
          total / steps * 1e3, steps / total, threads, bw0, bw1, "op", "ms/step", "share",
          "MB/step", "GB/s");
   const size_t es = dt == HMX_F32 ? 4 : 2;
   for (int i = 0; i < t.n; i++) {
-    const double ms = t.sec[i] / steps * 1e3, mb = op_bytes(t.name[i], &cfg, es, depth) / 1e6;
+    const double ms = t.sec[i] / steps * 1e3, mb = op_bytes(t.name[i], &cfg, es, kvdt == HMX_F32 ? 4 : 2, depth) / 1e6;
     if (mb > 0)
       printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[i] / total, mb,
              mb / ms);

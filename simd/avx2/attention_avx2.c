@@ -6,25 +6,34 @@
 #include "avx2_attention.h"
 
 #include "vexp_avx2.h"
+#include "../x86/weights16_x86.h"
 
 #define XA_ATTENTION_FN hmx_avx2_attention
 #define XA_PV_ROWS 2
 #define XA_PV_CHUNKS(qt) ((qt) == 1 ? 8 : 4) /* 64 d's for one row, 32 for two */
 
 /* Transpose 8 keys (`nkeys` valid, the others zero) x columns d0..d0+dn-1
- * (dn <= 8) into out[dd * 8 + key]. Moves bits only. Every loop has a
+ * (dn <= 8) into out[dd * 8 + key]. Keys stored as `wt` (XW_F32, XW_BF16,
+ * XW_F16) are widened exactly as they are loaded, so this moves bits only. Every loop has a
  * constant trip count and is unrolled so that r, t, u stay in registers
  * (see simd/avx512/attention_avx512.c). */
-static void xa_transpose(const float *k, int64_t ldk, int nkeys, int64_t d0, int dn, float *out) {
+static void xa_transpose(const void *k, int64_t ldk, int nkeys, int64_t d0, int dn, float *out,
+                         int wt) {
   __m256 r[8], t[8], u[8];
   if (nkeys == 8 && dn == 8) { /* the common whole block: plain loads */
+    if (wt == XW_F32) {
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(k + i * ldk + d0);
+      for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps((const float *)k + i * ldk + d0);
+    } else if (wt == XW_BF16) {
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) r[i] = xv_load_bf16((const uint16_t *)k + i * ldk + d0);
+    } else {
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) r[i] = xv_load_f16((const uint16_t *)k + i * ldk + d0);
+    }
   } else {
-    const __m256i m = xv_lanes(dn);
-#pragma GCC unroll 8
     for (int i = 0; i < 8; i++)
-      r[i] = i < nkeys ? _mm256_maskload_ps(k + i * ldk + d0, m) : _mm256_setzero_ps();
+      r[i] = i < nkeys ? xw_loadn(k, i * ldk + d0, dn, wt) : _mm256_setzero_ps();
   }
 #pragma GCC unroll 8
   for (int i = 0; i < 8; i += 2) {

@@ -5,6 +5,7 @@
 #include "avx512_attention.h"
 
 #include "vexp_avx512.h"
+#include "../x86/weights16_x86.h"
 
 #define XA_ATTENTION_FN hmx_avx512_attention
 #define XA_PV_ROWS 4
@@ -50,17 +51,27 @@ XV_INLINE void xa_transpose_regs(__m512 r[16], int dn, float *out) {
 }
 
 /* Transpose 16 keys (rows, `nkeys` of them valid, the others zero) x
- * columns d0 .. d0+dn-1 (dn <= 16) into out[dd * 16 + key]. Moves bits only. */
-static void xa_transpose(const float *k, int64_t ldk, int nkeys, int64_t d0, int dn, float *out) {
+ * columns d0 .. d0+dn-1 (dn <= 16) into out[dd * 16 + key]. The keys are
+ * stored as `wt` (XW_F32, XW_BF16 or XW_F16: a 16-bit KV cache); each is
+ * widened exactly to f32 as it is loaded (weights16_x86.h), so this moves
+ * bits only. */
+static void xa_transpose(const void *k, int64_t ldk, int nkeys, int64_t d0, int dn, float *out,
+                         int wt) {
   __m512 r[16];
   if (nkeys == 16 && dn == 16) { /* the common whole block: plain loads */
+    if (wt == XW_F32) {
 #pragma GCC unroll 16
-    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(k + i * ldk + d0);
+      for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps((const float *)k + i * ldk + d0);
+    } else if (wt == XW_BF16) {
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; i++) r[i] = xv_load_bf16((const uint16_t *)k + i * ldk + d0);
+    } else {
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; i++) r[i] = xv_load_f16((const uint16_t *)k + i * ldk + d0);
+    }
   } else {
-    const __mmask16 m = xv_lanes(dn);
-#pragma GCC unroll 16
     for (int i = 0; i < 16; i++)
-      r[i] = i < nkeys ? _mm512_maskz_loadu_ps(m, k + i * ldk + d0) : _mm512_setzero_ps();
+      r[i] = i < nkeys ? xw_loadn(k, i * ldk + d0, dn, wt) : _mm512_setzero_ps();
   }
   xa_transpose_regs(r, dn, out);
 }

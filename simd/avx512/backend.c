@@ -12,7 +12,8 @@ const hmx_backend hmx_backend_avx512 = {
     .description = "AVX-512 F/BW/DQ/VL (16 lanes), OpenMP threads",
     .probe = probe,
     .priority = 20,
-    .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU | HMX_WQ_GEMM | HMX_WG16_GEMM | HMX_WG16_SWIGLU,
+    .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU | HMX_WQ_GEMM | HMX_WG16_GEMM | HMX_WG16_SWIGLU |
+                 HMX_W16_ATTENTION,
     /* bf16/f16 weights and GGUF blocks (both layouts) read in place */
     .fwht = HMX_AVX512_FWHT,
     .hadamard_mix = HMX_AVX512_HADAMARD_MIX,

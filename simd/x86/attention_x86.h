@@ -2,12 +2,13 @@
  * bit-identical to ref/attention.c; shared by simd/avx512/attention_avx512.c
  * (16 lanes) and simd/avx2/attention_avx2.c (8 lanes). Header only: the
  * includer first includes its ISA's exp (vexp_<isa>.h, which brings the xv_
- * primitives), then defines
+ * primitives) and weights16_x86.h, then defines
  *
- *   xa_transpose(k, ldk, nkeys, d0, dn, out)   XV_W keys (rows k + i*ldk,
+ *   xa_transpose(k, ldk, nkeys, d0, dn, out, wt)   XV_W keys (rows k + i*ldk
+ *                          elements, stored as wt: XW_F32, XW_BF16, XW_F16;
  *                          the first nkeys valid, the others read as zero) x
  *                          columns d0 .. d0+dn-1 (dn <= XV_W) into
- *                          out[dd * XV_W + key]; moves bits only
+ *                          out[dd * XV_W + key] as f32; moves bits only
  *   XA_PV_ROWS             query rows per P.V tile (4 with 32 registers, 2 with 16)
  *   XA_PV_CHUNKS(qt)       XV_W-wide chunks of d per P.V tile of qt rows (<= 8)
  *   XA_ATTENTION_FN        the name of the kernel
@@ -29,6 +30,11 @@
  *      division by the sum. Up to XA_PV_ROWS rows share each loaded v_j.
  * Items are independent and each output row is computed by one item, so no
  * bit depends on the thread count.
+ *
+ * K and V may be a 16-bit KV cache (src/backend.h, HMX_W16_ATTENTION): each
+ * element is widened exactly to f32 as it is loaded, so the arithmetic and
+ * the bits are those of the f32 call on the widened values. The item body
+ * is instantiated once per storage type (xa_attend_f32/bf16/f16).
  */
 #ifndef HMX_ATTENTION_X86_H
 #define HMX_ATTENTION_X86_H
@@ -66,9 +72,14 @@ typedef struct xa_geom {
 /* Query row r of an item: i-major, so n (visible keys) never decreases with
  * r and the heads of one query position are neighbours. */
 typedef struct xa_item {
-  const float *kbase, *vbase; /* key/value j at base + j * ldkv */
+  const void *kbase, *vbase; /* key/value j at element j * ldkv of base (type kvt) */
   int64_t ldkv, b, g, i0, rows, nmax;
 } xa_item;
+
+/* Element i of a K/V array stored as wt (XW_F32, XW_BF16, XW_F16). */
+XV_INLINE const void *xa_at(const void *base, int64_t i, const int wt) {
+  return (const char *)base + i * (wt == XW_F32 ? 4 : 2);
+}
 
 static inline int64_t xa_row_n(const xa_geom *G, const xa_item *it, int64_t r) {
   const hmx_attention_args *a = G->a;
@@ -158,16 +169,27 @@ static float xa_softmax_row(float *s, int64_t n) {
   return xv_tree16(l);
 }
 
+/* Chunk c (XV_W values from element i + XV_W * c; `left` values from i
+ * exist) of a V row as f32, +0 past the end. */
+XV_INLINE xv_v xa_vload(const void *vbase, int64_t i, int c, int whole, int64_t left,
+                        const xv_m *mk, const int wt) {
+  if (wt == XW_F32) return xv_loadn((const float *)vbase + i + XV_W * c, mk[c]);
+  if (c < whole) return xw_load(vbase, i + XV_W * c, wt);
+  return xw_loadn(vbase, i + XV_W * c, left - XV_W * c, wt);
+}
+
 /* P.V for QT rows (1, 2 or 4) and CT chunks of XV_W d's from d0 (QT * CT
  * accumulators): acc = fma(e_j, v_j[d], acc) for j = 0..n_r-1 in order from
  * +0, then o = acc / sum (§attention). Rows share the loaded v_j while all
  * of them still see key j; the longer rows then continue alone (same order). */
 XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, const int64_t *n,
-                          const float *sum, float *const *o, const float *vbase, int64_t ldv,
-                          int64_t d0, int64_t D) {
+                          const float *sum, float *const *o, const void *vbase, int64_t ldv,
+                          int64_t d0, int64_t D, const int wt) {
   xv_v acc[XA_PV_ROWS][XA_PV_CT_MAX];
   xv_m mk[XA_PV_CT_MAX];
   for (int c = 0; c < CT; c++) mk[c] = xv_lanes_clamped(D - d0 - XV_W * c);
+  /* 16-bit V: chunk c loads whole when it lies inside D (below `whole`). */
+  const int whole = D - d0 >= (int64_t)XV_W * CT ? CT : (int)((D - d0) / XV_W);
   for (int t = 0; t < QT; t++)
     for (int c = 0; c < CT; c++) acc[t][c] = xv_zero();
   int64_t nmin = n[0], nmaxr = n[0];
@@ -175,21 +197,26 @@ XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, con
     if (n[t] < nmin) nmin = n[t];
     if (n[t] > nmaxr) nmaxr = n[t];
   }
-  const float *vp = vbase + d0;
-  for (int64_t j = 0; j < nmin; j++, vp += ldv) { /* §attention: P.V sequential over j */
+  /* Constant trip counts, unrolled so that v and acc stay in registers (the
+   * 16-bit loads' per-chunk branch kept gcc from unrolling by itself, and
+   * v then went through the stack). */
+  for (int64_t j = 0; j < nmin; j++) { /* §attention: P.V sequential over j */
     xv_v v[XA_PV_CT_MAX];
-    for (int c = 0; c < CT; c++) v[c] = xv_loadn(vp + XV_W * c, mk[c]);
+#pragma GCC unroll 8
+    for (int c = 0; c < CT; c++) v[c] = xa_vload(vbase, j * ldv + d0, c, whole, D - d0, mk, wt);
+#pragma GCC unroll 4
     for (int t = 0; t < QT; t++) {
       const xv_v x = xv_bcast(e[t] + j);
+#pragma GCC unroll 8
       for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, v[c], acc[t][c]);
     }
   }
   if (nmaxr > nmin) {
     for (int t = 0; t < QT; t++) {
-      const float *vq = vbase + d0 + nmin * ldv;
-      for (int64_t jj = nmin; jj < n[t]; jj++, vq += ldv) { /* same order, row alone */
+      for (int64_t jj = nmin; jj < n[t]; jj++) { /* same order, row alone */
         const xv_v x = xv_bcast(e[t] + jj);
-        for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, xv_loadn(vq + XV_W * c, mk[c]), acc[t][c]);
+        for (int c = 0; c < CT; c++)
+          acc[t][c] = xv_fma(x, xa_vload(vbase, jj * ldv + d0, c, whole, D - d0, mk, wt), acc[t][c]);
       }
     }
   }
@@ -203,13 +230,26 @@ XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, con
 /* P.V of QT rows (the first QT of e, n, sum, o) over every d, in tiles of
  * XA_PV_CHUNKS(QT) chunks (§attention: each output its own chain over j). */
 XV_INLINE void xa_pv_rows(const int QT, const float *const *e, const int64_t *n, const float *sum,
-                          float *const *o, const float *vbase, int64_t ldv, int64_t D) {
+                          float *const *o, const void *vbase, int64_t ldv, int64_t D,
+                          const int wt) {
   for (int64_t d0 = 0; d0 < D; d0 += XV_W * XA_PV_CHUNKS(QT))
-    xa_pv_tile(QT, XA_PV_CHUNKS(QT), e, n, sum, o, vbase, ldv, d0, D);
+    xa_pv_tile(QT, XA_PV_CHUNKS(QT), e, n, sum, o, vbase, ldv, d0, D, wt);
 }
 
-static void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, float *kt,
-                           float *sums) {
+/* Software prefetch of the element column d0 (one cache line's worth of
+ * the row or less) of rows j0 .. j1-1, ldkv elements apart, into the level
+ * of `hint` (0: L1, else L2). */
+XV_INLINE void xa_prefetch_col(const void *base, int64_t j0, int64_t j1, int64_t ldkv, int64_t d0,
+                               const int wt, const int hint) {
+  for (int64_t j = j0; j < j1; j++) {
+    const char *p = (const char *)xa_at(base, j * ldkv + d0, wt);
+    if (hint == 0) _mm_prefetch(p, _MM_HINT_T0);
+    else _mm_prefetch(p, _MM_HINT_T1);
+  }
+}
+
+XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, float *kt,
+                              float *sums, const int wt) {
   const hmx_attention_args *a = G->a;
   const int64_t D = a->d, R = it->rows;
   const xv_v scale = xv_set1(a->scale);
@@ -219,10 +259,22 @@ static void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, float 
     for (int kb = 0; kb < 4; kb++) {
       int64_t cnt = nk - XV_W * kb;
       cnt = cnt < 0 ? 0 : cnt > XV_W ? XV_W : cnt;
-      const float *kp = it->kbase + (j0 + XV_W * kb) * it->ldkv;
-      for (int64_t d0 = 0; d0 < D; d0 += XV_W)
+      const void *kp = xa_at(it->kbase, (j0 + XV_W * kb) * it->ldkv, wt);
+      /* Software prefetch, spread over the transposes (one line per key
+       * row): these XV_W keys of the next block into L1, and the values of
+       * these keys into L2 for step 3 (a few hundred KiB per item at most).
+       * A head's rows are a few cache lines each, 1.5-3 KiB apart (the other
+       * heads sit between them), which the hardware prefetchers do not
+       * follow well: from memory, a 16-bit KV cache measured 2.5x slower per
+       * byte than f32 without these (Zen 5, decode). Changes no value. */
+      const int64_t jk = j0 + XA_KEYS + XV_W * kb, jv = j0 + XV_W * kb;
+      const int64_t jk1 = jk + XV_W < it->nmax ? jk + XV_W : it->nmax;
+      for (int64_t d0 = 0; d0 < D; d0 += XV_W) {
+        xa_prefetch_col(it->kbase, jk, jk1, it->ldkv, d0, wt, 0);
+        xa_prefetch_col(it->vbase, jv, jv + cnt, it->ldkv, d0, wt, 1);
         xa_transpose(kp, it->ldkv, (int)cnt, d0, (int)(D - d0 < XV_W ? D - d0 : XV_W),
-                     kt + kb * D * XV_W + d0 * XV_W);
+                     kt + kb * D * XV_W + d0 * XV_W, wt);
+      }
     }
     for (int64_t r = 0; r < R; r += 2) {
       int qt = R - r >= 2 ? 2 : 1;
@@ -249,12 +301,25 @@ static void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, float 
       o[t] = a->o + xa_row_off(G, it, rr);
       n[t] = xa_row_n(G, it, rr);
     }
-    if (qt == XA_PV_ROWS) xa_pv_rows(XA_PV_ROWS, e, n, sums + r, o, it->vbase, it->ldkv, D);
-    else if (XA_PV_ROWS > 2 && qt >= 2) xa_pv_rows(2, e, n, sums + r, o, it->vbase, it->ldkv, D);
-    else xa_pv_rows(1, e, n, sums + r, o, it->vbase, it->ldkv, D);
+    if (qt == XA_PV_ROWS) xa_pv_rows(XA_PV_ROWS, e, n, sums + r, o, it->vbase, it->ldkv, D, wt);
+    else if (XA_PV_ROWS > 2 && qt >= 2)
+      xa_pv_rows(2, e, n, sums + r, o, it->vbase, it->ldkv, D, wt);
+    else xa_pv_rows(1, e, n, sums + r, o, it->vbase, it->ldkv, D, wt);
     if (XA_PV_ROWS > 2 && qt == 3) /* the third row alone */
-      xa_pv_rows(1, e + 2, n + 2, sums + r + 2, o + 2, it->vbase, it->ldkv, D);
+      xa_pv_rows(1, e + 2, n + 2, sums + r + 2, o + 2, it->vbase, it->ldkv, D, wt);
   }
+}
+
+/* One instance per K/V storage type. */
+static void xa_attend_f32(const xa_geom *G, const xa_item *it, float *S, float *kt, float *sums) {
+  xa_attend_item(G, it, S, kt, sums, XW_F32);
+}
+static void xa_attend_bf16(const xa_geom *G, const xa_item *it, float *S, float *kt,
+                           float *sums) {
+  xa_attend_item(G, it, S, kt, sums, XW_BF16);
+}
+static void xa_attend_f16(const xa_geom *G, const xa_item *it, float *S, float *kt, float *sums) {
+  xa_attend_item(G, it, S, kt, sums, XW_F16);
 }
 
 hmx_status XA_ATTENTION_FN(const hmx_attention_args *a) {
@@ -271,6 +336,11 @@ hmx_status XA_ATTENTION_FN(const hmx_attention_args *a) {
   G.rows_max = G.group * qb;
   const int64_t items = a->b * a->hkv * G.nqb;
   if (items <= 0) return HMX_OK;
+  const int wt = xw_type(a->kvdt);
+  const void *kall = wt == XW_F32 ? (const void *)a->k : (const void *)a->k16;
+  const void *vall = wt == XW_F32 ? (const void *)a->v : (const void *)a->v16;
+  void (*attend)(const xa_geom *, const xa_item *, float *, float *, float *) =
+      wt == XW_BF16 ? xa_attend_bf16 : wt == XW_F16 ? xa_attend_f16 : xa_attend_f32;
   const int nt = hmx_thread_count(a->threads, items);
   /* Per thread: scores [rows_max][ld_s], Kt [4][D][XV_W], sums [rows_max]. */
   const int64_t per = G.rows_max * G.ld_s + 4 * a->d * XV_W + G.rows_max + XV_W;
@@ -298,9 +368,9 @@ hmx_status XA_ATTENTION_FN(const hmx_attention_args *a) {
     it.rows = (i1 - it.i0) * G.group;
     it.nmax = a->causal ? a->q_offset + i1 : a->skv;
     it.ldkv = a->hkv * a->d;
-    it.kbase = a->k + (it.b * a->skv * a->hkv + it.g) * a->d;
-    it.vbase = a->v + (it.b * a->skv * a->hkv + it.g) * a->d;
-    xa_attend_item(&G, &it, S, kt, sums);
+    it.kbase = xa_at(kall, (it.b * a->skv * a->hkv + it.g) * a->d, wt);
+    it.vbase = xa_at(vall, (it.b * a->skv * a->hkv + it.g) * a->d, wt);
+    attend(&G, &it, S, kt, sums);
   }
   free(scratch);
   return HMX_OK;

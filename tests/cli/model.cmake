@@ -28,6 +28,18 @@ execute_process(COMMAND ${HMX} generate --config test --prompt "hadamix" -n 12 -
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0 OR NOT ids_ref STREQUAL ids_best)
   message(SEND_ERROR "FAILED: generate ref vs best: '${ids_ref}' vs '${ids_best}'")
 endif()
+# a bf16 KV cache: said on stderr, and the same ids on ref and on the best backend
+hmx_expect(NAME "generate kv bf16" CODE 0 STDERR "bf16 KV cache"
+           COMMAND ${HMX} generate --config test --prompt "hadamix" -n 4 --kv-dtype bf16)
+execute_process(COMMAND ${HMX} generate --config test --prompt "hadamix" -n 12 --print-ids --backend ref --kv-dtype bf16
+                OUTPUT_VARIABLE kv_ref RESULT_VARIABLE rc1)
+execute_process(COMMAND ${HMX} generate --config test --prompt "hadamix" -n 12 --print-ids --backend best --threads 2 --kv-dtype bf16
+                OUTPUT_VARIABLE kv_best RESULT_VARIABLE rc2)
+if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0 OR NOT kv_ref STREQUAL kv_best OR kv_ref STREQUAL "")
+  message(SEND_ERROR "FAILED: generate --kv-dtype bf16 ref vs best: '${kv_ref}' vs '${kv_best}'")
+endif()
+hmx_expect(NAME "generate bad kv dtype" CODE 2 STDERR "--kv-dtype 'i8' is not one of f32, bf16, f16"
+           COMMAND ${HMX} generate --config test --kv-dtype i8)
 # seeded sampling is reproducible, and another seed gives other tokens
 foreach(seed 5 5 6)
   execute_process(COMMAND ${HMX} generate --config test --prompt "x" -n 24 --print-ids

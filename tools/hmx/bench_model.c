@@ -84,7 +84,8 @@ static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
   int32_t *toks = malloc((size_t)n_prompt * sizeof *toks);
   float *logits = malloc((size_t)c->vocab * sizeof *logits);
   hmx_kv_cache *cache = NULL;
-  hmx_status st = toks && logits ? hmx_kv_cache_new(m, n_prompt + n_decode + 1, &cache)
+  hmx_status st = toks && logits ? hmx_kv_cache_new_typed(m, n_prompt + n_decode + 1,
+                                                          hmx_model_opts_kv_dtype(&o), &cache)
                                  : HMX_ERR_NO_MEMORY;
   hmx_context ctx = {be, threads, 0, tier};
   if (!st && hmx_model_opts_prepare("bench-model", &o, m, &ctx)) st = HMX_ERR_INVALID_ARGUMENT;
@@ -180,8 +181,10 @@ static void tier_logit_diff(const hmx_model_opts *mo, int outproj, const hmx_bac
   int32_t *toks = malloc((size_t)n_prompt * sizeof *toks);
   float *la = malloc((size_t)c->vocab * sizeof *la), *lb = malloc((size_t)c->vocab * sizeof *lb);
   hmx_kv_cache *ca = NULL, *cb = NULL;
-  hmx_status st = toks && la && lb ? hmx_kv_cache_new(m, n_prompt + 17, &ca) : HMX_ERR_NO_MEMORY;
-  if (!st) st = hmx_kv_cache_new(m, n_prompt + 17, &cb);
+  const hmx_dtype kvdt = hmx_model_opts_kv_dtype(&o);
+  hmx_status st = toks && la && lb ? hmx_kv_cache_new_typed(m, n_prompt + 17, kvdt, &ca)
+                                   : HMX_ERR_NO_MEMORY;
+  if (!st) st = hmx_kv_cache_new_typed(m, n_prompt + 17, kvdt, &cb);
   hmx_context xa = {be, threads, 0, HMX_TIER_EXACT}, xb = {be, threads, 0, HMX_TIER_FAST};
   double max_abs = 0, max_logit = 0, sum_abs = 0;
   int64_t count = 0;
@@ -440,10 +443,12 @@ int hmx_cmd_bench_model(int argc, char **argv) {
   /* measured after the variants, in the parent: OpenMP threads in the parent
    * before a fork() would hang the children (libgomp is not fork-safe) */
   const double bw = hmx_read_bandwidth(threads);
-  printf("hmx bench-model: config %s, %s weights, backend %s, %d threads, prompt %ld, decode "
-         "%ld, %ld round%s, tier %s\nceiling: read bandwidth (%d threads) %.1f GB/s\n\n",
+  printf("hmx bench-model: config %s, %s weights, %s KV cache, backend %s, %d threads, "
+         "prompt %ld, decode %ld, %ld round%s, tier %s\nceiling: read bandwidth (%d threads) "
+         "%.1f GB/s\n\n",
          mo.weights ? mo.weights : mo.config, mo.weights ? "file" : hmx_dtype_name(
-             mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype), hmx_backend_name(be), threads,
+             mo.dtype < 0 ? HMX_F32 : (hmx_dtype)mo.dtype),
+         hmx_dtype_name(hmx_model_opts_kv_dtype(&mo)), hmx_backend_name(be), threads,
          n_prompt, n_decode, repeat, repeat > 1 ? "s (medians; decode range)" : "",
          both_tiers ? "exact and fast" : hmx_tier_name(one_tier), threads, bw);
   if (!fork_safe(be))

@@ -219,7 +219,8 @@ int hmx_cmd_generate(int argc, char **argv) {
   if (n_prompt + n_new > c->context) {
     rc = hmx_cli_error(HMX_EXIT_USAGE, "generate: %lld prompt + %ld new tokens exceed the "
                        "context (%d)", (long long)n_prompt, n_new, c->context);
-  } else if (!logits || (st = hmx_kv_cache_new(m, n_prompt + n_new, &cache))) {
+  } else if (!logits || (st = hmx_kv_cache_new_typed(m, n_prompt + n_new,
+                                                             hmx_model_opts_kv_dtype(&mo), &cache))) {
     rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: %s", st ? hmx_cli_status_message(st) :
                        "out of memory");
   }
@@ -249,11 +250,11 @@ int hmx_cmd_generate(int argc, char **argv) {
       else memmove(logits, logits + (n_prompt - 1) * c->vocab, (size_t)c->vocab * sizeof(float));
     }
     if (!rc)
-      fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB); "
-              "backend %s, %d threads\n", c->n_layer, c->d_model,
+      fprintf(stderr, "model: %d layers, d %d, %s output projection, %s weights (%.1f MiB), "
+              "%s KV cache; backend %s, %d threads\n", c->n_layer, c->d_model,
               c->outproj == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
               hmx_dtype_name(hmx_model_dtype(m)), hmx_model_weight_bytes(m) / 1048576.0,
-              hmx_backend_name(be), threads);
+              hmx_dtype_name(hmx_kv_cache_dtype(cache)), hmx_backend_name(be), threads);
   }
   double t1 = hmx_now();
   for (long i = 0; !rc && i < n_new; i++) {

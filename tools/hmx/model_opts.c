@@ -12,6 +12,7 @@ void hmx_model_opts_init(hmx_model_opts *o) {
   o->config = "tiny";
   o->outproj = -1;
   o->dtype = -1;
+  o->kv_dtype = -1;
   o->weights_seed = 1;
 }
 
@@ -46,6 +47,15 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
     }
   } else if (hmx_args_value(a, "--dtype", &v, err)) {
     if (!*err && hmx_parse_dtype(a->cmd, v, &o->dtype)) *err = 1;
+  } else if (hmx_args_value(a, "--kv-dtype", &v, err)) {
+    if (*err) return 1;
+    if (!strcmp(v, "f32")) o->kv_dtype = HMX_F32;
+    else if (!strcmp(v, "bf16")) o->kv_dtype = HMX_BF16;
+    else if (!strcmp(v, "f16")) o->kv_dtype = HMX_F16;
+    else {
+      hmx_cli_error(HMX_EXIT_USAGE, "%s: --kv-dtype '%s' is not one of f32, bf16, f16", a->cmd, v);
+      *err = 1;
+    }
   } else if (hmx_args_value(a, "--weight-layout", &v, err)) {
     if (*err) return 1;
     if (!strcmp(v, "rows") || !strcmp(v, "auto")) o->rows_layout = !strcmp(v, "rows");
@@ -67,6 +77,10 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
   return 1;
 }
 
+hmx_dtype hmx_model_opts_kv_dtype(const hmx_model_opts *o) {
+  return o->kv_dtype < 0 ? HMX_F32 : (hmx_dtype)o->kv_dtype;
+}
+
 void hmx_model_opts_help(FILE *out) {
   fputs("model (synthetic weights unless --weights is given):\n"
         "  --weights FILE      a weights file (docs/MODEL.md), a Llama GGUF or a Hugging Face\n"
@@ -80,7 +94,11 @@ void hmx_model_opts_help(FILE *out) {
         "  --weights-seed N    seed of the synthetic weights (default 1)\n"
         "  --weight-layout L   generate, bench-model: auto (default: the projections and\n"
         "                      the FFN in the layout the backend reads fastest,\n"
-        "                      docs/MODEL.md \"Weight layout\"; same bits) or rows (as stored)\n",
+        "                      docs/MODEL.md \"Weight layout\"; same bits) or rows (as stored)\n"
+        "  --kv-dtype D        generate, bench-model: the KV cache stores K and V as f32\n"
+        "                      (default), bf16 or f16 (rounded to nearest even when stored:\n"
+        "                      half the bytes per decode step, other logits; docs/MODEL.md\n"
+        "                      \"KV cache\")\n",
         out);
 }
 

@@ -18,6 +18,8 @@ typedef struct hmx_model_opts {
   const char *sets[HMX_MODEL_MAX_SETS]; /* --set KEY=VALUE */
   int nsets;
   int rows_layout;      /* --weight-layout rows: skip hmx_model_prepare */
+  int kv_dtype;         /* --kv-dtype f32|bf16|f16 of generate's and bench-model's KV
+                           cache; -1: f32 */
 } hmx_model_opts;
 
 void hmx_model_opts_init(hmx_model_opts *o);
@@ -33,6 +35,8 @@ int hmx_model_opts_open(const char *cmd, const hmx_model_opts *o, hmx_model **m)
  * returns an exit code (generate and bench-model call it). */
 int hmx_model_opts_prepare(const char *cmd, const hmx_model_opts *o, hmx_model *m,
                            const hmx_context *ctx);
+/* The KV cache dtype of the options (--kv-dtype; f32 when not given). */
+hmx_dtype hmx_model_opts_kv_dtype(const hmx_model_opts *o);
 /* The help text of these options. */
 void hmx_model_opts_help(FILE *out);
 
