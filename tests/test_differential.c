@@ -211,6 +211,12 @@ static void diff_attention(const hmx_opspec *op, int cases) {
     int64_t sq = rnd(1, 20), skv = sq + rnd(0, 40);
     if (c == 0) sq = 1; /* decode */
     if (c == 1) { sq = 1; skv = rnd(130, 300); causal = 1; } /* decode over several key blocks */
+    if (c == 2 || c == 3) { /* decode without grouped heads: items two at a time, an odd one */
+      b = 2;
+      hkv = hq = c == 2 ? 3 : 4;
+      sq = 1;
+      skv = rnd(1, 200);
+    }
     const hmx_dtype kvdt = rnd_wdtype();
     buf q = make_buf(b * sq * hq * d, 1), o = make_buf(b * sq * hq * d, 0);
     wbuf k = make_w(b * skv * hkv * d, kvdt), v = make_w(b * skv * hkv * d, kvdt);
