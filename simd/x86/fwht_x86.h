@@ -137,6 +137,25 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #ifndef HX_PF_LOADS
 #define HX_PF_LOADS 2 /* 64-byte vector loads per prefetched line */
 #endif
+
+/* Rows of one chunk pass (hx_small_rows) from a batch of HX_PF_BYTES or
+ * more: before each row, prefetch the bytes HX_PF_AHEAD further on into L1
+ * (about latency x bandwidth: ~100 ns x 55 GB/s). With the hardware
+ * prefetchers alone, avx512 n = 512 (one 32-register chunk per row) read and
+ * wrote 23-28 GB/s from memory, and n = 256 50-56 in some processes and 21-24
+ * in others; with this both 53-65 (Zen 5, one thread, A/B interleaved). The
+ * same before rows that take passes in L1 was mixed (avx2 n = 2048 24 -> 31
+ * GB/s, avx512 768/1536 +15%, but avx512 2048 53 -> 42, avx2 768/1536 -10%),
+ * so those rows keep the hardware prefetchers (and hx_pf from p >= 4096). */
+#ifndef HX_PF_AHEAD
+#define HX_PF_AHEAD 6144
+#endif
+
+HX_INL void hx_pf_ahead(const float *row, int64_t n, const float *end) {
+  const char *p = (const char *)row + HX_PF_AHEAD, *e = (const char *)end;
+  for (int64_t i = 0; i < n * (int64_t)sizeof(float) && p + i < e; i += 64)
+    _mm_prefetch(p + i, _MM_HINT_T0);
+}
 #ifndef HX_SPLIT_LR
 #define HX_SPLIT_LR 0 /* log2 registers of the split chunks of hx_block (0: no split) */
 #endif
@@ -775,23 +794,27 @@ static void hx_row_par(const float *x, float *y, int m, int64_t p, const hx_fin 
 
 /* Rows of m = 1 and n <= one chunk, rows [b0, b1): one chunk pass per row. */
 HX_INL void hx_small_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                               const hx_fin *f, const int lr, const int fm, const int fs) {
+                               const hx_fin *f, const int lr, const int fm, const int fs,
+                               int ahead) {
   /* rows independent (§fwht, per row) */
-  for (int64_t b = b0; b < b1; b++) hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, 0, fm, fs, 0);
+  for (int64_t b = b0; b < b1; b++) {
+    if (ahead) hx_pf_ahead(x + b * n, n, x + b1 * n);
+    hx_chunk_impl(x + b * n, y + b * n, n, 0, f, lr, 0, fm, fs, 0);
+  }
 }
 
 HX_INL void hx_small_rows_fin(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                              const hx_fin *f, int lr, const int fm, const int fs) {
+                              const hx_fin *f, int lr, const int fm, const int fs, int ahead) {
   switch (lr) {
-  case 0: hx_small_rows_impl(x, y, b0, b1, n, f, 0, fm, fs); break;
-  case 1: hx_small_rows_impl(x, y, b0, b1, n, f, 1, fm, fs); break;
-  case 2: hx_small_rows_impl(x, y, b0, b1, n, f, 2, fm, fs); break;
-  case 3: hx_small_rows_impl(x, y, b0, b1, n, f, 3, fm, fs); break;
+  case 0: hx_small_rows_impl(x, y, b0, b1, n, f, 0, fm, fs, ahead); break;
+  case 1: hx_small_rows_impl(x, y, b0, b1, n, f, 1, fm, fs, ahead); break;
+  case 2: hx_small_rows_impl(x, y, b0, b1, n, f, 2, fm, fs, ahead); break;
+  case 3: hx_small_rows_impl(x, y, b0, b1, n, f, 3, fm, fs, ahead); break;
 #if HX_CHUNK_LOG2 >= 4
-  case 4: hx_small_rows_impl(x, y, b0, b1, n, f, 4, fm, fs); break;
+  case 4: hx_small_rows_impl(x, y, b0, b1, n, f, 4, fm, fs, ahead); break;
 #endif
 #if HX_CHUNK_LOG2 >= 5
-  case 5: hx_small_rows_impl(x, y, b0, b1, n, f, 5, fm, fs); break;
+  case 5: hx_small_rows_impl(x, y, b0, b1, n, f, 5, fm, fs, ahead); break;
 #endif
   default: break;
   }
@@ -799,12 +822,12 @@ HX_INL void hx_small_rows_fin(const float *x, float *y, int64_t b0, int64_t b1, 
 
 /* The mode and the store kind hoisted out of the loops (fwht's two cases). */
 static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                          const hx_fin *f, int lr) {
+                          const hx_fin *f, int lr, int ahead) {
   if (f->mode == HX_FIN_SCALE && !f->stream)
-    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 0);
+    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 0, ahead);
   else if (f->mode == HX_FIN_SCALE)
-    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 1);
-  else hx_small_rows_fin(x, y, b0, b1, n, f, lr, -1, -1);
+    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 1, ahead);
+  else hx_small_rows_fin(x, y, b0, b1, n, f, lr, -1, -1, ahead);
 }
 
 static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int m, hx_fin fin,
@@ -830,12 +853,13 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   fin.stream = lp >= HX_LOG2W && x != y && (uintptr_t)y % (HX_W * sizeof(float)) == 0 &&
                batch * n * (int64_t)sizeof(float) >= HX_STREAM_BYTES &&
                n <= HX_STREAM_MAX_N && (m == 1 || HX_STREAM_MPOINT);
+  const int ahead = batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES; /* hx_pf_ahead */
   if (m == 1 && lp >= HX_LOG2W && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
     /* Short rows: contiguous ranges of rows per thread, one chunk pass per
      * row. Rows are independent (§fwht, per row): any thread count gives
      * the same bits. */
     HMX_FOR_THREADS(nt, t, {
-      hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W);
+      hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W, ahead);
       if (fin.stream) hx_fence();
     });
     return HMX_OK;

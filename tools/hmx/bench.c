@@ -282,7 +282,9 @@ static void fwht_flops(int64_t n, double *flop) {
 }
 
 static void bench_fwht(bench *B) {
-  static const int64_t sizes[] = {256, 1024, 4096, 16384, 65536, 768, 1536};
+  /* --size small takes the first two; 512 and 2048 last (512: one 32-register
+   * chunk per row on avx512, which needed its own prefetch from memory) */
+  static const int64_t sizes[] = {256, 1024, 4096, 16384, 65536, 768, 1536, 512, 2048};
   int ns = B->small ? 2 : (int)(sizeof sizes / sizeof sizes[0]);
   /* two batches: resident in L2 (~256 KiB) and far larger than the caches */
   const double bytes_l2 = B->small ? 16384 : 256 * 1024.0;
