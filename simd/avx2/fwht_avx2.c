@@ -14,6 +14,9 @@
 #ifndef HX_RADIX_LOG2
 #define HX_RADIX_LOG2 3 /* 3 stages per pass over memory */
 #endif
+#ifndef HX_PF_AHEAD_ROWS
+#define HX_PF_AHEAD_ROWS 1 /* prefetch ahead before rows of several passes too (fwht_x86.h) */
+#endif
 #ifndef HX_L1_LOG2
 #define HX_L1_LOG2 12 /* 16 KiB blocks: L1 resident */
 #endif

@@ -144,11 +144,17 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
  * prefetchers alone, avx512 n = 512 (one 32-register chunk per row) read and
  * wrote 23-28 GB/s from memory, and n = 256 50-56 in some processes and 21-24
  * in others; with this both 53-65 (Zen 5, one thread, A/B interleaved). The
- * same before rows that take passes in L1 was mixed (avx2 n = 2048 24 -> 31
- * GB/s, avx512 768/1536 +15%, but avx512 2048 53 -> 42, avx2 768/1536 -10%),
- * so those rows keep the hardware prefetchers (and hx_pf from p >= 4096). */
+ * same before rows that take passes in L1 (HX_PF_AHEAD_ROWS) was mixed: avx512
+ * 768/1536 +15% but 2048 53 -> 42 GB/s, so avx512 leaves those rows to the
+ * hardware prefetchers (and hx_pf from p >= 4096). avx2 takes it: 2048
+ * 24 -> 31, and in the processes where the hardware prefetchers stay slow
+ * (right after the reference ran, in some runs) n = 1024 24 -> 38 GB/s,
+ * for 1-5% at 512/768/1024 otherwise and 11% at 1536. */
 #ifndef HX_PF_AHEAD
 #define HX_PF_AHEAD 6144
+#endif
+#ifndef HX_PF_AHEAD_ROWS
+#define HX_PF_AHEAD_ROWS 0 /* also before rows of several passes below HX_PF_MIN_P */
 #endif
 
 HX_INL void hx_pf_ahead(const float *row, int64_t n, const float *end) {
@@ -887,6 +893,8 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
         hx_pf_cur.credit = 0;
         hx_pf_cur.every = pf_every;
       }
+      if (HX_PF_AHEAD_ROWS && ahead && pf_every == 0)
+        hx_pf_ahead(x + b * n, n, x + batch * (t + 1) / nt * n);
       hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
     }
     hx_pf_cur.p = hx_pf_cur.e = NULL;
