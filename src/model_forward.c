@@ -42,8 +42,8 @@ hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtyp
   const size_t es = dtype == HMX_F32 ? sizeof(float) : sizeof(uint16_t);
   size_t n;
   if (!hmx_mul_size((size_t)m->cfg.n_layer, (size_t)capacity, &n) ||
-      !hmx_mul_size(n, (size_t)c->row, &n) || !hmx_mul_size(n, es, &n) ||
-      !(c->k = hmx_alloc_array(n, 1)) || !(c->v = hmx_alloc_array(n, 1))) {
+      !hmx_mul_size(n, (size_t)c->row, &n) || !(c->k = hmx_alloc_array(n, es)) ||
+      !(c->v = hmx_alloc_array(n, es))) {
     const long long row = (long long)c->row;
     hmx_kv_cache_free(c);
     return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: cannot allocate 2 x %d layers x %lld "

@@ -161,9 +161,10 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #endif
 
 HX_INL void hx_pf_ahead(const float *row, int64_t n, const float *end) {
-  const char *p = (const char *)row + HX_PF_AHEAD, *e = (const char *)end;
-  for (int64_t i = 0; i < n * (int64_t)sizeof(float) && p + i < e; i += 64)
-    _mm_prefetch(p + i, _MM_HINT_T0);
+  const char *r = (const char *)row;
+  const int64_t left = (const char *)end - r; /* bytes from row to the end of this thread's rows */
+  for (int64_t i = HX_PF_AHEAD; i < HX_PF_AHEAD + n * (int64_t)sizeof(float) && i < left; i += 64)
+    _mm_prefetch(r + i, _MM_HINT_T0);
 }
 #ifndef HX_SPLIT_LR
 #define HX_SPLIT_LR 0 /* log2 registers of the split chunks of hx_block (0: no split) */
