@@ -74,7 +74,8 @@ int hmx_cmd_params(int argc, char **argv) {
   printf("  %-22s %14.1f %14.1f\n", "weights bf16 (MiB)", pd.total * 2.0 / 1048576.0,
          ph.total * 2.0 / 1048576.0);
   const double kv = 2.0 * cd.n_layer * cd.n_kv_head * cd.head_dim * 4.0;
-  printf("  %-22s %14.0f (f32 K and V, all layers; %.1f MiB at context %d)\n",
+  printf("  %-22s %14.0f (f32 K and V, all layers; %.1f MiB at context %d; half with "
+         "--kv-dtype bf16|f16)\n",
          "KV cache bytes/token", kv, kv * cd.context / 1048576.0, cd.context);
   static const struct { const char *name; double dense, had; } paper[] = {
       {"tiny", 124, 117}, {"small", 354, 329}, {"base", 757, 701}};
