@@ -39,11 +39,10 @@ hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtyp
   c->capacity = capacity;
   c->row = (int64_t)m->cfg.n_kv_head * m->cfg.head_dim;
   c->dtype = dtype;
-  const size_t es = dtype == HMX_F32 ? sizeof(float) : sizeof(uint16_t);
   size_t n;
   if (!hmx_mul_size((size_t)m->cfg.n_layer, (size_t)capacity, &n) ||
-      !hmx_mul_size(n, (size_t)c->row, &n) || !(c->k = hmx_alloc_array(n, es)) ||
-      !(c->v = hmx_alloc_array(n, es))) {
+      !hmx_mul_size(n, (size_t)c->row, &n) || !(c->k = hmx_alloc_array(n, hmx_dtype_size(dtype))) ||
+      !(c->v = hmx_alloc_array(n, hmx_dtype_size(dtype)))) {
     const long long row = (long long)c->row;
     hmx_kv_cache_free(c);
     return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: cannot allocate 2 x %d layers x %lld "
@@ -81,8 +80,8 @@ hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len) {
 
 /* Layer `layer`'s K (or V) rows, and their tensor of `len` positions. */
 static void *cache_rows(const hmx_kv_cache *c, void *base, int layer) {
-  const size_t es = c->dtype == HMX_F32 ? sizeof(float) : sizeof(uint16_t);
-  return (char *)base + (size_t)layer * (size_t)c->capacity * (size_t)c->row * es;
+  return (char *)base +
+         (size_t)layer * (size_t)c->capacity * (size_t)c->row * hmx_dtype_size(c->dtype);
 }
 static hmx_tensor cache_tensor(const hmx_kv_cache *c, void *base, int layer, int64_t len) {
   const hmx_model_config *cfg = &c->model->cfg;

@@ -419,8 +419,7 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   hmx_staging st;
   /* A 16-bit K/V (a KV cache) read in place by the exact kernels that take it;
    * the fast tier's kernels get it staged. */
-  const int kv16 = !fast && weights16_plain(k, v, NULL) &&
-                   (ex.be->weights16 & HMX_W16_ATTENTION) != 0;
+  const int kv16 = !fast && weights16_in_place(&ex, 0, HMX_W16_ATTENTION, k, v, NULL);
   const hmx_tensor *ins[] = {q, kv16 ? NULL : k, kv16 ? NULL : v};
   hmx_status s = hmx_staging_begin(&st, ins, 3, o);
   if (s == HMX_OK) {

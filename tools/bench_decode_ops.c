@@ -69,6 +69,15 @@ static double op_bytes(const char *op, const hmx_model_config *c, size_t es, siz
   return 0;
 }
 
+/* "f32", "bf16" or "f16" into *dt; 0 when it is none of them. */
+static int parse_dtype(const char *s, hmx_dtype *dt) {
+  if (!strcmp(s, "f32")) *dt = HMX_F32;
+  else if (!strcmp(s, "bf16")) *dt = HMX_BF16;
+  else if (!strcmp(s, "f16")) *dt = HMX_F16;
+  else return 0;
+  return 1;
+}
+
 static int fail(const char *what) {
   fprintf(stderr, "hmx-bench-decode-ops: %s: %s\n", what, hmx_last_error());
   return 1;
@@ -82,15 +91,7 @@ int main(int argc, char **argv) {
   const int prompt = argc > 5 ? atoi(argv[5]) : 512;
   const char *kvs = argc > 6 ? argv[6] : "f32";
   hmx_dtype dt, kvdt;
-  if (!strcmp(dts, "f32")) dt = HMX_F32;
-  else if (!strcmp(dts, "bf16")) dt = HMX_BF16;
-  else if (!strcmp(dts, "f16")) dt = HMX_F16;
-  else dt = (hmx_dtype)-1;
-  if (!strcmp(kvs, "f32")) kvdt = HMX_F32;
-  else if (!strcmp(kvs, "bf16")) kvdt = HMX_BF16;
-  else if (!strcmp(kvs, "f16")) kvdt = HMX_F16;
-  else kvdt = (hmx_dtype)-1;
-  if ((int)dt < 0 || (int)kvdt < 0) {
+  if (!parse_dtype(dts, &dt) || !parse_dtype(kvs, &kvdt)) {
     fprintf(stderr, "usage: hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] "
                     "[prompt] [kv cache: f32|bf16|f16]\n");
     return 2;
@@ -143,9 +144,10 @@ int main(int argc, char **argv) {
          "before, %.1f after\n\n%-12s %9s %6s %9s %8s\n", config, dts, kvs, threads, prompt, steps,
          total / steps * 1e3, steps / total, threads, bw0, bw1, "op", "ms/step", "share",
          "MB/step", "GB/s");
-  const size_t es = dt == HMX_F32 ? 4 : 2;
   for (int i = 0; i < t.n; i++) {
-    const double ms = t.sec[i] / steps * 1e3, mb = op_bytes(t.name[i], &cfg, es, kvdt == HMX_F32 ? 4 : 2, depth) / 1e6;
+    const double ms = t.sec[i] / steps * 1e3,
+                 mb = op_bytes(t.name[i], &cfg, hmx_dtype_size(dt), hmx_dtype_size(kvdt),
+                               depth) / 1e6;
     if (mb > 0)
       printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[i] / total, mb,
              mb / ms);

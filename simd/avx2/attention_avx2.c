@@ -21,16 +21,8 @@ static void xa_transpose(const void *k, int64_t ldk, int nkeys, int64_t d0, int 
                          int wt) {
   __m256 r[8], t[8], u[8];
   if (nkeys == 8 && dn == 8) { /* the common whole block: plain loads */
-    if (wt == XW_F32) {
 #pragma GCC unroll 8
-      for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps((const float *)k + i * ldk + d0);
-    } else if (wt == XW_BF16) {
-#pragma GCC unroll 8
-      for (int i = 0; i < 8; i++) r[i] = xv_load_bf16((const uint16_t *)k + i * ldk + d0);
-    } else {
-#pragma GCC unroll 8
-      for (int i = 0; i < 8; i++) r[i] = xv_load_f16((const uint16_t *)k + i * ldk + d0);
-    }
+    for (int i = 0; i < 8; i++) r[i] = xw_load(k, i * ldk + d0, wt);
   } else {
     for (int i = 0; i < 8; i++)
       r[i] = i < nkeys ? xw_loadn(k, i * ldk + d0, dn, wt) : _mm256_setzero_ps();

@@ -59,16 +59,8 @@ static void xa_transpose(const void *k, int64_t ldk, int nkeys, int64_t d0, int 
                          int wt) {
   __m512 r[16];
   if (nkeys == 16 && dn == 16) { /* the common whole block: plain loads */
-    if (wt == XW_F32) {
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps((const float *)k + i * ldk + d0);
-    } else if (wt == XW_BF16) {
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; i++) r[i] = xv_load_bf16((const uint16_t *)k + i * ldk + d0);
-    } else {
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; i++) r[i] = xv_load_f16((const uint16_t *)k + i * ldk + d0);
-    }
+    for (int i = 0; i < 16; i++) r[i] = xw_load(k, i * ldk + d0, wt);
   } else {
     for (int i = 0; i < 16; i++)
       r[i] = i < nkeys ? xw_loadn(k, i * ldk + d0, dn, wt) : _mm512_setzero_ps();

@@ -216,7 +216,8 @@ XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, con
       for (int64_t jj = nmin; jj < n[t]; jj++) { /* same order, row alone */
         const xv_v x = xv_bcast(e[t] + jj);
         for (int c = 0; c < CT; c++)
-          acc[t][c] = xv_fma(x, xa_vload(vbase, jj * ldv + d0, c, whole, D - d0, mk, wt), acc[t][c]);
+          acc[t][c] =
+              xv_fma(x, xa_vload(vbase, jj * ldv + d0, c, whole, D - d0, mk, wt), acc[t][c]);
       }
     }
   }

@@ -863,13 +863,16 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   fin.stream = lp >= HX_LOG2W && x != y && (uintptr_t)y % (HX_W * sizeof(float)) == 0 &&
                batch * n * (int64_t)sizeof(float) >= HX_STREAM_BYTES &&
                n <= HX_STREAM_MAX_N && (m == 1 || HX_STREAM_MPOINT);
-  const int ahead = batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES; /* hx_pf_ahead */
+  /* A batch far larger than the caches: rows are prefetched (hx_pf_ahead,
+   * hx_pf) and blocks do not split their chunks (hx_split_cur). */
+  const int from_memory = batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES;
   if (m == 1 && lp >= HX_LOG2W && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
     /* Short rows: contiguous ranges of rows per thread, one chunk pass per
      * row. Rows are independent (§fwht, per row): any thread count gives
      * the same bits. */
     HMX_FOR_THREADS(nt, t, {
-      hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W, ahead);
+      hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W,
+                    from_memory);
       if (fin.stream) hx_fence();
     });
     return HMX_OK;
@@ -880,7 +883,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * 65536: 2 beats 1, 3, 4 and 6, which finish the next row too early or
    * too late). */
   int pf_every = 0;
-  if (batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES && p >= HX_PF_MIN_P)
+  if (from_memory && p >= HX_PF_MIN_P)
     pf_every = HX_PF_LOADS * (64 / (HX_W * (int)sizeof(float)));
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
    * past one) and take passes in L2 take their intermediate passes in a
@@ -900,20 +903,20 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   /* Rows are independent (§fwht, per row): any thread count gives the same
    * bits. Contiguous ranges of rows per thread, each thread with its scratch
    * row (without one, or if it cannot be had, y itself). */
-  const int split = batch * n * (int64_t)sizeof(float) < HX_PF_BYTES;
   HMX_FOR_THREADS(nt, t, {
-    hx_split_cur = split;
+    hx_split_cur = !from_memory;
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
     /* rows independent (§fwht, per row) */
-    for (int64_t b = batch * t / nt; b < batch * (t + 1) / nt; b++) {
+    const int64_t b_end = batch * (t + 1) / nt;
+    for (int64_t b = batch * t / nt; b < b_end; b++) {
       if (pf_every > 0 && b + 1 < batch) {
         hx_pf_cur.p = (const char *)(x + (b + 1) * n);
         hx_pf_cur.e = hx_pf_cur.p + n * (int64_t)sizeof(float);
         hx_pf_cur.credit = 0;
         hx_pf_cur.every = pf_every;
       }
-      if (HX_PF_AHEAD_ROWS && ahead && pf_every == 0)
-        hx_pf_ahead(x + b * n, n, x + batch * (t + 1) / nt * n);
+      if (HX_PF_AHEAD_ROWS && from_memory && pf_every == 0)
+        hx_pf_ahead(x + b * n, n, x + b_end * n);
       hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
     }
     hx_pf_cur.p = hx_pf_cur.e = NULL;

@@ -64,8 +64,9 @@ int hmx_is_help(const char *s);
 /* ---- parsing values ---- */
 /* Non-negative thread count; 0 on success, else prints a usage error. */
 int hmx_parse_threads(const char *cmd, const char *s, int *out);
-/* "f32", "bf16", "f16". */
+/* "f32", "bf16", "f16": the value of --dtype, or of option `opt`. */
 int hmx_parse_dtype(const char *cmd, const char *s, int *out);
+int hmx_parse_dtype_opt(const char *cmd, const char *opt, const char *s, int *out);
 /* A backend by name ("best" allowed); prints the known names on error. */
 int hmx_parse_backend(const char *cmd, const char *s, const hmx_backend **out);
 /* "NAME=VALUE" -> applies to io; usage error (exit code 2) on failure. */

@@ -48,14 +48,7 @@ int hmx_model_opts_parse(hmx_args *a, hmx_model_opts *o, int *err) {
   } else if (hmx_args_value(a, "--dtype", &v, err)) {
     if (!*err && hmx_parse_dtype(a->cmd, v, &o->dtype)) *err = 1;
   } else if (hmx_args_value(a, "--kv-dtype", &v, err)) {
-    if (*err) return 1;
-    if (!strcmp(v, "f32")) o->kv_dtype = HMX_F32;
-    else if (!strcmp(v, "bf16")) o->kv_dtype = HMX_BF16;
-    else if (!strcmp(v, "f16")) o->kv_dtype = HMX_F16;
-    else {
-      hmx_cli_error(HMX_EXIT_USAGE, "%s: --kv-dtype '%s' is not one of f32, bf16, f16", a->cmd, v);
-      *err = 1;
-    }
+    if (!*err && hmx_parse_dtype_opt(a->cmd, "--kv-dtype", v, &o->kv_dtype)) *err = 1;
   } else if (hmx_args_value(a, "--weight-layout", &v, err)) {
     if (*err) return 1;
     if (!strcmp(v, "rows") || !strcmp(v, "auto")) o->rows_layout = !strcmp(v, "rows");

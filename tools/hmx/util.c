@@ -82,14 +82,18 @@ int hmx_parse_threads(const char *cmd, const char *s, int *out) {
   return 0;
 }
 
-int hmx_parse_dtype(const char *cmd, const char *s, int *out) {
+int hmx_parse_dtype_opt(const char *cmd, const char *opt, const char *s, int *out) {
   if (strcmp(s, "f32") == 0) *out = HMX_F32;
   else if (strcmp(s, "bf16") == 0) *out = HMX_BF16;
   else if (strcmp(s, "f16") == 0) *out = HMX_F16;
   else
-    return hmx_cli_error(HMX_EXIT_USAGE, "%s: --dtype '%s' is not one of f32, bf16, f16", cmd,
+    return hmx_cli_error(HMX_EXIT_USAGE, "%s: %s '%s' is not one of f32, bf16, f16", cmd, opt,
                          s);
   return 0;
+}
+
+int hmx_parse_dtype(const char *cmd, const char *s, int *out) {
+  return hmx_parse_dtype_opt(cmd, "--dtype", s, out);
 }
 
 const char *hmx_backend_names(void) {
