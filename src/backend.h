@@ -38,10 +38,19 @@ typedef struct hmx_hadamard_mix_args {
  * and computes as for f32, so the bits are those of the staged f32 call.
  * Otherwise (wdt = HMX_F32) the dispatcher has converted them to f32. */
 enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM = 8u,
-       HMX_WG16_SWIGLU = 16u, HMX_W16_ATTENTION = 32u };
+       HMX_WG16_SWIGLU = 16u, HMX_W16_ATTENTION = 32u, HMX_KB16_ATTENTION = 64u };
 /* HMX_W16_ATTENTION: attention's k and v (a 16-bit KV cache) the same way:
  * kvdt = HMX_BF16 or HMX_F16, k and v NULL, k16 and v16 set. Same values,
- * so the same bits as the staged f32 call. */
+ * so the same bits as the staged f32 call.
+ * HMX_KB16_ATTENTION: attention's k (f32, or 16-bit with HMX_W16_ATTENTION)
+ * in the KV cache's blocked layout (kblocks > 0; src/ops.c's
+ * hmx_attention_kb16 is the only caller that sets it): key j, element e of
+ * kv head g in batch b is element (((b * hkv + g) * kblocks + j / 16) * d +
+ * e) * 16 + j % 16, so 16 consecutive keys of one element are adjacent (a
+ * key tile's dots need no transpose). kblocks >= ceil(skv / 16) and a
+ * multiple of 4: keys skv .. 16 * kblocks - 1 are readable memory of any
+ * value, which the kernel may compute scores of but never uses. v stays
+ * row-major. Same values, so the same bits as the row-major call. */
 
 /* Block-quantized weights, the same design one step further. A backend whose
  * table sets HMX_WQ_GEMM in `weights16` also takes gemm's b as GGUF blocks
@@ -107,6 +116,7 @@ typedef struct hmx_attention_args {
   int threads;
   hmx_dtype kvdt;   /* HMX_F32, or HMX_BF16 / HMX_F16 with k16, v16 (HMX_W16_ATTENTION) */
   const uint16_t *k16, *v16;
+  int64_t kblocks;  /* 0: k row-major [B, Skv, Hkv, D]; > 0: blocked (HMX_KB16_ATTENTION) */
 } hmx_attention_args;
 
 typedef struct hmx_swiglu_args {

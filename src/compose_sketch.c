@@ -31,7 +31,7 @@
 static hmx_status attend(const hmx_sketch_args *a, const hmx_compose_kernels *k, const float *kb,
                          const float *vb, int64_t nk) {
   hmx_attention_args at = {a->q, kb, vb, a->o, a->b, a->s, nk, a->hq, a->hkv, a->d,
-                           0, 0, a->scale, a->threads, HMX_F32, NULL, NULL};
+                           0, 0, a->scale, a->threads, HMX_F32, NULL, NULL, 0};
   return k->attention(&at);
 }
 

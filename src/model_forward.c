@@ -14,6 +14,7 @@
 #include "swiglu_quant.h"
 #include "canon.h"       /* hmx_rope_table */
 #include "rope_tabled.h"
+#include "attention_kb16.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,13 @@ hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtyp
   c->capacity = capacity;
   c->row = (int64_t)m->cfg.n_kv_head * m->cfg.head_dim;
   c->dtype = dtype;
-  size_t n;
+  c->kblocks = (capacity + 63) / 64 * 4;
+  size_t n, nk;
   if (!hmx_mul_size((size_t)m->cfg.n_layer, (size_t)capacity, &n) ||
-      !hmx_mul_size(n, (size_t)c->row, &n) || !(c->k = hmx_alloc_array(n, hmx_dtype_size(dtype))) ||
+      !hmx_mul_size(n, (size_t)c->row, &n) ||
+      !hmx_mul_size((size_t)m->cfg.n_layer * 16, (size_t)c->kblocks, &nk) ||
+      !hmx_mul_size(nk, (size_t)c->row, &nk) ||
+      !(c->k = hmx_alloc_array(nk, hmx_dtype_size(dtype))) ||
       !(c->v = hmx_alloc_array(n, hmx_dtype_size(dtype)))) {
     const long long row = (long long)c->row;
     hmx_kv_cache_free(c);
@@ -78,33 +83,61 @@ hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len) {
   return HMX_OK;
 }
 
-/* Layer `layer`'s K (or V) rows, and their tensor of `len` positions. */
-static void *cache_rows(const hmx_kv_cache *c, void *base, int layer) {
-  return (char *)base +
+/* Layer `layer`'s V rows, and their tensor of `len` positions. */
+static void *cache_v_rows(const hmx_kv_cache *c, int layer) {
+  return (char *)c->v +
          (size_t)layer * (size_t)c->capacity * (size_t)c->row * hmx_dtype_size(c->dtype);
 }
-static hmx_tensor cache_tensor(const hmx_kv_cache *c, void *base, int layer, int64_t len) {
+static hmx_tensor cache_v_tensor(const hmx_kv_cache *c, int layer, int64_t len) {
   const hmx_model_config *cfg = &c->model->cfg;
-  return hmx_tensor_4d(cache_rows(c, base, layer), c->dtype, 1, len, cfg->n_kv_head,
+  return hmx_tensor_4d(cache_v_rows(c, layer), c->dtype, 1, len, cfg->n_kv_head,
                        cfg->head_dim);
 }
 
-/* Append n rows of k (or v) at position `at`: copied, or rounded to nearest
- * even for a 16-bit cache (the conversion every 16-bit output of the
- * library uses). */
-static void cache_store(const hmx_kv_cache *c, void *base, int layer, int64_t at,
-                        const float *src, int64_t n) {
+/* Layer `layer`'s K blocks, as a tensor of `len` positions whose data is in
+ * the blocked layout (read by hmx_attention_kb16 only). */
+static hmx_tensor cache_k_tensor(const hmx_kv_cache *c, int layer, int64_t len) {
+  const hmx_model_config *cfg = &c->model->cfg;
+  char *k = (char *)c->k + (size_t)layer * (size_t)c->kblocks * 16 * (size_t)c->row *
+                               hmx_dtype_size(c->dtype);
+  return hmx_tensor_4d(k, c->dtype, 1, len, cfg->n_kv_head, cfg->head_dim);
+}
+
+/* One value as the cache stores it: copied, or rounded to nearest even for
+ * a 16-bit cache (the conversion every 16-bit output of the library uses). */
+static void cache_put(hmx_dtype dt, void *dst, size_t i, float x) {
+  if (dt == HMX_F32) ((float *)dst)[i] = x;
+  else if (dt == HMX_BF16) ((uint16_t *)dst)[i] = hmx_f32_to_bf16(x);
+  else ((uint16_t *)dst)[i] = hmx_f32_to_f16(x);
+}
+
+/* Append n rows of v at position `at`. */
+static void cache_store_v(const hmx_kv_cache *c, int layer, int64_t at, const float *src,
+                          int64_t n) {
   const size_t cnt = (size_t)(n * c->row);
-  char *rows = cache_rows(c, base, layer);
+  char *rows = cache_v_rows(c, layer);
   if (c->dtype == HMX_F32) {
     memcpy((float *)rows + at * c->row, src, cnt * sizeof(float));
     return;
   }
-  uint16_t *dst = (uint16_t *)rows + at * c->row;
-  if (c->dtype == HMX_BF16)
-    for (size_t i = 0; i < cnt; i++) dst[i] = hmx_f32_to_bf16(src[i]);
-  else
-    for (size_t i = 0; i < cnt; i++) dst[i] = hmx_f32_to_f16(src[i]);
+  for (size_t i = 0; i < cnt; i++) cache_put(c->dtype, rows, (size_t)(at * c->row) + i, src[i]);
+}
+
+/* Append n rows of k at position `at`, each value to its place in the
+ * blocks: position t of kv head g, element e, at ((g * kblocks + t / 16) *
+ * head_dim + e) * 16 + t % 16 of the layer's blocks. */
+static void cache_store_k(const hmx_kv_cache *c, int layer, int64_t at, const float *src,
+                          int64_t n) {
+  const hmx_model_config *cfg = &c->model->cfg;
+  const int64_t D = cfg->head_dim;
+  void *blk = cache_k_tensor(c, layer, 0).data;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t t = at + i;
+    for (int64_t g = 0; g < cfg->n_kv_head; g++)
+      for (int64_t e = 0; e < D; e++)
+        cache_put(c->dtype, blk, (size_t)(((g * c->kblocks + t / 16) * D + e) * 16 + t % 16),
+                  src[i * c->row + g * D + e]);
+  }
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -305,14 +338,14 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   for (int s = 0; s < n_seq; s++) {
     hmx_kv_cache *kc = caches[s];
     const int64_t n = n_tokens[s], len = kc->len;
-    cache_store(kc, kc->k, l, len, f->k + off * kvd, n);
-    cache_store(kc, kc->v, l, len, f->v + off * kvd, n);
+    cache_store_k(kc, l, len, f->k + off * kvd, n);
+    cache_store_v(kc, l, len, f->v + off * kvd, n);
     hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
-    hmx_tensor k4 = cache_tensor(kc, kc->k, l, len + n);
-    hmx_tensor v4 = cache_tensor(kc, kc->v, l, len + n);
+    hmx_tensor k4 = cache_k_tensor(kc, l, len + n);
+    hmx_tensor v4 = cache_v_tensor(kc, l, len + n);
     hmx_attention_params ap = {1, len, 0.0f}; /* causal, queries at len.., scale 1/sqrt(D) */
-    TRY(hmx_attention(f->ctx, &q4, &k4, &v4, &ap, &o4));
+    TRY(hmx_attention_kb16(f->ctx, &q4, &k4, &v4, &ap, &o4, kc->kblocks));
     off += n;
   }
   TRY(trace(f, l, "attn", f->att, T, hd));

@@ -56,7 +56,11 @@ struct hmx_kv_cache {
   int64_t capacity, len;
   int64_t row;              /* n_kv_head * head_dim */
   hmx_dtype dtype;          /* of the elements: HMX_F32, HMX_BF16 or HMX_F16 */
-  void *k, *v;              /* [n_layer][capacity][row] elements of dtype */
+  int64_t kblocks;          /* blocks of 16 positions per layer and kv head (capacity
+                               rounded up to 64: a multiple of 4 blocks) */
+  void *k;                  /* [n_layer][n_kv_head][kblocks][head_dim][16]: position t
+                               of head g in block t / 16, lane t % 16 (HMX_KLAYOUT_B16) */
+  void *v;                  /* [n_layer][capacity][row] elements of dtype */
 };
 
 /* For the loaders of other formats (model_gguf.c), from model_weights.c: an

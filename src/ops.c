@@ -4,10 +4,12 @@
 #include "ops_stage.h" /* hmx_staging_begin / _finish */
 #include "canon.h"
 #include "rope_tabled.h"
+#include "attention_kb16.h"
 #include "ref.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 
 /* Inputs staged to f32 and one output; released together. */
@@ -364,8 +366,47 @@ hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const fl
   return rope_run(op, &ex, x, cos_tab, sin_tab, rot_dim, style, y);
 }
 
+/* K in the blocked layout of hmx_attention_kb16 copied back to rows
+ * [B, Skv, Hkv, D] of its dtype (moves bits only); NULL when out of memory. */
+static void *kb16_to_rows(const hmx_tensor *k, int64_t kblocks) {
+  const int64_t B = k->shape[0], S = k->shape[1], H = k->shape[2], D = k->shape[3];
+  const size_t es = hmx_dtype_size(k->dtype);
+  char *rows = hmx_alloc_array((size_t)(B * S * H * D), es);
+  if (!rows) return NULL;
+  const char *blk = k->data;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < S; j++)
+      for (int64_t g = 0; g < H; g++)
+        for (int64_t e = 0; e < D; e++)
+          memcpy(rows + (size_t)(((b * S + j) * H + g) * D + e) * es,
+                 blk + (size_t)((((b * H + g) * kblocks + j / 16) * D + e) * 16 + j % 16) * es,
+                 es);
+  return rows;
+}
+
+static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                                const hmx_tensor *v, const hmx_attention_params *p,
+                                hmx_tensor *o, int64_t kblocks);
+
 hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
                          const hmx_tensor *v, const hmx_attention_params *p, hmx_tensor *o) {
+  return attention_run(ctx, q, k, v, p, o, 0);
+}
+
+hmx_status hmx_attention_kb16(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                              const hmx_tensor *v, const hmx_attention_params *p, hmx_tensor *o,
+                              int64_t kblocks) {
+  if (k && (kblocks < 1 || kblocks % 4 != 0 || k->ndim != 4 || k->shape[1] > 16 * kblocks))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
+                    "attention: %lld key blocks (a multiple of 4 covering the keys) expected",
+                    (long long)kblocks);
+  return attention_run(ctx, q, k, v, p, o, kblocks);
+}
+
+/* kblocks: 0, or k in the blocked layout (hmx_attention_kb16). */
+static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
+                                const hmx_tensor *v, const hmx_attention_params *p,
+                                hmx_tensor *o, int64_t kblocks) {
   static const char op[] = "attention";
   hmx_exec ex;
   TRY(hmx_exec_resolve(ctx, op, &ex));
@@ -404,29 +445,45 @@ hmx_status hmx_attention(const hmx_context *ctx, const hmx_tensor *q, const hmx_
   const hmx_tensor *place[] = {q, k, v, o};
   static const char *const place_names[] = {"q", "k", "v", "o"};
   TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  hmx_status (*fn)(const hmx_attention_args *) = NULL;
+  int fast = 0;
+  if (!ex.dev) {
+    HMX_PICK(ex, attention, fn);
+    HMX_PICK_FAST(ex, attention, fn, fast, INT64_MAX);
+  }
+  /* A 16-bit K/V (a KV cache) read in place by the exact kernels that take it;
+   * the fast tier's kernels get it staged. */
+  const int kv16 = !ex.dev && !fast && weights16_in_place(&ex, 0, HMX_W16_ATTENTION, k, v, NULL);
+  if (kblocks > 0 && (ex.dev || fast || fn != ex.be->attention ||
+                      !(ex.be->weights16 & HMX_KB16_ATTENTION) ||
+                      (k->dtype != HMX_F32 && !kv16) || !hmx_tensor_is_contiguous(v))) {
+    /* a kernel that reads rows: the keys copied back to rows, the same values */
+    void *rows = kb16_to_rows(k, kblocks);
+    if (!rows) return hmx_fail(HMX_ERR_NO_MEMORY, "attention: out of memory");
+    hmx_tensor kr = hmx_tensor_4d(rows, k->dtype, k->shape[0], skv, hkv, d);
+    hmx_status s = attention_run(ctx, q, &kr, v, p, o, 0);
+    free(rows);
+    return s;
+  }
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_attention_args *, const hmx_device_call *);
     if (ex.fast && ex.fast->dev_attention) dfn = ex.fast->dev_attention;
     else HMX_PICK_DEVICE(ex, attention, dfn);
     hmx_attention_args a = {q->data, k->data, v->data, o->data, b, sq, skv, hq, hkv,
-                            d, p->causal, q_offset, scale, ex.threads, HMX_F32, NULL, NULL};
+                            d, p->causal, q_offset, scale, ex.threads, HMX_F32, NULL, NULL, 0};
     return device_finish(dfn(&a, &ex.call), op, &ex);
   }
-  hmx_status (*fn)(const hmx_attention_args *);
-  HMX_PICK(ex, attention, fn);
-  int fast;
-  HMX_PICK_FAST(ex, attention, fn, fast, INT64_MAX);
   hmx_staging st;
-  /* A 16-bit K/V (a KV cache) read in place by the exact kernels that take it;
-   * the fast tier's kernels get it staged. */
-  const int kv16 = !fast && weights16_in_place(&ex, 0, HMX_W16_ATTENTION, k, v, NULL);
-  const hmx_tensor *ins[] = {q, kv16 ? NULL : k, kv16 ? NULL : v};
+  /* blocked f32 keys go in place as well (staging would read them as rows) */
+  const int k_in_place = kv16 || kblocks > 0;
+  const hmx_tensor *ins[] = {q, k_in_place ? NULL : k, kv16 ? NULL : v};
   hmx_status s = hmx_staging_begin(&st, ins, 3, o);
   if (s == HMX_OK) {
-    hmx_attention_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
+    hmx_attention_args a = {st.in[0].p, kv16 ? NULL : k_in_place ? k->data : st.in[1].p,
+                            st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
                             d, p->causal, q_offset, scale, ex.threads,
                             kv16 ? k->dtype : HMX_F32, kv16 ? k->data : NULL,
-                            kv16 ? v->data : NULL};
+                            kv16 ? v->data : NULL, kblocks};
     s = fn(&a);
   }
   return hmx_staging_finish(&st, o, s, op, &ex);

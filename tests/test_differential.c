@@ -11,7 +11,9 @@
 #include "check.h"
 #include "compare.h"
 #include "opspec.h"
+#include "attention_kb16.h" /* src/: the KV cache's blocked K */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,8 +204,67 @@ static void diff_rope(const hmx_opspec *op, int cases) {
   }
 }
 
+/* A value no output may see, stored as dt: NaN, +-inf, or a huge finite. */
+static void put_poison(void *p, int64_t i, hmx_dtype dt, int which) {
+  static const float f32[4] = {NAN, INFINITY, -INFINITY, 3e38f};
+  static const uint16_t bf16[4] = {0x7FC0, 0x7F80, 0xFF80, 0x7F7F};
+  static const uint16_t f16[4] = {0x7E00, 0x7C00, 0xFC00, 0x7BFF};
+  if (dt == HMX_F32) ((float *)p)[i] = f32[which % 4];
+  else ((uint16_t *)p)[i] = (dt == HMX_BF16 ? bf16 : f16)[which % 4];
+}
+
+/* The case of diff_attention with K in the KV cache's blocked layout
+ * (hmx_attention_kb16, src/attention_kb16.h): on the backend under test (in
+ * place where it takes the layout, HMX_KB16_ATTENTION) with 1 and 2 threads
+ * and on ref (copied back to rows), each bit for bit against `want`, ref's
+ * row-major output. The padding keys skv .. 16*kblocks-1 are NaN, +-inf and
+ * huge values, and the buffer starts one element past a 64-byte boundary. */
+static void check_kb16(const hmx_tensor *tq, const hmx_tensor *tk, const hmx_tensor *tv,
+                       const double *p, const float *want, const char *desc) {
+  const int64_t b = tk->shape[0], skv = tk->shape[1], hkv = tk->shape[2], d = tk->shape[3];
+  const int64_t kblocks = (skv + 63) / 64 * 4 + 4 * rnd(0, 1);
+  const hmx_dtype dt = tk->dtype;
+  const size_t es = dt == HMX_F32 ? 4 : 2, n = (size_t)(b * hkv * kblocks * 16 * d);
+  char *base = malloc((n + 64) * es), *blk = base + ((64 - ((uintptr_t)base % 64)) % 64) + es;
+  for (size_t i = 0; i < n; i++) put_poison(blk, (int64_t)i, dt, (int)(i % 7));
+  for (int64_t bb = 0; bb < b; bb++)
+    for (int64_t j = 0; j < skv; j++)
+      for (int64_t g = 0; g < hkv; g++)
+        for (int64_t e = 0; e < d; e++)
+          memcpy(blk + (size_t)((((bb * hkv + g) * kblocks + j / 16) * d + e) * 16 + j % 16) * es,
+                 (const char *)tk->data + (size_t)(((bb * skv + j) * hkv + g) * d + e) * es, es);
+  hmx_tensor kb = *tk;
+  kb.data = blk;
+  const int64_t no = hmx_tensor_numel(tq);
+  float *got = malloc((size_t)(no ? no : 1) * sizeof(float));
+  hmx_tensor to = hmx_tensor_4d(got, HMX_F32, tq->shape[0], tq->shape[1], tq->shape[2], d);
+  hmx_attention_params ap = {(int)p[0], (int64_t)p[1], (float)p[2]};
+  const hmx_backend *bes[] = {be_under_test, hmx_backend_find("ref")};
+  for (int i = 0; i < 2; i++)
+    for (int threads = 1; threads <= (i ? 1 : many_threads); threads += many_threads - 1) {
+      memset(got, 0xAB, (size_t)no * sizeof(float));
+      hmx_context ctx = {bes[i], threads, 0, HMX_TIER_DEFAULT};
+      hmx_status s = hmx_attention_kb16(&ctx, tq, &kb, tv, &ap, &to, kblocks);
+      CHECK(s == HMX_OK, "%s, blocked K: %s failed: %s", desc, bes[i]->name, hmx_last_error());
+      CHECK(s != HMX_OK || memcmp(got, want, (size_t)no * sizeof(float)) == 0,
+            "%s, blocked K (%lld blocks): %s (%d thread%s) differs from ref's row-major output",
+            desc, (long long)kblocks, bes[i]->name, threads, threads > 1 ? "s" : "");
+    }
+  /* blocks that are not a multiple of 4, or too few for the keys */
+  hmx_context ctx = {be_under_test, 1, 0, HMX_TIER_DEFAULT};
+  CHECK(hmx_attention_kb16(&ctx, tq, &kb, tv, &ap, &to, kblocks - 1) == HMX_ERR_INVALID_ARGUMENT,
+        "%s: %lld key blocks accepted", desc, (long long)(kblocks - 1));
+  CHECK(hmx_attention_kb16(&ctx, tq, &kb, tv, &ap, &to, (skv - 1) / 64 * 4) ==
+            HMX_ERR_INVALID_ARGUMENT,
+        "%s: %lld key blocks accepted for %lld keys", desc, (long long)((skv - 1) / 64 * 4),
+        (long long)skv);
+  free(got);
+  free(base);
+}
+
 /* K and V in a random dtype: a 16-bit KV cache goes in place to the
- * backends that take it (HMX_W16_ATTENTION), staged to ref. */
+ * backends that take it (HMX_W16_ATTENTION), staged to ref. Each case also
+ * with K in the KV cache's blocked layout (check_kb16). */
 static void diff_attention(const hmx_opspec *op, int cases) {
   for (int c = 0; c < cases; c++) {
     int64_t b = rnd(1, 2), hkv = rnd(1, 3), hq = hkv * rnd(1, 4), d = rnd(1, 130);
@@ -229,6 +290,11 @@ static void diff_attention(const hmx_opspec *op, int cases) {
              "q_offset=%g kv=%s", (long long)b, (long long)sq, (long long)skv, (long long)hq,
              (long long)hkv, (long long)d, causal, p[1], hmx_dtype_name(kvdt));
     check_case(op, t, p, 3, desc);
+    /* ref's output of the case, for the blocked K */
+    hmx_context rc = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
+    hmx_attention_params ap = {causal, (int64_t)p[1], (float)p[2]};
+    CHECK(hmx_attention(&rc, &tq, &tk, &tv, &ap, &to) == HMX_OK, "%s: ref failed", desc);
+    check_kb16(&tq, &tk, &tv, p, o.p, desc);
     free(q.base); free(k.base); free(v.base); free(o.base);
   }
 }

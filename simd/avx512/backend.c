@@ -13,7 +13,7 @@ const hmx_backend hmx_backend_avx512 = {
     .probe = probe,
     .priority = 20,
     .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU | HMX_WQ_GEMM | HMX_WG16_GEMM | HMX_WG16_SWIGLU |
-                 HMX_W16_ATTENTION,
+                 HMX_W16_ATTENTION | HMX_KB16_ATTENTION,
     /* bf16/f16 weights and GGUF blocks (both layouts) read in place */
     .fwht = HMX_AVX512_FWHT,
     .hadamard_mix = HMX_AVX512_HADAMARD_MIX,
