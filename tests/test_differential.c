@@ -117,7 +117,10 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
 static void diff_fwht(const hmx_opspec *op, int is_mix) {
   static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
                                   8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
-                                  80, 640, 1280, 28, 56, 448, 3584, 5120};
+                                  80, 640, 1280, 28, 56, 448, 3584, 5120,
+                                  /* m > 1 with p > 4096 (the CUDA backend's cluster
+                                   * and two-pass kernels), and 2^20 */
+                                  81920, 98304, 163840, 229376, 1048576};
   int ns = (int)(sizeof sizes / sizeof sizes[0]);
   for (int c = 0; c < ns; c++) {
     int64_t n = sizes[c], batch = rnd(1, n > 8192 ? 2 : 5);
