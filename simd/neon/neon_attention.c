@@ -1,6 +1,8 @@
 /* neon attention, prefill and decode (docs/NUMERICS.md §attention).
  *
- * K is first packed transposed per (batch, kv head): kt[d][j], so that the
+ * K is first packed transposed per (batch, kv head): kt[d][j] (or, in the KV
+ * cache's blocked layout, HMX_KB16_ATTENTION, read where it is: 16 keys of
+ * one element adjacent), so that the
  * scores of 16 keys (four registers, one key per lane) are computed together:
  * dot_j = fma(q[d], k_j[d], dot_j) for d = 0 .. D-1 in order (vfmaq_n_f32 =
  * fmla by element), then s_j = dot_j * scale. The maximum is exact (compare +
@@ -19,15 +21,19 @@
 #include <math.h>
 #include <stdlib.h>
 
-static void row(const hmx_attention_args *a, const float *kt, const float *q, float *o,
-                int64_t b, int64_t kvh, int64_t n, float *e) {
+/* Key j's element d of one kv head is kt[(j / 16) * bs + d * ds + j % 16]:
+ * packed (bs = 16, ds = skv) or blocked (bs = 16 * D, ds = 16). Four
+ * consecutive keys from a multiple of 4 are adjacent either way. */
+static void row(const hmx_attention_args *a, const float *kt, int64_t bs, int64_t ds,
+                const float *q, float *o, int64_t b, int64_t kvh, int64_t n, float *e) {
   const int64_t D = a->d, skv = a->skv;
+#define KAT(j, d) (kt + ((j) / 16) * bs + (d) * ds + (j) % 16)
   /* scores */
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
     float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
     for (int64_t d = 0; d < D; d++) {
-      const float *kd = kt + d * skv + j;
+      const float *kd = KAT(j, d);
       float qd = q[d];
       s0 = vfmaq_n_f32(s0, vld1q_f32(kd), qd);
       s1 = vfmaq_n_f32(s1, vld1q_f32(kd + 4), qd);
@@ -41,14 +47,15 @@ static void row(const hmx_attention_args *a, const float *kt, const float *q, fl
   }
   for (; j + 4 <= n; j += 4) {
     float32x4_t s0 = vdupq_n_f32(0.0f);
-    for (int64_t d = 0; d < D; d++) s0 = vfmaq_n_f32(s0, vld1q_f32(kt + d * skv + j), q[d]);
+    for (int64_t d = 0; d < D; d++) s0 = vfmaq_n_f32(s0, vld1q_f32(KAT(j, d)), q[d]);
     vst1q_f32(e + j, vmulq_n_f32(s0, a->scale));
   }
   for (; j < n; j++) {
     float dot = 0.0f;
-    for (int64_t d = 0; d < D; d++) dot = fmaf(q[d], kt[d * skv + j], dot);
+    for (int64_t d = 0; d < D; d++) dot = fmaf(q[d], *KAT(j, d), dot);
     e[j] = dot * a->scale;
   }
+#undef KAT
   /* exact max: per lane "if (s > m) m = s", then the lanes the same way */
   float32x4_t mv = vdupq_n_f32(-INFINITY);
   for (j = 0; j + 4 <= n; j += 4) {
@@ -107,18 +114,23 @@ hmx_status hmx_neon_attention(const hmx_attention_args *a) {
     /* degenerate shapes: the reference's loops, nothing to vectorize */
     return hmx_ref_attention(a);
   }
-  float *kt = hmx_alloc_array((size_t)(heads * D * skv), sizeof *kt);
+  const int blocked = a->kblocks > 0;
+  float *kt = blocked ? NULL : hmx_alloc_array((size_t)(heads * D * skv), sizeof *kt);
   int nt = hmx_thread_count(a->threads, rows);
   const int64_t elen = (skv + 3) / 4 * 4;
   float *ebuf = hmx_alloc_array((size_t)(nt * elen), sizeof *ebuf);
-  if (!kt || !ebuf) {
+  if ((!blocked && !kt) || !ebuf) {
     free(kt);
     free(ebuf);
     return HMX_ERR_NO_MEMORY;
   }
+  /* per kv head: the first element of its keys, and their strides (row()) */
+  const float *kh = blocked ? a->k : kt;
+  const int64_t kh_len = blocked ? a->kblocks * 16 * D : D * skv;
+  const int64_t bs = blocked ? 16 * D : 16, ds = blocked ? 16 : skv;
   int ntk = hmx_thread_count(a->threads, heads);
   HMX_OMP_FOR(ntk)
-  for (int64_t bh = 0; bh < heads; bh++) { /* kt[bh][d][j] = k[b][j][kvh][d] */
+  for (int64_t bh = 0; bh < (blocked ? 0 : heads); bh++) { /* kt[bh][d][j] = k[b][j][kvh][d] */
     const int64_t b = bh / a->hkv, kvh = bh % a->hkv;
     float *dst = kt + bh * D * skv;
     for (int64_t j = 0; j < skv; j++) {
@@ -138,7 +150,7 @@ hmx_status hmx_neon_attention(const hmx_attention_args *a) {
       const float *q = a->q + ((b * a->sq + i) * a->hq + h) * D;
       float *o = a->o + ((b * a->sq + i) * a->hq + h) * D;
       const int64_t n = a->causal ? a->q_offset + i + 1 : skv;
-      row(a, kt + (b * a->hkv + kvh) * D * skv, q, o, b, kvh, n, e);
+      row(a, kh + (b * a->hkv + kvh) * kh_len, bs, ds, q, o, b, kvh, n, e);
     }
   }
   free(kt);
