@@ -29,8 +29,7 @@
  *   2. m-point transform (m > 1): the butterflied row goes to shared memory
  *      and one thread per column j computes the m outputs: acc_r = +-u[0],
  *      then acc_r = acc_r +- u[c] for c = 1 .. m-1 in order (the signs of
- *      H_m are compile-time constants here, so each step is one FADD or FSUB;
- *      rows with equal sign prefixes share those FADDs, see share_first).
+ *      H_m are compile-time constants here, so each step is one FADD or FSUB).
  *   3. y = v * scale (one multiply), and for hadamard_mix fma(y, alpha, beta);
  *      then the only narrowing to bf16/f16 (RNE).
  * fwht_pow2 is that kernel with everything known at compile time (p = 2^L
@@ -225,89 +224,40 @@ inline bool factors_ok() {
   return ok;
 }
 
-/* Shared prefixes. Output r's chain after column c, +-u(0) +- u(1) ... +-
- * u(c) in order, depends only on the signs of H_m[r][0..c]: two rows whose
- * signs agree on columns 0 .. c have the same partial sum, bit for bit (the
- * same operations on the same values). So each column's FADD is done once
- * per distinct sign prefix, by the first row having it, and a row whose
- * prefix first differs from every earlier row's at column c starts from the
- * partial sum of the row it agreed with up to column c - 1. (Only equal
- * prefixes: a complemented prefix would give the negated sum except where
- * a partial sum is an exact zero, whose sign the rounding does not mirror:
- * x + (-x) = +0 and (-x) + x = +0.) H_40 = [[A, A], [A, -A]]-like rows
- * share their first 20 columns: 1129 FADDs per column instead of 1560 (-28%);
- * H_12 111 of 132, H_20 348 of 380, H_28 696 of 756.
- * share_first(M, K, G0, c, i): the first row i' <= i of the group (rows
- * G0 * K + 0 .. K - 1) whose signs on columns 0 .. c equal row i's. */
-__host__ __device__ constexpr int share_first(int m, int k, int g0, int c, int i) {
-  const unsigned long long mask = c >= 63 ? ~0ull : (2ull << c) - 1ull;
-  for (int j = 0; j < i; j++)
-    if (((hrow(m, g0 * k + j) ^ hrow(m, g0 * k + i)) & mask) == 0ull) return j;
-  return i;
-}
-
-#ifndef HMX_FWHT_SHARE /* 0: every output its own chain (no shared prefixes) */
-#define HMX_FWHT_SHARE 1
-#endif
-
-/* Column C of the group's rows, I = K-1 down to 0 (downwards, so that a
- * row that starts from an earlier row's partial sum reads it before that
- * row adds its own u(C)): acc_i = acc_src +- u(C) for each row that is the
- * first with its prefix through column C. */
-template <int M, int K, int G0, int C, int I>
-__device__ __forceinline__ void share_rows(float (&acc)[K], float uc) {
-  if constexpr (I >= 0) {
-    constexpr int own = HMX_FWHT_SHARE ? share_first(M, K, G0, C, I) : I;
-    if constexpr (own == I) {
-      constexpr int src = HMX_FWHT_SHARE ? share_first(M, K, G0, C - 1, I) : I;
-      acc[I] = ((hrow(M, G0 * K + I) >> C) & 1ull) ? __fadd_rn(acc[src], uc)
-                                                     : __fsub_rn(acc[src], uc);
-    }
-    share_rows<M, K, G0, C, I - 1>(acc, uc);
-  }
-}
-
-template <int M, int K, int G0, int C, typename U>
-__device__ __forceinline__ void share_cols(float (&acc)[K], U u) {
-  if constexpr (C < M) {
-    const float uc = u(C);
-    share_rows<M, K, G0, C, K - 1>(acc, uc);
-    share_cols<M, K, G0, C + 1>(acc, u);
-  }
-}
-
-/* Every row of the group is the first with its whole sign row (the rows
- * of H_m differ), so after column M - 1 each acc holds its own output. */
-template <int M, int K, int G0> __host__ __device__ constexpr bool share_complete() {
-  for (int i = 0; i < K; i++)
-    if (share_first(M, K, G0, M - 1, i) != i) return false;
-  return true;
-}
-
-/* NUMERICS §fwht step 2 for the K outputs r = G0 * K .. G0 * K + K - 1 of
- * one column (K = M: all of them): acc_r = +-u(0), then for c = 1 .. M-1 in
- * order acc_r = acc_r +- u(c), with the shared prefixes above. Each output
- * keeps ref's order; the chains are independent (the scheduler's
- * parallelism, with K + 1 live registers) and u(c) is read once. */
-template <int M, int K, int G0, typename U>
-__device__ __forceinline__ void factor_group(U u, float (&acc)[K]) {
-  static_assert(share_complete<M, K, G0>(), "rows of H_m differ");
-  const float u0 = u(0);
-#pragma unroll
-  for (int i = 0; i < K; i++) acc[i] = (hrow(M, G0 * K + i) & 1ull) ? u0 : -u0;
-  share_cols<M, K, G0, 1>(acc, u);
-}
-
+/* NUMERICS §fwht step 2 for one column, all M outputs at once: acc_r =
+ * +-u(0), then for c = 1 .. M-1 in order acc_r = acc_r +- u(c). Each output
+ * keeps ref's order; the M chains are independent (the scheduler's
+ * parallelism, with M + 1 live registers) and u(c) is read once. */
 template <int M, typename U>
 __device__ __forceinline__ void factor_column(U u, float (&acc)[M]) {
-  factor_group<M, M, 0>(u, acc);
+  const float u0 = u(0);
+#pragma unroll
+  for (int r = 0; r < M; r++) acc[r] = (hrow(M, r) & 1ull) ? u0 : -u0;
+#pragma unroll
+  for (int c = 1; c < M; c++) {
+    const float uc = u(c);
+#pragma unroll
+    for (int r = 0; r < M; r++)
+      acc[r] = ((hrow(M, r) >> c) & 1ull) ? __fadd_rn(acc[r], uc) : __fsub_rn(acc[r], uc);
+  }
 }
 
-/* factor_group, then st(r, acc_r). */
+/* factor_column for the K outputs r = G0 * K .. G0 * K + K - 1 only (the
+ * same chain for each: +-u(0), then +-u(c) for c = 1 .. M-1 in order), then
+ * st(r, acc_r). */
 template <int M, int K, int G0, typename U, typename St>
 __device__ __forceinline__ void factor_rows(U u, St st) {
   float acc[K];
-  factor_group<M, K, G0>(u, acc);
+  const float u0 = u(0);
+#pragma unroll
+  for (int i = 0; i < K; i++) acc[i] = (hrow(M, G0 * K + i) & 1ull) ? u0 : -u0;
+#pragma unroll
+  for (int c = 1; c < M; c++) {
+    const float uc = u(c);
+#pragma unroll
+    for (int i = 0; i < K; i++)
+      acc[i] = ((hrow(M, G0 * K + i) >> c) & 1ull) ? __fadd_rn(acc[i], uc) : __fsub_rn(acc[i], uc);
+  }
 #pragma unroll
   for (int i = 0; i < K; i++) st(G0 * K + i, acc[i]);
 }
