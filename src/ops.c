@@ -454,9 +454,10 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
   /* A 16-bit K/V (a KV cache) read in place by the exact kernels that take it;
    * the fast tier's kernels get it staged. */
   const int kv16 = !ex.dev && !fast && weights16_in_place(&ex, 0, HMX_W16_ATTENTION, k, v, NULL);
-  if (kblocks > 0 && (ex.dev || fast || fn != ex.be->attention ||
-                      !(ex.be->weights16 & HMX_KB16_ATTENTION) ||
-                      (k->dtype != HMX_F32 && !kv16) || !hmx_tensor_is_contiguous(v))) {
+  if (kblocks > 0 && ex.dev)
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "attention: blocked keys must be in host memory");
+  if (kblocks > 0 && (fast || fn != ex.be->attention || !(ex.be->weights16 & HMX_KB16_ATTENTION) ||
+                      (k->dtype != HMX_F32 && !kv16))) {
     /* a kernel that reads rows: the keys copied back to rows, the same values */
     void *rows = kb16_to_rows(k, kblocks);
     if (!rows) return hmx_fail(HMX_ERR_NO_MEMORY, "attention: out of memory");
