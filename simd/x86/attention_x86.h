@@ -271,11 +271,23 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
   for (int64_t j0 = 0; j0 < it->nmax; j0 += XA_KEYS) {
     int64_t nk = it->nmax - j0 < XA_KEYS ? it->nmax - j0 : XA_KEYS;
     const void *ktile = kt;
+    int kw = XW_F32; /* how ktile is stored */
     /* the tile's keys in place (j0 is a multiple of 16). Their values are
      * not prefetched here: unlike the row layout's (below), that measured
      * 10-15% slower (Zen 5, decode from memory), as did prefetching the
      * next tile's keys or the next item's K and V during P.V. */
-    if (kb16) ktile = xa_at(it->kbase, j0 / 16 * D * 16, wt);
+    if (kb16) {
+      ktile = xa_at(it->kbase, j0 / 16 * D * 16, wt);
+      kw = wt;
+      if (R > 2) {
+        /* several row pairs (prefill): the tile copied (16-bit keys:
+         * widened) once into the scratch, same layout, and read there by
+         * every pair. Exact: moves values. */
+        for (int64_t i = 0; i < XA_KEYS * D; i += XV_W) xv_store(kt + i, xw_load(ktile, i, wt));
+        ktile = kt;
+        kw = XW_F32;
+      }
+    }
     for (int kb = 0; kb < 4 && !kb16; kb++) {
       int64_t cnt = nk - XV_W * kb;
       cnt = cnt < 0 ? 0 : cnt > XV_W ? XV_W : cnt;
@@ -302,7 +314,6 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
       const float *q0 = a->q + xa_row_off(G, it, r);
       float *s0 = S + r * G->ld_s + j0;
       const int64_t ds = kb16 ? 16 : XV_W;
-      const int kw = kb16 ? wt : XW_F32;
       if (qt == 2)
         xa_score_tile(2, q0, a->q + xa_row_off(G, it, r + 1), ktile, ko, ds, D, scale, s0,
                       s0 + G->ld_s, kw);
