@@ -49,8 +49,11 @@ enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM =
  * e) * 16 + j % 16, so 16 consecutive keys of one element are adjacent (a
  * key tile's dots need no transpose). kblocks >= ceil(skv / 16) and a
  * multiple of 4: keys skv .. 16 * kblocks - 1 are readable memory of any
- * value, which the kernel may compute scores of but never uses. v stays
- * row-major. Same values, so the same bits as the row-major call. */
+ * value, which the kernel may compute scores of but never uses. v is then
+ * head-major: value j, element e of kv head g in batch b is element
+ * ((b * hkv + g) * 16 * kblocks + j) * d + e of v (or v16), so a head's
+ * values are one contiguous run. Same values, so the same bits as the
+ * row-major call. */
 
 /* Block-quantized weights, the same design one step further. A backend whose
  * table sets HMX_WQ_GEMM in `weights16` also takes gemm's b as GGUF blocks
@@ -116,7 +119,8 @@ typedef struct hmx_attention_args {
   int threads;
   hmx_dtype kvdt;   /* HMX_F32, or HMX_BF16 / HMX_F16 with k16, v16 (HMX_W16_ATTENTION) */
   const uint16_t *k16, *v16;
-  int64_t kblocks;  /* 0: k row-major [B, Skv, Hkv, D]; > 0: blocked (HMX_KB16_ATTENTION) */
+  int64_t kblocks;  /* 0: k, v row-major [B, Skv, Hkv, D]; > 0: k blocked, v head-major
+                       (HMX_KB16_ATTENTION) */
 } hmx_attention_args;
 
 typedef struct hmx_swiglu_args {

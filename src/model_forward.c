@@ -41,12 +41,10 @@ hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtyp
   c->row = (int64_t)m->cfg.n_kv_head * m->cfg.head_dim;
   c->dtype = dtype;
   c->kblocks = (capacity + 63) / 64 * 4;
-  size_t n, nk;
-  if (!hmx_mul_size((size_t)m->cfg.n_layer, (size_t)capacity, &n) ||
+  size_t n; /* elements of K, and of V: n_layer x 16 * kblocks positions x row */
+  if (!hmx_mul_size((size_t)m->cfg.n_layer * 16, (size_t)c->kblocks, &n) ||
       !hmx_mul_size(n, (size_t)c->row, &n) ||
-      !hmx_mul_size((size_t)m->cfg.n_layer * 16, (size_t)c->kblocks, &nk) ||
-      !hmx_mul_size(nk, (size_t)c->row, &nk) ||
-      !(c->k = hmx_alloc_array(nk, hmx_dtype_size(dtype))) ||
+      !(c->k = hmx_alloc_array(n, hmx_dtype_size(dtype))) ||
       !(c->v = hmx_alloc_array(n, hmx_dtype_size(dtype)))) {
     const long long row = (long long)c->row;
     hmx_kv_cache_free(c);
@@ -83,24 +81,13 @@ hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len) {
   return HMX_OK;
 }
 
-/* Layer `layer`'s V rows, and their tensor of `len` positions. */
-static void *cache_v_rows(const hmx_kv_cache *c, int layer) {
-  return (char *)c->v +
-         (size_t)layer * (size_t)c->capacity * (size_t)c->row * hmx_dtype_size(c->dtype);
-}
-static hmx_tensor cache_v_tensor(const hmx_kv_cache *c, int layer, int64_t len) {
+/* Layer `layer`'s K blocks (or V runs), as a tensor of `len` positions
+ * whose data is in the cache layout (read by hmx_attention_kb16 only). */
+static hmx_tensor cache_tensor(const hmx_kv_cache *c, void *base, int layer, int64_t len) {
   const hmx_model_config *cfg = &c->model->cfg;
-  return hmx_tensor_4d(cache_v_rows(c, layer), c->dtype, 1, len, cfg->n_kv_head,
-                       cfg->head_dim);
-}
-
-/* Layer `layer`'s K blocks, as a tensor of `len` positions whose data is in
- * the blocked layout (read by hmx_attention_kb16 only). */
-static hmx_tensor cache_k_tensor(const hmx_kv_cache *c, int layer, int64_t len) {
-  const hmx_model_config *cfg = &c->model->cfg;
-  char *k = (char *)c->k + (size_t)layer * (size_t)c->kblocks * 16 * (size_t)c->row *
+  char *p = (char *)base + (size_t)layer * (size_t)c->kblocks * 16 * (size_t)c->row *
                                hmx_dtype_size(c->dtype);
-  return hmx_tensor_4d(k, c->dtype, 1, len, cfg->n_kv_head, cfg->head_dim);
+  return hmx_tensor_4d(p, c->dtype, 1, len, cfg->n_kv_head, cfg->head_dim);
 }
 
 /* One value as the cache stores it: copied, or rounded to nearest even for
@@ -111,16 +98,18 @@ static void cache_put(hmx_dtype dt, void *dst, size_t i, float x) {
   else ((uint16_t *)dst)[i] = hmx_f32_to_f16(x);
 }
 
-/* Append n rows of v at position `at`. */
+/* Append n rows of v at position `at`, each head's D values to row t of
+ * that head's run: element ((g * 16 * kblocks) + t) * head_dim + e. */
 static void cache_store_v(const hmx_kv_cache *c, int layer, int64_t at, const float *src,
                           int64_t n) {
-  const size_t cnt = (size_t)(n * c->row);
-  char *rows = cache_v_rows(c, layer);
-  if (c->dtype == HMX_F32) {
-    memcpy((float *)rows + at * c->row, src, cnt * sizeof(float));
-    return;
-  }
-  for (size_t i = 0; i < cnt; i++) cache_put(c->dtype, rows, (size_t)(at * c->row) + i, src[i]);
+  const hmx_model_config *cfg = &c->model->cfg;
+  const int64_t D = cfg->head_dim;
+  void *run = cache_tensor(c, c->v, layer, 0).data;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t g = 0; g < cfg->n_kv_head; g++)
+      for (int64_t e = 0; e < D; e++)
+        cache_put(c->dtype, run, (size_t)((g * 16 * c->kblocks + at + i) * D + e),
+                  src[i * c->row + g * D + e]);
 }
 
 /* Append n rows of k at position `at`, each value to its place in the
@@ -130,7 +119,7 @@ static void cache_store_k(const hmx_kv_cache *c, int layer, int64_t at, const fl
                           int64_t n) {
   const hmx_model_config *cfg = &c->model->cfg;
   const int64_t D = cfg->head_dim;
-  void *blk = cache_k_tensor(c, layer, 0).data;
+  void *blk = cache_tensor(c, c->k, layer, 0).data;
   for (int64_t i = 0; i < n; i++) {
     const int64_t t = at + i;
     for (int64_t g = 0; g < cfg->n_kv_head; g++)
@@ -342,8 +331,8 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
     cache_store_v(kc, l, len, f->v + off * kvd, n);
     hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
-    hmx_tensor k4 = cache_k_tensor(kc, l, len + n);
-    hmx_tensor v4 = cache_v_tensor(kc, l, len + n);
+    hmx_tensor k4 = cache_tensor(kc, kc->k, l, len + n);
+    hmx_tensor v4 = cache_tensor(kc, kc->v, l, len + n);
     hmx_attention_params ap = {1, len, 0.0f}; /* causal, queries at len.., scale 1/sqrt(D) */
     TRY(hmx_attention_kb16(f->ctx, &q4, &k4, &v4, &ap, &o4, kc->kblocks));
     off += n;

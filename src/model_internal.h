@@ -60,7 +60,8 @@ struct hmx_kv_cache {
                                rounded up to 64: a multiple of 4 blocks) */
   void *k;                  /* [n_layer][n_kv_head][kblocks][head_dim][16]: position t
                                of head g in block t / 16, lane t % 16 (HMX_KLAYOUT_B16) */
-  void *v;                  /* [n_layer][capacity][row] elements of dtype */
+  void *v;                  /* [n_layer][n_kv_head][16 * kblocks][head_dim]: position t of
+                               head g in row t of the head's run (HMX_KB16_ATTENTION) */
 };
 
 /* For the loaders of other formats (model_gguf.c), from model_weights.c: an

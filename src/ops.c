@@ -366,21 +366,23 @@ hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const fl
   return rope_run(op, &ex, x, cos_tab, sin_tab, rot_dim, style, y);
 }
 
-/* K in the blocked layout of hmx_attention_kb16 copied back to rows
- * [B, Skv, Hkv, D] of its dtype (moves bits only); NULL when out of memory. */
-static void *kb16_to_rows(const hmx_tensor *k, int64_t kblocks) {
-  const int64_t B = k->shape[0], S = k->shape[1], H = k->shape[2], D = k->shape[3];
-  const size_t es = hmx_dtype_size(k->dtype);
+/* K (is_k) or V in the cache layout of hmx_attention_kb16 copied back to
+ * rows [B, Skv, Hkv, D] of its dtype (moves bits only); NULL when out of
+ * memory. */
+static void *kb16_to_rows(const hmx_tensor *t, int64_t kblocks, int is_k) {
+  const int64_t B = t->shape[0], S = t->shape[1], H = t->shape[2], D = t->shape[3];
+  const size_t es = hmx_dtype_size(t->dtype);
   char *rows = hmx_alloc_array((size_t)(B * S * H * D), es);
   if (!rows) return NULL;
-  const char *blk = k->data;
+  const char *src = t->data;
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < S; j++)
       for (int64_t g = 0; g < H; g++)
-        for (int64_t e = 0; e < D; e++)
-          memcpy(rows + (size_t)(((b * S + j) * H + g) * D + e) * es,
-                 blk + (size_t)((((b * H + g) * kblocks + j / 16) * D + e) * 16 + j % 16) * es,
-                 es);
+        for (int64_t e = 0; e < D; e++) {
+          const int64_t at = is_k ? (((b * H + g) * kblocks + j / 16) * D + e) * 16 + j % 16
+                                  : ((b * H + g) * 16 * kblocks + j) * D + e;
+          memcpy(rows + (size_t)(((b * S + j) * H + g) * D + e) * es, src + (size_t)at * es, es);
+        }
   return rows;
 }
 
@@ -458,12 +460,18 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "attention: blocked keys must be in host memory");
   if (kblocks > 0 && (fast || fn != ex.be->attention || !(ex.be->weights16 & HMX_KB16_ATTENTION) ||
                       (k->dtype != HMX_F32 && !kv16))) {
-    /* a kernel that reads rows: the keys copied back to rows, the same values */
-    void *rows = kb16_to_rows(k, kblocks);
-    if (!rows) return hmx_fail(HMX_ERR_NO_MEMORY, "attention: out of memory");
-    hmx_tensor kr = hmx_tensor_4d(rows, k->dtype, k->shape[0], skv, hkv, d);
-    hmx_status s = attention_run(ctx, q, &kr, v, p, o, 0);
-    free(rows);
+    /* a kernel that reads rows: K and V copied back to rows, the same values */
+    void *krows = kb16_to_rows(k, kblocks, 1), *vrows = kb16_to_rows(v, kblocks, 0);
+    if (!krows || !vrows) {
+      free(krows);
+      free(vrows);
+      return hmx_fail(HMX_ERR_NO_MEMORY, "attention: out of memory");
+    }
+    hmx_tensor kr = hmx_tensor_4d(krows, k->dtype, k->shape[0], skv, hkv, d);
+    hmx_tensor vr = hmx_tensor_4d(vrows, v->dtype, v->shape[0], skv, hkv, d);
+    hmx_status s = attention_run(ctx, q, &kr, &vr, p, o, 0);
+    free(krows);
+    free(vrows);
     return s;
   }
   if (ex.dev) {
@@ -475,13 +483,15 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
     return device_finish(dfn(&a, &ex.call), op, &ex);
   }
   hmx_staging st;
-  /* blocked f32 keys go in place as well (staging would read them as rows) */
-  const int k_in_place = kv16 || kblocks > 0;
-  const hmx_tensor *ins[] = {q, k_in_place ? NULL : k, kv16 ? NULL : v};
+  /* f32 K and V in the cache layout go in place as well (staging would read
+   * them as rows) */
+  const int kv_in_place = kv16 || kblocks > 0;
+  const hmx_tensor *ins[] = {q, kv_in_place ? NULL : k, kv_in_place ? NULL : v};
   hmx_status s = hmx_staging_begin(&st, ins, 3, o);
   if (s == HMX_OK) {
-    hmx_attention_args a = {st.in[0].p, kv16 ? NULL : k_in_place ? k->data : st.in[1].p,
-                            st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
+    hmx_attention_args a = {st.in[0].p, kv16 ? NULL : kv_in_place ? k->data : st.in[1].p,
+                            kv16 ? NULL : kv_in_place ? v->data : st.in[2].p,
+                            st.out.p, b, sq, skv, hq, hkv,
                             d, p->causal, q_offset, scale, ex.threads,
                             kv16 ? k->dtype : HMX_F32, kv16 ? k->data : NULL,
                             kv16 ? v->data : NULL, kblocks};

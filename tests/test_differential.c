@@ -216,12 +216,13 @@ static void put_poison(void *p, int64_t i, hmx_dtype dt, int which) {
   else ((uint16_t *)p)[i] = (dt == HMX_BF16 ? bf16 : f16)[which % 4];
 }
 
-/* The case of diff_attention with K in the KV cache's blocked layout
- * (hmx_attention_kb16, src/attention_kb16.h): on the backend under test (in
- * place where it takes the layout, HMX_KB16_ATTENTION) with 1 and 2 threads
- * and on ref (copied back to rows), each bit for bit against `want`, ref's
- * row-major output. The padding keys skv .. 16*kblocks-1 are NaN, +-inf and
- * huge values, and the buffer starts one element past a 64-byte boundary. */
+/* The case of diff_attention with K and V in the KV cache's layout
+ * (hmx_attention_kb16, src/attention_kb16.h: K blocked, V head by head): on
+ * the backend under test (in place where it takes the layout,
+ * HMX_KB16_ATTENTION) with 1 and 2 threads and on ref (copied back to
+ * rows), each bit for bit against `want`, ref's row-major output. The
+ * unused positions skv .. 16*kblocks-1 of K and V are NaN, +-inf and huge
+ * values, and the buffers start one element past a 64-byte boundary. */
 static void check_kb16(const hmx_tensor *tq, const hmx_tensor *tk, const hmx_tensor *tv,
                        const double *p, const float *want, const char *desc) {
   const int64_t b = tk->shape[0], skv = tk->shape[1], hkv = tk->shape[2], d = tk->shape[3];
@@ -229,15 +230,24 @@ static void check_kb16(const hmx_tensor *tq, const hmx_tensor *tk, const hmx_ten
   const hmx_dtype dt = tk->dtype;
   const size_t es = dt == HMX_F32 ? 4 : 2, n = (size_t)(b * hkv * kblocks * 16 * d);
   char *base = malloc((n + 64) * es), *blk = base + ((64 - ((uintptr_t)base % 64)) % 64) + es;
-  for (size_t i = 0; i < n; i++) put_poison(blk, (int64_t)i, dt, (int)(i % 7));
+  char *vbase = malloc((n + 64) * es), *run = vbase + ((64 - ((uintptr_t)vbase % 64)) % 64) + es;
+  for (size_t i = 0; i < n; i++) {
+    put_poison(blk, (int64_t)i, dt, (int)(i % 7));
+    put_poison(run, (int64_t)i, dt, (int)(i % 5));
+  }
   for (int64_t bb = 0; bb < b; bb++)
     for (int64_t j = 0; j < skv; j++)
       for (int64_t g = 0; g < hkv; g++)
-        for (int64_t e = 0; e < d; e++)
+        for (int64_t e = 0; e < d; e++) {
+          const size_t row = (size_t)(((bb * skv + j) * hkv + g) * d + e) * es;
           memcpy(blk + (size_t)((((bb * hkv + g) * kblocks + j / 16) * d + e) * 16 + j % 16) * es,
-                 (const char *)tk->data + (size_t)(((bb * skv + j) * hkv + g) * d + e) * es, es);
-  hmx_tensor kb = *tk;
+                 (const char *)tk->data + row, es);
+          memcpy(run + (size_t)(((bb * hkv + g) * 16 * kblocks + j) * d + e) * es,
+                 (const char *)tv->data + row, es);
+        }
+  hmx_tensor kb = *tk, vh = *tv;
   kb.data = blk;
+  vh.data = run;
   const int64_t no = hmx_tensor_numel(tq);
   float *got = malloc((size_t)(no ? no : 1) * sizeof(float));
   hmx_tensor to = hmx_tensor_4d(got, HMX_F32, tq->shape[0], tq->shape[1], tq->shape[2], d);
@@ -247,7 +257,7 @@ static void check_kb16(const hmx_tensor *tq, const hmx_tensor *tk, const hmx_ten
     for (int threads = 1; threads <= (i ? 1 : many_threads); threads += many_threads - 1) {
       memset(got, 0xAB, (size_t)no * sizeof(float));
       hmx_context ctx = {bes[i], threads, 0, HMX_TIER_DEFAULT};
-      hmx_status s = hmx_attention_kb16(&ctx, tq, &kb, tv, &ap, &to, kblocks);
+      hmx_status s = hmx_attention_kb16(&ctx, tq, &kb, &vh, &ap, &to, kblocks);
       CHECK(s == HMX_OK, "%s, blocked K: %s failed: %s", desc, bes[i]->name, hmx_last_error());
       CHECK(s != HMX_OK || memcmp(got, want, (size_t)no * sizeof(float)) == 0,
             "%s, blocked K (%lld blocks): %s (%d thread%s) differs from ref's row-major output",
@@ -255,14 +265,15 @@ static void check_kb16(const hmx_tensor *tq, const hmx_tensor *tk, const hmx_ten
     }
   /* blocks that are not a multiple of 4, or too few for the keys */
   hmx_context ctx = {be_under_test, 1, 0, HMX_TIER_DEFAULT};
-  CHECK(hmx_attention_kb16(&ctx, tq, &kb, tv, &ap, &to, kblocks - 1) == HMX_ERR_INVALID_ARGUMENT,
+  CHECK(hmx_attention_kb16(&ctx, tq, &kb, &vh, &ap, &to, kblocks - 1) == HMX_ERR_INVALID_ARGUMENT,
         "%s: %lld key blocks accepted", desc, (long long)(kblocks - 1));
-  CHECK(hmx_attention_kb16(&ctx, tq, &kb, tv, &ap, &to, (skv - 1) / 64 * 4) ==
+  CHECK(hmx_attention_kb16(&ctx, tq, &kb, &vh, &ap, &to, (skv - 1) / 64 * 4) ==
             HMX_ERR_INVALID_ARGUMENT,
         "%s: %lld key blocks accepted for %lld keys", desc, (long long)((skv - 1) / 64 * 4),
         (long long)skv);
   free(got);
   free(base);
+  free(vbase);
 }
 
 /* K and V in a random dtype: a 16-bit KV cache goes in place to the

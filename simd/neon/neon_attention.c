@@ -1,8 +1,8 @@
 /* neon attention, prefill and decode (docs/NUMERICS.md §attention).
  *
  * K is first packed transposed per (batch, kv head): kt[d][j] (or, in the KV
- * cache's blocked layout, HMX_KB16_ATTENTION, read where it is: 16 keys of
- * one element adjacent), so that the
+ * cache's layout, HMX_KB16_ATTENTION, read where it is: 16 keys of one
+ * element adjacent; V head by head), so that the
  * scores of 16 keys (four registers, one key per lane) are computed together:
  * dot_j = fma(q[d], k_j[d], dot_j) for d = 0 .. D-1 in order (vfmaq_n_f32 =
  * fmla by element), then s_j = dot_j * scale. The maximum is exact (compare +
@@ -72,9 +72,10 @@ static void row(const hmx_attention_args *a, const float *kt, int64_t bs, int64_
   const float32x4_t vm = vdupq_n_f32(m);
   for (j = 0; j < n; j += 4) vst1q_f32(e + j, hmx_neon_expf(vsubq_f32(vld1q_f32(e + j), vm)));
   const float32x4_t sum = vdupq_n_f32(hmx_neon_lane_sum(e, n));
-  /* P.V, sequential over j, vectorized over d */
-  const float *v0 = a->v + (b * skv * a->hkv + kvh) * D;
-  const int64_t vstride = a->hkv * D;
+  /* P.V, sequential over j, vectorized over d (the cache layout: V head by head) */
+  const float *v0 = a->kblocks > 0 ? a->v + (b * a->hkv + kvh) * a->kblocks * 16 * D
+                                   : a->v + (b * skv * a->hkv + kvh) * D;
+  const int64_t vstride = a->kblocks > 0 ? D : a->hkv * D;
   int64_t d = 0;
   for (; d + 16 <= D; d += 16) {
     float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
