@@ -8,6 +8,8 @@
 
 #include "hadamix.h"
 
+#include <stdint.h>
+
 /* hmx_attention(ctx, q, k, v, p, o) where k's and v's shapes and dtypes
  * are those of row-major K and V but their data (host memory) is the
  * cache's: the keys in blocks of 16, key j, element e of kv head g in batch
@@ -18,6 +20,18 @@
  * checks and the same bits: a backend that reads the layout
  * (HMX_KB16_ATTENTION, exact tier) gets it in place; any other gets K and V
  * copied back to rows first. */
+/* Where the cache layout keeps element e of key (value) j of kv head g in
+ * batch b: the one definition of the layout for the C code that writes or
+ * reads it element by element (the kernels address it in vectors). */
+static inline int64_t hmx_kb16_k_index(int64_t kblocks, int64_t hkv, int64_t d, int64_t b,
+                                       int64_t g, int64_t j, int64_t e) {
+  return (((b * hkv + g) * kblocks + j / 16) * d + e) * 16 + j % 16;
+}
+static inline int64_t hmx_kb16_v_index(int64_t kblocks, int64_t hkv, int64_t d, int64_t b,
+                                       int64_t g, int64_t j, int64_t e) {
+  return ((b * hkv + g) * 16 * kblocks + j) * d + e;
+}
+
 hmx_status hmx_attention_kb16(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
                               const hmx_tensor *v, const hmx_attention_params *p, hmx_tensor *o,
                               int64_t kblocks);

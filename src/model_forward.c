@@ -98,35 +98,22 @@ static void cache_put(hmx_dtype dt, void *dst, size_t i, float x) {
   else ((uint16_t *)dst)[i] = hmx_f32_to_f16(x);
 }
 
-/* Append n rows of v at position `at`, each head's D values to row t of
- * that head's run: element ((g * 16 * kblocks) + t) * head_dim + e. */
-static void cache_store_v(const hmx_kv_cache *c, int layer, int64_t at, const float *src,
-                          int64_t n) {
+/* Append n rows of k (is_k) or v at position `at`, each value to its place
+ * in the layer's blocks (K) or head runs (V): hmx_kb16_k_index /
+ * hmx_kb16_v_index with batch 0. */
+static void cache_store(const hmx_kv_cache *c, void *base, int is_k, int layer, int64_t at,
+                        const float *src, int64_t n) {
   const hmx_model_config *cfg = &c->model->cfg;
-  const int64_t D = cfg->head_dim;
-  void *run = cache_tensor(c, c->v, layer, 0).data;
+  const int64_t D = cfg->head_dim, H = cfg->n_kv_head;
+  void *dst = cache_tensor(c, base, layer, 0).data;
   for (int64_t i = 0; i < n; i++)
-    for (int64_t g = 0; g < cfg->n_kv_head; g++)
-      for (int64_t e = 0; e < D; e++)
-        cache_put(c->dtype, run, (size_t)((g * 16 * c->kblocks + at + i) * D + e),
-                  src[i * c->row + g * D + e]);
-}
-
-/* Append n rows of k at position `at`, each value to its place in the
- * blocks: position t of kv head g, element e, at ((g * kblocks + t / 16) *
- * head_dim + e) * 16 + t % 16 of the layer's blocks. */
-static void cache_store_k(const hmx_kv_cache *c, int layer, int64_t at, const float *src,
-                          int64_t n) {
-  const hmx_model_config *cfg = &c->model->cfg;
-  const int64_t D = cfg->head_dim;
-  void *blk = cache_tensor(c, c->k, layer, 0).data;
-  for (int64_t i = 0; i < n; i++) {
-    const int64_t t = at + i;
-    for (int64_t g = 0; g < cfg->n_kv_head; g++)
-      for (int64_t e = 0; e < D; e++)
-        cache_put(c->dtype, blk, (size_t)(((g * c->kblocks + t / 16) * D + e) * 16 + t % 16),
-                  src[i * c->row + g * D + e]);
-  }
+    for (int64_t g = 0; g < H; g++)
+      for (int64_t e = 0; e < D; e++) {
+        const int64_t t = at + i;
+        const int64_t to = is_k ? hmx_kb16_k_index(c->kblocks, H, D, 0, g, t, e)
+                                : hmx_kb16_v_index(c->kblocks, H, D, 0, g, t, e);
+        cache_put(c->dtype, dst, (size_t)to, src[i * c->row + g * D + e]);
+      }
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -327,8 +314,8 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   for (int s = 0; s < n_seq; s++) {
     hmx_kv_cache *kc = caches[s];
     const int64_t n = n_tokens[s], len = kc->len;
-    cache_store_k(kc, l, len, f->k + off * kvd, n);
-    cache_store_v(kc, l, len, f->v + off * kvd, n);
+    cache_store(kc, kc->k, 1, l, len, f->k + off * kvd, n);
+    cache_store(kc, kc->v, 0, l, len, f->v + off * kvd, n);
     hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor k4 = cache_tensor(kc, kc->k, l, len + n);

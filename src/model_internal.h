@@ -59,7 +59,7 @@ struct hmx_kv_cache {
   int64_t kblocks;          /* blocks of 16 positions per layer and kv head (capacity
                                rounded up to 64: a multiple of 4 blocks) */
   void *k;                  /* [n_layer][n_kv_head][kblocks][head_dim][16]: position t
-                               of head g in block t / 16, lane t % 16 (HMX_KLAYOUT_B16) */
+                               of head g in block t / 16, lane t % 16 (HMX_KB16_ATTENTION) */
   void *v;                  /* [n_layer][n_kv_head][16 * kblocks][head_dim]: position t of
                                head g in row t of the head's run (HMX_KB16_ATTENTION) */
 };

@@ -379,8 +379,8 @@ static void *kb16_to_rows(const hmx_tensor *t, int64_t kblocks, int is_k) {
     for (int64_t j = 0; j < S; j++)
       for (int64_t g = 0; g < H; g++)
         for (int64_t e = 0; e < D; e++) {
-          const int64_t at = is_k ? (((b * H + g) * kblocks + j / 16) * D + e) * 16 + j % 16
-                                  : ((b * H + g) * 16 * kblocks + j) * D + e;
+          const int64_t at = is_k ? hmx_kb16_k_index(kblocks, H, D, b, g, j, e)
+                                  : hmx_kb16_v_index(kblocks, H, D, b, g, j, e);
           memcpy(rows + (size_t)(((b * S + j) * H + g) * D + e) * es, src + (size_t)at * es, es);
         }
   return rows;
@@ -489,9 +489,10 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
   const hmx_tensor *ins[] = {q, kv_in_place ? NULL : k, kv_in_place ? NULL : v};
   hmx_status s = hmx_staging_begin(&st, ins, 3, o);
   if (s == HMX_OK) {
-    hmx_attention_args a = {st.in[0].p, kv16 ? NULL : kv_in_place ? k->data : st.in[1].p,
-                            kv16 ? NULL : kv_in_place ? v->data : st.in[2].p,
-                            st.out.p, b, sq, skv, hq, hkv,
+    /* f32 K and V in the cache layout: their own pointers (16-bit ones go in k16, v16) */
+    const int f32_in_place = kv_in_place && !kv16;
+    hmx_attention_args a = {st.in[0].p, f32_in_place ? k->data : st.in[1].p,
+                            f32_in_place ? v->data : st.in[2].p, st.out.p, b, sq, skv, hq, hkv,
                             d, p->causal, q_offset, scale, ex.threads,
                             kv16 ? k->dtype : HMX_F32, kv16 ? k->data : NULL,
                             kv16 ? v->data : NULL, kblocks};

@@ -69,13 +69,16 @@ static double op_bytes(const char *op, const hmx_model_config *c, size_t es, siz
   return 0;
 }
 
-/* "f32", "bf16" or "f16" into *dt; 0 when it is none of them. */
+/* The float dtype named s (hmx_dtype_name: "f32", "bf16", "f16") into *dt;
+ * 0 when it is none of them. */
 static int parse_dtype(const char *s, hmx_dtype *dt) {
-  if (!strcmp(s, "f32")) *dt = HMX_F32;
-  else if (!strcmp(s, "bf16")) *dt = HMX_BF16;
-  else if (!strcmp(s, "f16")) *dt = HMX_F16;
-  else return 0;
-  return 1;
+  static const hmx_dtype floats[] = {HMX_F32, HMX_BF16, HMX_F16};
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(s, hmx_dtype_name(floats[i]))) {
+      *dt = floats[i];
+      return 1;
+    }
+  return 0;
 }
 
 static int fail(const char *what) {

@@ -107,6 +107,22 @@ static void row(const hmx_attention_args *a, const float *kt, int64_t bs, int64_
   }
 }
 
+/* Row-major K packed transposed per (batch, kv head): kt[bh][d][j] =
+ * k[b][j][kvh][d], threads over heads. */
+static void pack_kt(const hmx_attention_args *a, float *kt) {
+  const int64_t D = a->d, skv = a->skv, heads = a->b * a->hkv;
+  int ntk = hmx_thread_count(a->threads, heads);
+  HMX_OMP_FOR(ntk)
+  for (int64_t bh = 0; bh < heads; bh++) {
+    const int64_t b = bh / a->hkv, kvh = bh % a->hkv;
+    float *dst = kt + bh * D * skv;
+    for (int64_t j = 0; j < skv; j++) {
+      const float *src = a->k + ((b * skv + j) * a->hkv + kvh) * D;
+      for (int64_t d = 0; d < D; d++) dst[d * skv + j] = src[d];
+    }
+  }
+}
+
 hmx_status hmx_neon_attention(const hmx_attention_args *a) {
   const int64_t D = a->d, skv = a->skv, heads = a->b * a->hkv;
   const int64_t rows = a->b * a->hq * a->sq;
@@ -129,16 +145,7 @@ hmx_status hmx_neon_attention(const hmx_attention_args *a) {
   const float *kh = blocked ? a->k : kt;
   const int64_t kh_len = blocked ? a->kblocks * 16 * D : D * skv;
   const int64_t bs = blocked ? 16 * D : 16, ds = blocked ? 16 : skv;
-  int ntk = hmx_thread_count(a->threads, heads);
-  HMX_OMP_FOR(ntk)
-  for (int64_t bh = 0; bh < (blocked ? 0 : heads); bh++) { /* kt[bh][d][j] = k[b][j][kvh][d] */
-    const int64_t b = bh / a->hkv, kvh = bh % a->hkv;
-    float *dst = kt + bh * D * skv;
-    for (int64_t j = 0; j < skv; j++) {
-      const float *src = a->k + ((b * skv + j) * a->hkv + kvh) * D;
-      for (int64_t d = 0; d < D; d++) dst[d * skv + j] = src[d];
-    }
-  }
+  if (!blocked) pack_kt(a, kt);
   HMX_OMP_FOR(nt)
   for (int c = 0; c < nt; c++) {
     int64_t lo, hi;

@@ -269,9 +269,9 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
   int64_t ko[4];
   for (int i = 0; i < 4; i++)
     ko[i] = kb16 ? (i * XV_W / 16) * D * 16 + (i * XV_W) % 16 : i * D * XV_W;
+  const int64_t ds = kb16 ? 16 : XV_W; /* elements from one d to the next */
   /* 1. Scores, 4*XV_W keys at a time (§attention: dot over d in order, * scale). */
   for (int64_t j0 = 0; j0 < it->nmax; j0 += XA_KEYS) {
-    int64_t nk = it->nmax - j0 < XA_KEYS ? it->nmax - j0 : XA_KEYS;
     const void *ktile = kt;
     int kw = XW_F32; /* how ktile is stored */
     /* the tile's keys in place (j0 is a multiple of 16). Their values are
@@ -289,25 +289,27 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
         ktile = kt;
         kw = XW_F32;
       }
-    }
-    for (int kb = 0; kb < 4 && !kb16; kb++) {
-      int64_t cnt = nk - XV_W * kb;
-      cnt = cnt < 0 ? 0 : cnt > XV_W ? XV_W : cnt;
-      const void *kp = xa_at(it->kbase, (j0 + XV_W * kb) * it->ldkv, wt);
-      /* Software prefetch, spread over the transposes (one line per key
-       * row): these XV_W keys of the next block into L1, and the values of
-       * these keys into L2 for step 3 (a few hundred KiB per item at most).
-       * A head's rows are a few cache lines each, 1.5-3 KiB apart (the other
-       * heads sit between them), which the hardware prefetchers do not
-       * follow well: from memory, a 16-bit KV cache measured 2.5x slower per
-       * byte than f32 without these (Zen 5, decode). Changes no value. */
-      const int64_t jk = j0 + XA_KEYS + XV_W * kb, jv = j0 + XV_W * kb;
-      const int64_t jk1 = jk + XV_W < it->nmax ? jk + XV_W : it->nmax;
-      for (int64_t d0 = 0; d0 < D; d0 += XV_W) {
-        xa_prefetch_col(it->kbase, jk, jk1, it->ldkv, d0, wt, 0);
-        xa_prefetch_col(it->vbase, jv, jv + cnt, it->ldkv, d0, wt, 1);
-        xa_transpose(kp, it->ldkv, (int)cnt, d0, (int)(D - d0 < XV_W ? D - d0 : XV_W),
-                     kt + kb * D * XV_W + d0 * XV_W, wt);
+    } else {
+      const int64_t nk = it->nmax - j0 < XA_KEYS ? it->nmax - j0 : XA_KEYS;
+      for (int kb = 0; kb < 4; kb++) {
+        int64_t cnt = nk - XV_W * kb;
+        cnt = cnt < 0 ? 0 : cnt > XV_W ? XV_W : cnt;
+        const void *kp = xa_at(it->kbase, (j0 + XV_W * kb) * it->ldkv, wt);
+        /* Software prefetch, spread over the transposes (one line per key
+         * row): these XV_W keys of the next block into L1, and the values of
+         * these keys into L2 for step 3 (a few hundred KiB per item at most).
+         * A head's rows are a few cache lines each, 1.5-3 KiB apart (the other
+         * heads sit between them), which the hardware prefetchers do not
+         * follow well: from memory, a 16-bit KV cache measured 2.5x slower per
+         * byte than f32 without these (Zen 5, decode). Changes no value. */
+        const int64_t jk = j0 + XA_KEYS + XV_W * kb, jv = j0 + XV_W * kb;
+        const int64_t jk1 = jk + XV_W < it->nmax ? jk + XV_W : it->nmax;
+        for (int64_t d0 = 0; d0 < D; d0 += XV_W) {
+          xa_prefetch_col(it->kbase, jk, jk1, it->ldkv, d0, wt, 0);
+          xa_prefetch_col(it->vbase, jv, jv + cnt, it->ldkv, d0, wt, 1);
+          xa_transpose(kp, it->ldkv, (int)cnt, d0, (int)(D - d0 < XV_W ? D - d0 : XV_W),
+                       kt + kb * D * XV_W + d0 * XV_W, wt);
+        }
       }
     }
     for (int64_t r = 0; r < R; r += 2) {
@@ -315,7 +317,6 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
       if (xa_row_n(G, it, r + qt - 1) <= j0) continue; /* no row of the tile sees these keys */
       const float *q0 = a->q + xa_row_off(G, it, r);
       float *s0 = S + r * G->ld_s + j0;
-      const int64_t ds = kb16 ? 16 : XV_W;
       if (qt == 2)
         xa_score_tile(2, q0, a->q + xa_row_off(G, it, r + 1), ktile, ko, ds, D, scale, s0,
                       s0 + G->ld_s, kw);
