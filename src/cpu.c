@@ -38,7 +38,10 @@ static hmx_cpu_features detect_uncached(void) {
   hmx_cpu_features f;
   memset(&f, 0, sizeof f);
 #if defined(HMX_X86)
-  unsigned l1[4], l7[4];
+  unsigned l0[4], l1[4], l7[4];
+  cpuid(0, 0, l0);
+  /* the vendor string is EBX, EDX, ECX of leaf 0 */
+  f.intel = !memcmp(&l0[1], "Genu", 4) && !memcmp(&l0[3], "ineI", 4) && !memcmp(&l0[2], "ntel", 4);
   cpuid(1, 0, l1);
   cpuid(7, 0, l7);
   int osxsave = (l1[2] >> 27) & 1, avx = (l1[2] >> 28) & 1, fma = (l1[2] >> 12) & 1;
@@ -62,7 +65,7 @@ static hmx_cpu_features detect_uncached(void) {
 
 /* CPUID traps to the hypervisor in a virtual machine (tens of microseconds),
  * and every op call asks whether its backend can run: detect once. The cache
- * holds the four flags plus a "known" bit; concurrent first calls compute
+ * holds the five flags plus a "known" bit; concurrent first calls compute
  * the same value, and the atomic makes that race well defined. */
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
@@ -80,7 +83,7 @@ hmx_cpu_features hmx_cpu_detect(void) {
   if (!c) {
     hmx_cpu_features f = detect_uncached();
     c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0) |
-        (f.avx512_bf16 ? 16 : 0);
+        (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0);
     CACHE_STORE(c);
   }
   hmx_cpu_features f;
@@ -88,5 +91,6 @@ hmx_cpu_features hmx_cpu_detect(void) {
   f.avx512 = (c & 2) != 0;
   f.neon = (c & 4) != 0;
   f.avx512_bf16 = (c & 16) != 0;
+  f.intel = (c & 32) != 0;
   return f;
 }

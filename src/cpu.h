@@ -8,6 +8,7 @@ typedef struct hmx_cpu_features {
   int avx512_bf16; /* avx512 and AVX512_BF16 (vdpbf16ps; CPUID 7.1 EAX bit 5): the fast tier's
                       bf16 gemm (cpu_fast/fast_bf16_g16.c) */
   int neon;        /* AArch64 Advanced SIMD (always present on AArch64) */
+  int intel;       /* x86 vendor string "GenuineIntel" (picks the kernels' tuning, src/tuning.h) */
 } hmx_cpu_features;
 
 /* Detected on the first call, then cached (CPUID is slow under a hypervisor). */

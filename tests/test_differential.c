@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "opspec.h"
 #include "attention_kb16.h" /* src/: the KV cache's blocked K */
+#include "tuning.h"         /* src/: the x86 tuning profiles */
 
 #include <math.h>
 #include <stdlib.h>
@@ -114,7 +115,7 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
   free(one);
 }
 
-static void diff_fwht(const hmx_opspec *op, int is_mix) {
+static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profile) {
   static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
                                   8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
                                   80, 640, 1280, 28, 56, 448, 3584, 5120,
@@ -129,7 +130,8 @@ static void diff_fwht(const hmx_opspec *op, int is_mix) {
     hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, batch, n), ty = hmx_tensor_2d(y.p, HMX_F32, batch, n);
     hmx_tensor ta = hmx_tensor_1d(al.p, HMX_F32, n), tb = hmx_tensor_1d(be.p, HMX_F32, n);
     char desc[96];
-    snprintf(desc, sizeof desc, "%s n=%lld batch=%lld", op->name, (long long)n, (long long)batch);
+    snprintf(desc, sizeof desc, "%s n=%lld batch=%lld%s%s", op->name, (long long)n,
+             (long long)batch, profile ? " tuning=" : "", profile ? profile : "");
     if (is_mix) {
       hmx_tensor *t[] = {&tx, &ta, &tb, &ty};
       check_case(op, t, NULL, 3, desc);
@@ -141,6 +143,21 @@ static void diff_fwht(const hmx_opspec *op, int is_mix) {
     }
     free(x.base); free(y.base); free(al.base); free(be.base);
   }
+}
+
+/* The x86 kernels order their work by a tuning profile (src/tuning.h):
+ * every profile must give ref's bits, whichever CPU runs the test. */
+static void diff_fwht(const hmx_opspec *op, int is_mix) {
+  const int x86 = !strcmp(be_under_test->name, "avx2") || !strcmp(be_under_test->name, "avx512");
+  if (!x86) {
+    diff_fwht_sizes(op, is_mix, NULL);
+    return;
+  }
+  for (int i = 0; i < hmx_x86_tuning_count(); i++) {
+    hmx_x86_tuning_force(hmx_x86_tuning_at(i));
+    diff_fwht_sizes(op, is_mix, hmx_x86_tuning_at(i)->name);
+  }
+  hmx_x86_tuning_force(NULL);
 }
 
 static void diff_gemm(const hmx_opspec *op, int cases) {

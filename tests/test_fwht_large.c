@@ -4,7 +4,7 @@
  * test_differential: non-temporal stores of the output (outputs of 32 MiB or
  * more, aligned, out of place; also through the m-point pass) and software
  * prefetch of the next row (batches of 8 MiB or more, blocks of 4096+
- * floats). Neither may change a bit; this test would catch a path that
+ * floats on the "zen" tuning profile, 1024+ on "intel"). Neither may change a bit; this test would catch a path that
  * writes the wrong place, skips a row or reads a stale prefetched row.
  *
  *   test_fwht_large BACKEND
@@ -13,6 +13,7 @@
 #include "canon.h" /* hmx_inv_sqrt_n */
 #include "check.h"
 #include "hadamix.h"
+#include "tuning.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,9 +74,10 @@ static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t
       int64_t first = -1;
       for (int64_t i = 0; i < total && first < 0; i++)
         if (memcmp(&got[i], &want[i], sizeof(float)) != 0) first = i;
-      CHECK(first < 0, "%s %s n=%lld batch=%lld threads=%d %s: first difference at row %lld col %lld",
-            hmx_backend_name(be), op, (long long)n, (long long)batch, threads,
-            in_place ? "in place" : "out of place", (long long)(first / n), (long long)(first % n));
+      CHECK(first < 0, "%s %s n=%lld batch=%lld threads=%d %s (tuning %s): first difference at "
+            "row %lld col %lld", hmx_backend_name(be), op, (long long)n, (long long)batch, threads,
+            in_place ? "in place" : "out of place", hmx_x86_tuning_current()->name,
+            (long long)(first / n), (long long)(first % n));
     }
 done:
   free(x); free(want); free(got); free(alpha); free(beta);
@@ -94,9 +96,16 @@ int main(int argc, char **argv) {
   /* 32 MiB: the streaming threshold of the x86 kernels (and 8x their
    * prefetch threshold); sizes: short rows (one chunk), power-of-two rows of
    * one and several L1 blocks, m = 12 rows with short and long blocks. */
-  static const int64_t sizes[] = {256, 4096, 16384, 768, 49152};
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    check_case(be, "fwht", sizes[i], 32 * MIB);
-  check_case(be, "hadamard_mix", 4096, 32 * MIB);
+  static const int64_t sizes[] = {256, 2048, 4096, 16384, 768, 49152};
+  /* every x86 tuning profile (src/tuning.h), whichever CPU this is: they
+   * prefetch from other block sizes and use the scratch row differently */
+  const int x86 = !strcmp(argv[1], "avx2") || !strcmp(argv[1], "avx512");
+  for (int k = 0; k < (x86 ? hmx_x86_tuning_count() : 1); k++) {
+    if (x86) hmx_x86_tuning_force(hmx_x86_tuning_at(k));
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+      check_case(be, "fwht", sizes[i], 32 * MIB);
+    check_case(be, "hadamard_mix", 4096, 32 * MIB);
+  }
+  hmx_x86_tuning_force(NULL);
   return check_finish("test_fwht_large");
 }

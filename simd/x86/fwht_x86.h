@@ -53,6 +53,7 @@
 #include "backend.h"
 #include "canon.h"
 #include "parallel.h"
+#include "tuning.h"
 
 #define HX_INL static inline __attribute__((always_inline))
 _Static_assert(HX_L1_LOG2 > HX_LOG2W + HX_CHUNK_LOG2, "an L1 block holds several chunks");
@@ -134,9 +135,9 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #ifndef HX_PF_BYTES
 #define HX_PF_BYTES ((int64_t)8 << 20) /* batches of 8 MiB or more: prefetch the next row */
 #endif
-#ifndef HX_PF_MIN_P
-#define HX_PF_MIN_P 4096 /* blocks of 16 KiB or more (smaller rows measured >= 100% of copy without) */
-#endif
+/* Which blocks prefetch the next row: the tuning profile's fwht_pf_min_p
+ * (src/tuning.h): Zen 5 from 4096 elements (smaller rows measured >= 100% of
+ * copy without), Intel from 1024 (1024 / 2048 from memory 66-72% -> 95-100%). */
 #ifndef HX_PF_LOADS
 #define HX_PF_LOADS 2 /* 64-byte vector loads per prefetched line */
 #endif
@@ -157,7 +158,7 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #define HX_PF_AHEAD 6144
 #endif
 #ifndef HX_PF_AHEAD_ROWS
-#define HX_PF_AHEAD_ROWS 0 /* also before rows of several passes below HX_PF_MIN_P */
+#define HX_PF_AHEAD_ROWS 0 /* also before rows of several passes that hx_pf does not cover */
 #endif
 
 HX_INL void hx_pf_ahead(const float *row, int64_t n, const float *end) {
@@ -863,6 +864,9 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   fin.stream = lp >= HX_LOG2W && x != y && (uintptr_t)y % (HX_W * sizeof(float)) == 0 &&
                batch * n * (int64_t)sizeof(float) >= HX_STREAM_BYTES &&
                n <= HX_STREAM_MAX_N && (m == 1 || HX_STREAM_MPOINT);
+  /* Schedule choices that differ by CPU family (src/tuning.h); none changes
+   * a value's operations. */
+  const hmx_x86_tuning *tune = hmx_x86_tuning_current();
   /* A batch far larger than the caches: rows are prefetched (hx_pf_ahead,
    * hx_pf) and blocks do not split their chunks (hx_split_cur). */
   const int from_memory = batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES;
@@ -883,7 +887,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * 65536: 2 beats 1, 3, 4 and 6, which finish the next row too early or
    * too late). */
   int pf_every = 0;
-  if (from_memory && p >= HX_PF_MIN_P)
+  if (from_memory && p >= tune->fwht_pf_min_p)
     pf_every = HX_PF_LOADS * (64 / (HX_W * (int)sizeof(float)));
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
    * past one) and take passes in L2 take their intermediate passes in a
@@ -894,8 +898,11 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * (aligned: 45), 32768 25-26 -> 33-34, in L2 16384 40-47 -> 51; avx2 the
    * same within 3%. Not for rows that stay in L1 (n = 1024, 2048, 8192:
    * 6-12% slower with the scratch) nor for rows of 2^HX_BLOCK_LOG2 (65536:
-   * the row, the scratch and the prefetched next row crowd the L2; -5%). */
+   * the row, the scratch and the prefetched next row crowd the L2; -5%).
+   * Only where the tuning profile says so: on Intel (Emerald Rapids) the
+   * scratch made n = 16384 40% slower than in place. */
   const int unaligned =
+      tune->fwht_unaligned_scratch &&
       ((uintptr_t)x | (uintptr_t)y | (uintptr_t)(n * (int64_t)sizeof(float))) % 64 != 0 &&
       p > ((int64_t)1 << HX_L1_LOG2) && n < ((int64_t)1 << HX_BLOCK_LOG2);
   const int with_scratch = (fin.stream && (x != y || m > 1)) || unaligned;
@@ -904,7 +911,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * bits. Contiguous ranges of rows per thread, each thread with its scratch
    * row (without one, or if it cannot be had, y itself). */
   HMX_FOR_THREADS(nt, t, {
-    hx_split_cur = !from_memory;
+    hx_split_cur = !from_memory && tune->fwht_split_chunks;
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
     /* rows independent (§fwht, per row) */
     const int64_t b_end = batch * (t + 1) / nt;

@@ -1,6 +1,7 @@
 /* hmx info: version, build, CPU features, backends, thread hints. */
 #define _POSIX_C_SOURCE 200809L
 #include "hmx.h"
+#include "tuning.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -213,6 +214,12 @@ static void print_cpu(void) {
   printf("  usable:        avx2+fma %s, avx512 f/bw/dq/vl %s, avx512_bf16 %s (the fast tier's "
          "bf16 gemm)\n", yn(avx2 && fma && avx && os_ymm), yn(avx512_ok),
          yn(avx512_ok && avx512bf16));
+  /* schedule choices of the x86 kernels for this CPU family (src/tuning.h) */
+  const hmx_x86_tuning *t = hmx_x86_tuning_current();
+  printf("  tuning:        %s (%s; measured on %s): fwht split chunks %s, aligned scratch for "
+         "unaligned rows %s, next-row prefetch from %d elements\n", t->name,
+         hmx_x86_tuning_source(), t->measured_on, yn(t->fwht_split_chunks),
+         yn(t->fwht_unaligned_scratch), t->fwht_pf_min_p);
 }
 #else
 static void print_cpu(void) {

@@ -1,0 +1,83 @@
+/* The x86 tuning profiles (src/tuning.h) and the choice between them. */
+#include "tuning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+static const hmx_x86_tuning profiles[] = {
+    /* AMD EPYC Zen 5 (sessions 16-17, docs/results/session16, session17): the
+     * split chunks hide the 5-cycle latency of cross-128-bit shuffles; the
+     * aligned scratch row avoids the two-line accesses of unaligned vectors
+     * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
+     * prefetch the next row. */
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, 4096},
+    /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
+     * the scratch row made n = 16384 40% slower in L2 and from memory (in
+     * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
+     * the next row from 2^10 made n = 1024 / 2048 from memory 16.5 -> 24-25 and
+     * 17.9 -> 23.4 GB/s (avx2 14 -> 19); split chunks no better (4096 in L2
+     * 10% slower with them). */
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024},
+};
+enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
+
+/* The automatic choice is made once and kept as an index + 1 (0: not yet):
+ * concurrent first calls compute the same value, and the atomic makes that
+ * race well defined (as in src/cpu.c). */
+#if !defined(__STDC_NO_ATOMICS__)
+#include <stdatomic.h>
+static atomic_int chosen;
+#define CHOSEN_LOAD() atomic_load_explicit(&chosen, memory_order_relaxed)
+#define CHOSEN_STORE(v) atomic_store_explicit(&chosen, (v), memory_order_relaxed)
+#else
+static volatile int chosen;
+#define CHOSEN_LOAD() (chosen)
+#define CHOSEN_STORE(v) (chosen = (v))
+#endif
+static const hmx_x86_tuning *forced;
+
+const hmx_x86_tuning *hmx_x86_tuning_find(const char *name) {
+  for (int i = 0; name && i < NPROFILES; i++)
+    if (!strcmp(profiles[i].name, name)) return &profiles[i];
+  return NULL;
+}
+
+static int env_index(void) {
+  const hmx_x86_tuning *t = hmx_x86_tuning_find(getenv("HMX_X86_TUNING"));
+  return t ? (int)(t - profiles) : -1;
+}
+
+const hmx_x86_tuning *hmx_x86_tuning_current(void) {
+  if (forced) return forced;
+  int c = CHOSEN_LOAD();
+  if (!c) {
+    int i = env_index();
+    if (i < 0) i = (int)(hmx_x86_tuning_find(hmx_cpu_detect().intel ? "intel" : "zen") - profiles);
+    c = i + 1;
+    CHOSEN_STORE(c);
+  }
+  return &profiles[c - 1];
+}
+
+const char *hmx_x86_tuning_source(void) {
+  static char text[96];
+  if (forced) return "forced (tests)";
+  const char *env = getenv("HMX_X86_TUNING");
+  if (env_index() >= 0) return "HMX_X86_TUNING";
+  if (env && *env) {
+    snprintf(text, sizeof text, "cpu vendor (HMX_X86_TUNING=%.40s is not a profile)", env);
+    return text;
+  }
+  return "cpu vendor";
+}
+
+void hmx_x86_tuning_force(const hmx_x86_tuning *t) { forced = t; }
+
+int hmx_x86_tuning_count(void) { return NPROFILES; }
+
+const hmx_x86_tuning *hmx_x86_tuning_at(int i) {
+  return i >= 0 && i < NPROFILES ? &profiles[i] : NULL;
+}

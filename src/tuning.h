@@ -1,0 +1,45 @@
+/* Tuning profiles of the x86 kernels: choices of schedule that measured
+ * faster on one family of CPUs and slower on another (scratch rows,
+ * prefetch distances, how chunks are interleaved). A profile only decides
+ * how independent work is ordered and where intermediate values are kept,
+ * never which operations a value goes through, so no bit of any result
+ * depends on it (docs/NUMERICS.md, "What a backend may and may not do";
+ * tests/test_differential.c runs the fwht under every profile). */
+#ifndef HMX_TUNING_H
+#define HMX_TUNING_H
+
+typedef struct hmx_x86_tuning {
+  const char *name;           /* "zen" or "intel" */
+  const char *measured_on;    /* the machine the numbers behind it come from */
+  /* fwht / hadamard_mix (simd/x86/fwht_x86.h) */
+  int fwht_split_chunks;      /* cache-resident rows that take passes: two short in-register
+                                 chunks side by side instead of one long one (HX_SPLIT_LR) */
+  int fwht_unaligned_scratch; /* rows not on a cache line that take passes in L2: those
+                                 passes in a 64-byte aligned scratch row instead of in place */
+  int fwht_pf_min_p;          /* batches from memory: prefetch the next row during the passes
+                                 of blocks of at least this many elements (hx_pf) */
+} hmx_x86_tuning;
+
+/* The profile in force: the one HMX_X86_TUNING names ("zen" or "intel"),
+ * else "intel" on a GenuineIntel CPU and "zen" on any other (AMD, and the
+ * default). Decided on the first call. */
+const hmx_x86_tuning *hmx_x86_tuning_current(void);
+
+/* Where the current profile came from: "cpu vendor", "HMX_X86_TUNING", or
+ * "cpu vendor (HMX_X86_TUNING=<value> is not a profile)": an unknown value
+ * is ignored, and `hmx info` shows this line. Not thread-safe (a static
+ * buffer): for `hmx info`. */
+const char *hmx_x86_tuning_source(void);
+
+/* The profile called `name`, or NULL. */
+const hmx_x86_tuning *hmx_x86_tuning_find(const char *name);
+
+/* Tests and experiments: make `t` the current profile (NULL: back to the
+ * automatic choice). Not for use while kernels run on other threads. */
+void hmx_x86_tuning_force(const hmx_x86_tuning *t);
+
+/* The profiles there are, for iteration: index 0 .. count-1. */
+int hmx_x86_tuning_count(void);
+const hmx_x86_tuning *hmx_x86_tuning_at(int i);
+
+#endif
