@@ -106,15 +106,31 @@ static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double 
   return med * 1e3;
 }
 
+/* Where every buffer starts: this many bytes past a 64-byte line (--offset).
+ * malloc's own placement depends on the heap's history (a 256 KiB block is
+ * mmap'd, 16 bytes past a page, until a free raises glibc's mmap threshold,
+ * and then lands anywhere on 16 bytes), and kernels that take passes over a
+ * row run 10-50% faster on a line (docs/BENCH.md): the same offset in every
+ * run makes runs comparable. The default, 16, is where malloc puts large
+ * blocks. */
+static int bench_offset = 16;
+
 static float *alloc_f(int64_t n, uint64_t seed) {
-  float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-  if (!p) return NULL;
+  const size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+  char *base = aligned_alloc(64, (bytes + 64 + 63) / 64 * 64);
+  if (!base) return NULL;
+  float *p = (float *)(base + bench_offset);
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
   for (int64_t i = 0; i < n; i++) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     p[i] = (float)(s >> 40) * 0x1p-23f - 1.0f; /* uniform in [-1, 1) */
   }
   return p;
+}
+
+/* Frees a buffer of alloc_f (NULL is fine). */
+static void free_f(float *p) {
+  if (p) free((char *)p - bench_offset);
 }
 
 /* ---------------------------------------------------------------- output */
@@ -317,7 +333,7 @@ static void bench_fwht(bench *B) {
         }
       }
       report(B, "fwht", shape, flop, bytes, rows, nr);
-      free(c.x);
+      free_f(c.x);
     }
 }
 
@@ -353,7 +369,7 @@ static void bench_mix(bench *B) {
         report(B, "hadamard_mix", shape, flop, 8.0 * (double)(batch * n) + 8.0 * (double)n, rows,
                nr);
       }
-      free(c.x); free(c.al); free(c.be); free(c.y);
+      free_f(c.x); free_f(c.al); free_f(c.be); free_f(c.y);
     }
 }
 
@@ -402,7 +418,7 @@ static void bench_gemm(bench *B) {
         report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
                4.0 * (double)(m * k + n * k + m * n), rows, nr);
       }
-      free(g.a); free(g.w); free(g.c);
+      free_f(g.a); free_f(g.w); free_f(g.c);
     }
 }
 
@@ -440,7 +456,7 @@ static void bench_norm(bench *B, int layer) {
         report(B, name, shape, (layer ? 7.0 : 4.0) * e, 8.0 * e + 4.0 * (layer ? 2 : 1) * n, rows_,
                nr);
       }
-      free(c.x); free(c.w); free(c.bias); free(c.y);
+      free_f(c.x); free_f(c.w); free_f(c.bias); free_f(c.y);
     }
 }
 
@@ -480,7 +496,7 @@ static void bench_rope(bench *B) {
         double e = (double)(t * h * d);
         report(B, "rope", shape, 3.0 * e, 8.0 * e + 4.0 * (double)(t * rot), rows, nr);
       }
-      free(x); free(ct); free(st); free(pos);
+      free_f(x); free_f(ct); free_f(st); free(pos);
     }
 }
 
@@ -523,7 +539,7 @@ static void bench_attention(bench *B) {
       report(B, "attention", shape, 4.0 * (double)hq * (double)d * keys,
              4.0 * (double)(2 * sq * hq * d + 2 * skv * hkv * d), rows, nr);
     }
-    free(c.q); free(c.k); free(c.v); free(c.o);
+    free_f(c.q); free_f(c.k); free_f(c.v); free_f(c.o);
   }
 }
 
@@ -557,7 +573,7 @@ static void bench_swiglu(bench *B) {
       report(B, "swiglu", shape, 2.0 * (double)t * (3.0 * (double)d * (double)h),
              4.0 * (double)(3 * d * h + 2 * t * d), rows, nr);
     }
-    free(c.x); free(c.w1); free(c.w3); free(c.w2); free(c.y);
+    free_f(c.x); free_f(c.w1); free_f(c.w3); free_f(c.w2); free_f(c.y);
   }
 }
 
@@ -656,7 +672,7 @@ static void bench_exp(bench *B) {
     report(B, "exp", shape, 0, 8.0 * (double)n, rows, nr);
     bench_vexp(B, &c);
   }
-  free(c.x); free(c.y);
+  free_f(c.x); free_f(c.y);
 }
 
 /* ---------------------------------------------------------------- ceilings */
@@ -760,7 +776,7 @@ static const char *const bench_studies[] = {"ffn", "sketch", "strassen"};
 static void bench_usage(FILE *out) {
   fprintf(out,
           "usage: hmx bench [OP...] [--backend B|all] [--threads N] [--size small|model]\n"
-          "                 [--reps N] [--json FILE] [--ffht PATH] [--onednn PATH]\n\n"
+          "                 [--reps N] [--offset B] [--json FILE] [--ffht PATH] [--onednn PATH]\n\n"
           "Times each op (default: all of fwht hadamard_mix gemm rmsnorm layernorm rope\n"
           "attention swiglu exp) on ref and the selected backends (default all available):\n"
           "median of the timed runs after one warm-up, GFLOP/s and GB/s (minimal traffic),\n"
@@ -778,6 +794,8 @@ static void bench_usage(FILE *out) {
           "  --threads N    threads for the backends (0 = default); ref is single-threaded\n"
           "  --size S       model (default: model-like shapes, ~2 min) or small (seconds)\n"
           "  --reps N       timed runs per measurement (default: automatic, ~0.25 s)\n"
+          "  --offset B     every buffer starts B bytes past a 64-byte line (0..60,\n"
+          "                 default 16: where malloc puts large blocks)\n"
           "  --json FILE    also write every measurement as JSON\n"
           "  --ffht PATH    FFHT shared library (fht_float) to compare fwht with\n"
           "  --onednn PATH  libdnnl.so (dnnl_sgemm) to compare gemm with\n");
@@ -811,6 +829,16 @@ int hmx_cmd_bench(int argc, char **argv) {
         B.reps = (int)r;
       }
     } else if (hmx_args_value(&args, "--json", &json, &err)) {
+    } else if (hmx_args_value(&args, "--offset", &v, &err)) {
+      if (!err) {
+        char *end;
+        long o = strtol(v, &end, 10);
+        if (end == v || *end || o < 0 || o > 60 || o % 4)
+          return hmx_cli_error(HMX_EXIT_USAGE,
+                               "bench: --offset '%s' is not a multiple of 4 in 0..60 (bytes past a "
+                               "64-byte line)", v);
+        bench_offset = (int)o;
+      }
     } else if (hmx_args_value(&args, "--ffht", &ffht, &err)) {
     } else if (hmx_args_value(&args, "--onednn", &onednn, &err)) {
     } else if (a[0] == '-' && a[1] == '-') {
@@ -879,6 +907,7 @@ int hmx_cmd_bench(int argc, char **argv) {
   else
     printf("ceiling: FMA peak: no probe for this machine (%%peak not shown)\n");
   printf("ceiling: memory bandwidth (memcpy, 1 thread, read + write) %.1f GB/s\n", B.bw_gbs);
+  printf("buffers: %d bytes past a 64-byte line (--offset)\n", bench_offset);
   printf("peers: ffht %s; onednn %s; sleef %s\n\n", B.ffht ? "loaded" : "not given",
          B.sgemm ? "loaded" : "not given",
 #if defined(HMX_BENCH_SLEEF)
