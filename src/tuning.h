@@ -18,6 +18,8 @@ typedef struct hmx_x86_tuning {
                                  passes in a 64-byte aligned scratch row instead of in place */
   int fwht_pf_min_p;          /* batches from memory: prefetch the next row during the passes
                                  of blocks of at least this many elements (hx_pf) */
+  int fwht_pf_mpoint_rows;    /* batches from memory, m > 1 rows whose blocks fit one chunk
+                                 (768, 1536, ...): prefetch the next row during the first pass */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen" or "intel"),

@@ -240,6 +240,17 @@ HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base
  * of p, 2^HX_MULTI_LU(lr) <= 4 of them per iteration (m is a multiple of 4,
  * so they tile the row). Blocks of more than 2^HX_MULTI_LOG2 registers: hx_chunk. */
 static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
+  /* prefetching the next row or not (hx_run decides per call, hx_pf) */
+  if (hx_pf_cur.p) {
+    switch (lr) {
+    case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0, 1); break;
+    case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0, 1); break;
+    case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0, 1); break;
+    case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0, 1); break;
+    default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0, 1); break;
+    }
+    return;
+  }
   switch (lr) {
   case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0, 0); break;
   case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0, 0); break;
@@ -889,6 +900,12 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   int pf_every = 0;
   if (from_memory && p >= tune->fwht_pf_min_p)
     pf_every = HX_PF_LOADS * (64 / (HX_W * (int)sizeof(float)));
+  /* m > 1 rows whose blocks are one chunk each (768, 1536, ...): their one
+   * pass over memory (hx_chunk_multi) prefetches the whole next row, a line
+   * per line it loads (the m-point pass after it stays in L1), where the
+   * profile says so (fwht_pf_mpoint_rows). */
+  else if (from_memory && m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2 && tune->fwht_pf_mpoint_rows)
+    pf_every = 64 / (HX_W * (int)sizeof(float));
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
    * past one) and take passes in L2 take their intermediate passes in a
    * scratch row that does: an unaligned vector access touches two lines,
