@@ -239,25 +239,21 @@ HX_INL void hx_chunk_fin(const float *src, float *dst, int64_t len, int64_t base
 /* The butterflies of all m blocks of a row, p = 2^lr registers each: chunks
  * of p, 2^HX_MULTI_LU(lr) <= 4 of them per iteration (m is a multiple of 4,
  * so they tile the row). Blocks of more than 2^HX_MULTI_LOG2 registers: hx_chunk. */
-static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
-  /* prefetching the next row or not (hx_run decides per call, hx_pf) */
-  if (hx_pf_cur.p) {
-    switch (lr) {
-    case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0, 1); break;
-    case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0, 1); break;
-    case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0, 1); break;
-    case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0, 1); break;
-    default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0, 1); break;
-    }
-    return;
-  }
+HX_INL void hx_chunk_multi_pf(const float *src, float *dst, int64_t len, int lr,
+                              const int pfon) {
   switch (lr) {
-  case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0, 0); break;
-  case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0, 0); break;
-  case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0, 0); break;
-  case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0, 0); break;
-  default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0, 0); break;
+  case 0: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 0, HX_MULTI_LU(0), HX_FIN_NONE, 0, pfon); break;
+  case 1: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 1, HX_MULTI_LU(1), HX_FIN_NONE, 0, pfon); break;
+  case 2: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 2, HX_MULTI_LU(2), HX_FIN_NONE, 0, pfon); break;
+  case 3: hx_chunk_impl(src, dst, len, 0, &hx_fin_none, 3, HX_MULTI_LU(3), HX_FIN_NONE, 0, pfon); break;
+  default: hx_chunk_fin(src, dst, len, 0, &hx_fin_none, lr, HX_FIN_NONE, 0, pfon); break;
   }
+}
+
+static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
+  /* prefetching the next row or not: decided per call (hx_run), compiled apart (hx_pf) */
+  if (hx_pf_cur.p) hx_chunk_multi_pf(src, dst, len, lr, 1);
+  else hx_chunk_multi_pf(src, dst, len, lr, 0);
 }
 
 /* Whether hx_block splits its chunks (set per thread by hx_run for the call). */
