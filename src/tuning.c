@@ -26,9 +26,10 @@ static const hmx_x86_tuning profiles[] = {
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 
-/* The automatic choice is made once and kept as an index + 1 (0: not yet):
- * concurrent first calls compute the same value, and the atomic makes that
- * race well defined (as in src/cpu.c). */
+/* The automatic choice is made once and kept, with where it came from, as
+ * 1 + index + 16 * source (0: not yet): concurrent first calls compute the
+ * same value, and the atomic makes that race well defined (as in src/cpu.c). */
+enum { SRC_VENDOR, SRC_ENV, SRC_VENDOR_BAD_ENV };
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
 static atomic_int chosen;
@@ -47,33 +48,38 @@ const hmx_x86_tuning *hmx_x86_tuning_find(const char *name) {
   return NULL;
 }
 
-static int env_index(void) {
-  const hmx_x86_tuning *t = hmx_x86_tuning_find(getenv("HMX_X86_TUNING"));
-  return t ? (int)(t - profiles) : -1;
+static int choose(void) {
+  int c = CHOSEN_LOAD();
+  if (!c) {
+    const char *env = getenv("HMX_X86_TUNING");
+    const hmx_x86_tuning *t = hmx_x86_tuning_find(env);
+    int src = t ? SRC_ENV : env && *env ? SRC_VENDOR_BAD_ENV : SRC_VENDOR;
+    if (!t) t = hmx_x86_tuning_find(hmx_cpu_detect().intel ? "intel" : "zen");
+    c = 1 + (int)(t - profiles) + 16 * src;
+    CHOSEN_STORE(c);
+  }
+  return c;
 }
 
 const hmx_x86_tuning *hmx_x86_tuning_current(void) {
-  if (forced) return forced;
-  int c = CHOSEN_LOAD();
-  if (!c) {
-    int i = env_index();
-    if (i < 0) i = (int)(hmx_x86_tuning_find(hmx_cpu_detect().intel ? "intel" : "zen") - profiles);
-    c = i + 1;
-    CHOSEN_STORE(c);
-  }
-  return &profiles[c - 1];
+  return forced ? forced : &profiles[(choose() - 1) % 16];
 }
 
 const char *hmx_x86_tuning_source(void) {
   static char text[96];
   if (forced) return "forced (tests)";
-  const char *env = getenv("HMX_X86_TUNING");
-  if (env_index() >= 0) return "HMX_X86_TUNING";
-  if (env && *env) {
-    snprintf(text, sizeof text, "cpu vendor (HMX_X86_TUNING=%.40s is not a profile)", env);
+  switch ((choose() - 1) / 16) {
+  case SRC_ENV: return "HMX_X86_TUNING";
+  case SRC_VENDOR_BAD_ENV:
+    snprintf(text, sizeof text, "cpu vendor (HMX_X86_TUNING=%.40s is not a profile)",
+             getenv("HMX_X86_TUNING") ? getenv("HMX_X86_TUNING") : "");
     return text;
+  default: return "cpu vendor";
   }
-  return "cpu vendor";
+}
+
+int hmx_x86_tuning_read_by(const char *backend_name) {
+  return backend_name && (!strcmp(backend_name, "avx2") || !strcmp(backend_name, "avx512"));
 }
 
 void hmx_x86_tuning_force(const hmx_x86_tuning *t) { forced = t; }

@@ -40,6 +40,10 @@ const hmx_x86_tuning *hmx_x86_tuning_find(const char *name);
  * automatic choice). Not for use while kernels run on other threads. */
 void hmx_x86_tuning_force(const hmx_x86_tuning *t);
 
+/* Whether the backend called `name` reads the profile (avx2, avx512): the
+ * backends whose tests must run under every profile. */
+int hmx_x86_tuning_read_by(const char *backend_name);
+
 /* The profiles there are, for iteration: index 0 .. count-1. */
 int hmx_x86_tuning_count(void);
 const hmx_x86_tuning *hmx_x86_tuning_at(int i);

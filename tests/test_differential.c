@@ -148,8 +148,7 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
 /* The x86 kernels order their work by a tuning profile (src/tuning.h):
  * every profile must give ref's bits, whichever CPU runs the test. */
 static void diff_fwht(const hmx_opspec *op, int is_mix) {
-  const int x86 = !strcmp(be_under_test->name, "avx2") || !strcmp(be_under_test->name, "avx512");
-  if (!x86) {
+  if (!hmx_x86_tuning_read_by(be_under_test->name)) {
     diff_fwht_sizes(op, is_mix, NULL);
     return;
   }

@@ -74,9 +74,11 @@ static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t
       int64_t first = -1;
       for (int64_t i = 0; i < total && first < 0; i++)
         if (memcmp(&got[i], &want[i], sizeof(float)) != 0) first = i;
-      CHECK(first < 0, "%s %s n=%lld batch=%lld threads=%d %s (tuning %s): first difference at "
+      CHECK(first < 0, "%s %s n=%lld batch=%lld threads=%d %s%s%s: first difference at "
             "row %lld col %lld", hmx_backend_name(be), op, (long long)n, (long long)batch, threads,
-            in_place ? "in place" : "out of place", hmx_x86_tuning_current()->name,
+            in_place ? "in place" : "out of place",
+            hmx_x86_tuning_read_by(hmx_backend_name(be)) ? ", tuning " : "",
+            hmx_x86_tuning_read_by(hmx_backend_name(be)) ? hmx_x86_tuning_current()->name : "",
             (long long)(first / n), (long long)(first % n));
     }
 done:
@@ -99,7 +101,7 @@ int main(int argc, char **argv) {
   static const int64_t sizes[] = {256, 2048, 4096, 16384, 768, 49152};
   /* every x86 tuning profile (src/tuning.h), whichever CPU this is: they
    * prefetch from other block sizes and use the scratch row differently */
-  const int x86 = !strcmp(argv[1], "avx2") || !strcmp(argv[1], "avx512");
+  const int x86 = hmx_x86_tuning_read_by(argv[1]);
   for (int k = 0; k < (x86 ? hmx_x86_tuning_count() : 1); k++) {
     if (x86) hmx_x86_tuning_force(hmx_x86_tuning_at(k));
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)

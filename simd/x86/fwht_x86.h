@@ -691,6 +691,12 @@ static void hx_row_scalar(const float *x, float *y, int64_t n, int m, int64_t p,
     for (int64_t i = 0; i < n; i++) y[i] = fmaf(y[i], f->alpha[i], f->beta[i]);
 }
 
+/* Rows of m > 1 blocks that are one chunk each (768, 1536, ...): all blocks
+ * take one chunk pass (hx_chunk_multi), then the m-point pass (hx_row). */
+static int hx_mpoint_row_one_pass(int m, int lp) {
+  return m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2;
+}
+
 /* One row; tmp: y, or n floats of scratch for the passes before the last. */
 static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64_t p,
                    const hx_fin *f) {
@@ -699,7 +705,7 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
     return;
   }
   const int lp = hx_log2(p);
-  if (m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
+  if (hx_mpoint_row_one_pass(m, lp)) {
     /* §fwht step 1 for all m blocks in one chunk pass (one chunk = one block,
      * the blocks are contiguous), then step 2 (+ step 3, §hadamard_mix) */
 #ifdef HX_NO_MULTI
@@ -900,7 +906,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * pass over memory (hx_chunk_multi) prefetches the whole next row, a line
    * per line it loads (the m-point pass after it stays in L1), where the
    * profile says so (fwht_pf_mpoint_rows). */
-  else if (from_memory && m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2 && tune->fwht_pf_mpoint_rows)
+  else if (from_memory && hx_mpoint_row_one_pass(m, lp) && tune->fwht_pf_mpoint_rows)
     pf_every = 64 / (HX_W * (int)sizeof(float));
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
    * past one) and take passes in L2 take their intermediate passes in a
