@@ -10,6 +10,7 @@
 
 #define XA_ATTENTION_FN hmx_avx2_attention
 #define XA_PV_ROWS 2
+#define XA_SC_ROWS 2 /* score tiles: 2 rows x 4 key vectors = 8 of the 16 ymm */
 #define XA_PV_CHUNKS(qt) ((qt) == 1 ? 8 : 4) /* 64 d's for one row, 32 for two */
 
 /* Transpose 8 keys (`nkeys` valid, the others zero) x columns d0..d0+dn-1

@@ -9,6 +9,7 @@
 
 #define XA_ATTENTION_FN hmx_avx512_attention
 #define XA_PV_ROWS 4
+#define XA_SC_ROWS 4 /* score tiles: 4 rows x 4 key vectors = 16 of the 32 zmm */
 #define XA_PV_CHUNKS(qt) 4 /* 64 d's for every row count */
 
 /* Transpose the 16 x 16 block in r (r[i]: key i) so that r[dd] holds

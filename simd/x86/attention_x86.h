@@ -10,6 +10,7 @@
  *                          columns d0 .. d0+dn-1 (dn <= XV_W) into
  *                          out[dd * XV_W + key] as f32; moves bits only
  *   XA_PV_ROWS             query rows per P.V tile (4 with 32 registers, 2 with 16)
+ *   XA_SC_ROWS             query rows per score tile (4 with 32 registers, 2 with 16)
  *   XA_PV_CHUNKS(qt)       XV_W-wide chunks of d per P.V tile of qt rows (<= 8)
  *   XA_ATTENTION_FN        the name of the kernel
  *
@@ -67,6 +68,7 @@
 
 _Static_assert(XV_W * XV_R == 16, "§R: 16 lanes in XV_R registers");
 _Static_assert(XA_PV_ROWS == 2 || XA_PV_ROWS == 4, "P.V tiles of 4, 2 or 1 rows");
+_Static_assert(XA_SC_ROWS == 2 || XA_SC_ROWS == 4, "score tiles of 4, 2 or 1 rows");
 
 /* The geometry shared by all items. */
 typedef struct xa_geom {
@@ -99,43 +101,39 @@ static inline int64_t xa_row_off(const xa_geom *G, const xa_item *it, int64_t r)
   return ((it->b * a->sq + i) * a->hq + h) * a->d;
 }
 
-/* Scores of QT (1 or 2) rows against 4*XV_W keys whose element d sits, for
- * the XV_W keys of vector i, at element d * ds + ko[i] of kt (stored as wt):
- * the transposed scratch (f32, ds = XV_W, ko[i] = i * D * XV_W) or a key
- * tile of the blocked cache (ds = 16). Per row and key a dot over
- * d = 0..D-1 in order from +0 (§attention), times scale. */
-XV_INLINE void xa_score_tile(const int QT, const float *q0, const float *q1, const void *kt,
-                             const int64_t *ko, int64_t ds, int64_t D, xv_v scale, float *s0,
-                             float *s1, const int wt) {
-  xv_v a0 = xv_zero(), a1 = a0, a2 = a0, a3 = a0;
-  xv_v b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+/* Scores of QT (1, 2 or 4: at most XA_SC_ROWS) rows q[0 .. QT-1] against
+ * 4*XV_W keys whose element d sits, for the XV_W keys of vector i, at
+ * element d * ds + ko[i] of kt (stored as wt): the transposed scratch (f32,
+ * ds = XV_W, ko[i] = i * D * XV_W) or a key tile of the blocked cache
+ * (ds = 16). Per row and key a dot over d = 0..D-1 in order from +0
+ * (§attention), times scale, to s[t]. The loops over rows and key vectors
+ * are unrolled (QT a constant after inlining): 4*QT accumulators in
+ * registers, each key vector loaded once per d and used by every row (with
+ * two rows, the ten loads per eight fmas were the bound). */
+XV_INLINE void xa_score_tile(const int QT, const float *const *q, const void *kt,
+                             const int64_t *ko, int64_t ds, int64_t D, xv_v scale,
+                             float *const *s, const int wt) {
+  xv_v acc[XA_SC_ROWS][4];
+#pragma GCC unroll 4
+  for (int t = 0; t < QT; t++)
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) acc[t][i] = xv_zero();
   for (int64_t d = 0; d < D; d++) { /* §attention: dot sequential over d */
-    const xv_v k0 = xw_load(kt, d * ds + ko[0], wt), k1 = xw_load(kt, d * ds + ko[1], wt);
-    const xv_v k2 = xw_load(kt, d * ds + ko[2], wt), k3 = xw_load(kt, d * ds + ko[3], wt);
-    const xv_v x0 = xv_bcast(q0 + d);
-    a0 = xv_fma(x0, k0, a0);
-    a1 = xv_fma(x0, k1, a1);
-    a2 = xv_fma(x0, k2, a2);
-    a3 = xv_fma(x0, k3, a3);
-    if (QT > 1) {
-      const xv_v x1 = xv_bcast(q1 + d);
-      b0 = xv_fma(x1, k0, b0);
-      b1 = xv_fma(x1, k1, b1);
-      b2 = xv_fma(x1, k2, b2);
-      b3 = xv_fma(x1, k3, b3);
+    xv_v k[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) k[i] = xw_load(kt, d * ds + ko[i], wt);
+#pragma GCC unroll 4
+    for (int t = 0; t < QT; t++) {
+      const xv_v x = xv_bcast(q[t] + d);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; i++) acc[t][i] = xv_fma(x, k[i], acc[t][i]);
     }
   }
   /* s_j = dot * scale: one multiply (§attention). */
-  xv_store(s0, xv_mul(a0, scale));
-  xv_store(s0 + XV_W, xv_mul(a1, scale));
-  xv_store(s0 + 2 * XV_W, xv_mul(a2, scale));
-  xv_store(s0 + 3 * XV_W, xv_mul(a3, scale));
-  if (QT > 1) {
-    xv_store(s1, xv_mul(b0, scale));
-    xv_store(s1 + XV_W, xv_mul(b1, scale));
-    xv_store(s1 + 2 * XV_W, xv_mul(b2, scale));
-    xv_store(s1 + 3 * XV_W, xv_mul(b3, scale));
-  }
+#pragma GCC unroll 4
+  for (int t = 0; t < QT; t++)
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) xv_store(s[t] + i * XV_W, xv_mul(acc[t][i], scale));
 }
 
 /* e = exp(s - m) for XV_W scores (the first `r` valid), stored back; the
@@ -182,8 +180,8 @@ static float xa_softmax_row(float *s, int64_t n) {
  * exist) of a V row as f32, +0 past the end. */
 XV_INLINE xv_v xa_vload(const void *vbase, int64_t i, int c, int whole, int64_t left,
                         const xv_m *mk, const int wt) {
-  if (wt == XW_F32) return xv_loadn((const float *)vbase + i + XV_W * c, mk[c]);
   if (c < whole) return xw_load(vbase, i + XV_W * c, wt);
+  if (wt == XW_F32) return xv_loadn((const float *)vbase + i + XV_W * c, mk[c]);
   return xw_loadn(vbase, i + XV_W * c, left - XV_W * c, wt);
 }
 
@@ -194,44 +192,59 @@ XV_INLINE xv_v xa_vload(const void *vbase, int64_t i, int c, int whole, int64_t 
 XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, const int64_t *n,
                           const float *sum, float *const *o, const void *vbase, int64_t ldv,
                           int64_t d0, int64_t D, const int wt) {
+  /* Every loop over t and c below is unrolled (QT and CT are constants
+   * after inlining), so that acc is QT * CT registers: with one loop left
+   * rolled, gcc kept acc in memory and stored all of it on every key
+   * (measured: the whole P.V loop ran at a third of its fma rate). */
   xv_v acc[XA_PV_ROWS][XA_PV_CT_MAX];
   xv_m mk[XA_PV_CT_MAX];
+#pragma GCC unroll 8
   for (int c = 0; c < CT; c++) mk[c] = xv_lanes_clamped(D - d0 - XV_W * c);
-  /* 16-bit V: chunk c loads whole when it lies inside D (below `whole`). */
+  /* chunk c lies inside D (below `whole`): a plain load, no mask */
   const int whole = D - d0 >= (int64_t)XV_W * CT ? CT : (int)((D - d0) / XV_W);
+#pragma GCC unroll 4
   for (int t = 0; t < QT; t++)
+#pragma GCC unroll 8
     for (int c = 0; c < CT; c++) acc[t][c] = xv_zero();
   int64_t nmin = n[0], nmaxr = n[0];
   for (int t = 1; t < QT; t++) {
     if (n[t] < nmin) nmin = n[t];
     if (n[t] > nmaxr) nmaxr = n[t];
   }
-  /* Constant trip counts, unrolled so that v and acc stay in registers (the
-   * 16-bit loads' per-chunk branch kept gcc from unrolling by itself, and
-   * v then went through the stack). */
-  for (int64_t j = 0; j < nmin; j++) { /* §attention: P.V sequential over j */
-    xv_v v[XA_PV_CT_MAX];
-#pragma GCC unroll 8
-    for (int c = 0; c < CT; c++) v[c] = xa_vload(vbase, j * ldv + d0, c, whole, D - d0, mk, wt);
-#pragma GCC unroll 4
-    for (int t = 0; t < QT; t++) {
-      const xv_v x = xv_bcast(e[t] + j);
-#pragma GCC unroll 8
-      for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, v[c], acc[t][c]);
-    }
+  /* §attention: P.V sequential over j. The same loop twice: every chunk
+   * inside D (plain loads: the usual case), or the edge of D (per-chunk
+   * load choice; left in the common loop, that choice was a compare and
+   * branch per chunk and key). */
+#define XA_PV_KEYS(VLOAD)                                                              \
+  for (int64_t j = 0; j < nmin; j++) {                                                \
+    xv_v v[XA_PV_CT_MAX];                                                             \
+    _Pragma("GCC unroll 8") for (int c = 0; c < CT; c++) v[c] = (VLOAD);              \
+    _Pragma("GCC unroll 4") for (int t = 0; t < QT; t++) {                            \
+      const xv_v x = xv_bcast(e[t] + j);                                              \
+      _Pragma("GCC unroll 8") for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, v[c], acc[t][c]); \
+    }                                                                                 \
   }
+  if (whole == CT)
+    XA_PV_KEYS(xw_load(vbase, j * ldv + d0 + XV_W * c, wt))
+  else
+    XA_PV_KEYS(xa_vload(vbase, j * ldv + d0, c, whole, D - d0, mk, wt))
+#undef XA_PV_KEYS
   if (nmaxr > nmin) {
+#pragma GCC unroll 4
     for (int t = 0; t < QT; t++) {
       for (int64_t jj = nmin; jj < n[t]; jj++) { /* same order, row alone */
         const xv_v x = xv_bcast(e[t] + jj);
+#pragma GCC unroll 8
         for (int c = 0; c < CT; c++)
           acc[t][c] =
               xv_fma(x, xa_vload(vbase, jj * ldv + d0, c, whole, D - d0, mk, wt), acc[t][c]);
       }
     }
   }
+#pragma GCC unroll 4
   for (int t = 0; t < QT; t++) { /* o_d = acc / sum: one IEEE division */
     const xv_v sv = xv_set1(sum[t]);
+#pragma GCC unroll 8
     for (int c = 0; c < CT; c++)
       if (d0 + XV_W * c < D) xv_storen(o[t] + d0 + XV_W * c, mk[c], xv_div(acc[t][c], sv));
   }
@@ -281,10 +294,11 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
     if (kb16) {
       ktile = xa_at(it->kbase, j0 / 16 * D * 16, wt);
       kw = wt;
-      if (R > 2) {
-        /* several row pairs (prefill): the tile copied (16-bit keys:
-         * widened) once into the scratch, same layout, and read there by
-         * every pair. Exact: moves values. */
+      if (R > 2 && wt != XW_F32) {
+        /* several row tiles (prefill), 16-bit keys: the tile widened once
+         * into the scratch, same layout, and read there by every row tile
+         * (f32 keys are read in place: copying them cost ~10% of the
+         * prefill's attention). Exact: moves values. */
         for (int64_t i = 0; i < XA_KEYS * D; i += XV_W) xv_store(kt + i, xw_load(ktile, i, wt));
         ktile = kt;
         kw = XW_F32;
@@ -312,16 +326,20 @@ XV_INLINE void xa_attend_item(const xa_geom *G, const xa_item *it, float *S, flo
         }
       }
     }
-    for (int64_t r = 0; r < R; r += 2) {
-      int qt = R - r >= 2 ? 2 : 1;
-      if (xa_row_n(G, it, r + qt - 1) <= j0) continue; /* no row of the tile sees these keys */
-      const float *q0 = a->q + xa_row_off(G, it, r);
-      float *s0 = S + r * G->ld_s + j0;
-      if (qt == 2)
-        xa_score_tile(2, q0, a->q + xa_row_off(G, it, r + 1), ktile, ko, ds, D, scale, s0,
-                      s0 + G->ld_s, kw);
-      else
-        xa_score_tile(1, q0, q0, ktile, ko, ds, D, scale, s0, s0, kw);
+    for (int64_t r = 0; r < R;) { /* XA_SC_ROWS rows per tile, then 2, then 1 */
+      const int qt = R - r >= XA_SC_ROWS ? XA_SC_ROWS : R - r >= 2 ? 2 : 1;
+      if (xa_row_n(G, it, r + qt - 1) > j0) { /* else no row of the tile sees these keys */
+        const float *q[XA_SC_ROWS];
+        float *sr[XA_SC_ROWS];
+        for (int t = 0; t < qt; t++) {
+          q[t] = a->q + xa_row_off(G, it, r + t);
+          sr[t] = S + (r + t) * G->ld_s + j0;
+        }
+        if (qt == XA_SC_ROWS) xa_score_tile(XA_SC_ROWS, q, ktile, ko, ds, D, scale, sr, kw);
+        else if (qt == 2) xa_score_tile(2, q, ktile, ko, ds, D, scale, sr, kw);
+        else xa_score_tile(1, q, ktile, ko, ds, D, scale, sr, kw);
+      }
+      r += qt;
     }
   }
   /* 2. Per row: max, exp, lane sum (§attention, §E, §R). */
