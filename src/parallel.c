@@ -17,3 +17,11 @@ int hmx_thread_count(int requested, int64_t work) {
   if (work < n) n = work < 1 ? 1 : (int)work;
   return n < 1 ? 1 : n;
 }
+
+int hmx_thread_num(void) {
+#if defined(_OPENMP)
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}

@@ -431,7 +431,10 @@ hmx_status XA_ATTENTION_FN(const hmx_attention_args *a) {
   const int64_t per = G.rows_max * G.ld_s + 4 * a->d * XV_W + G.rows_max + XV_W;
   float *scratch = hmx_alloc_array((size_t)nt * (size_t)per, sizeof(float));
   if (!scratch) return HMX_ERR_NO_MEMORY;
-  HMX_OMP_FOR(nt)
+  /* items one at a time to whichever thread is free (a fixed split ended
+   * apart whenever one vCPU ran slower; the order pairs short and long
+   * causal blocks, see xa_item_at) */
+  HMX_OMP_FOR_CHUNKS(nt, 1)
   for (int64_t idx = 0; idx < items; idx++) {
 #if defined(_OPENMP)
     const int tid = omp_get_thread_num();

@@ -27,10 +27,14 @@
  *     holds VL outputs' b[j][p], then one fma per p in order;
  *   - edge tiles: fewer rows use a kernel specialized for that row count,
  *     fewer columns use partial (masked) loads/stores of C;
- *   - threads: the output is cut into one rectangle per thread (whole MR rows
- *     or whole NR columns), each thread runs the loop nest on its own
- *     rectangle with its own pack buffers: one owner per output, K never
- *     split, so no bit depends on the thread count.
+ *   - threads, M large (prefill; gx_team): per (N block, K block) the team
+ *     packs B once into a shared buffer, then takes blocks of GX_MU rows one
+ *     at a time (dynamic schedule), a barrier between K blocks; otherwise
+ *     the output is cut into one rectangle per thread (whole MR rows or
+ *     whole NR columns), each thread running the loop nest on its own
+ *     rectangle with its own pack buffers. Either way one owner per output
+ *     per K block and K blocks in order, never split: no bit depends on the
+ *     thread count or the schedule.
  *
  * The includer defines:
  *   GX_VL            lanes per vector (16 or 8)
@@ -410,22 +414,87 @@ GX_INLINE void gx_gemv_nt(const hmx_gemm_args *g, const void *b, const float *bi
 
 #include "gemm_g16_x86.h"
 
+/* Where B's data is for storage type wt. GGUF blocks come as [N, K] only
+ * (src/backend.h): for them the [K, N] paths fold away. */
+GX_INLINE const void *gx_b_data(const hmx_gemm_args *g, const int wt) {
+  return wt == XW_F32 ? (const void *)g->b : xw_is_quant(wt) ? g->bq : (const void *)g->b16;
+}
+GX_INLINE int gx_trans_b(const hmx_gemm_args *g, const int wt) {
+  return xw_is_quant(wt) || g->trans_b;
+}
+
+/* Pack the block B[pc .. pc+kc, j .. j+nb) (j a multiple of NR) into
+ * NR-wide panels at dst, from B's storage (wt). Copies only. */
+GX_INLINE void gx_pack_b_w(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64_t j, int64_t nb,
+                           float *dst, const int wt) {
+  const void *b = gx_b_data(g, wt);
+  if (xw_is_g16(wt))
+    gx_pack_b_g16(b, g->k, g->n, pc, kc, j, nb, dst, wt);
+  else if (gx_trans_b(g, wt))
+    gx_pack_b_nt(b, g->k, pc, kc, j, nb, dst, wt);
+  else
+    gx_pack_b_nn(b, g->n, pc, kc, j, nb, dst, wt);
+}
+
+/* The tiles of C rows [i, i+mb) x columns [j, j+nb) for one K block of kc
+ * (A packed at apack, B at bpack): each NR x MR tile runs the kernel's
+ * in-order p loop over this K block, starting per `init` (§gemm). Tiles are
+ * independent outputs: any order, any thread. */
+static void gx_tiles(const hmx_gemm_args *g, gx_kernel_fn const *kernels, const float *apack,
+                     const float *bpack, int64_t i, int64_t mb, int64_t j, int64_t nb, int64_t kc,
+                     int init, const float *bias_pad) {
+  const int64_t n = g->n;
+  /* jr, ir: NR x MR tiles (independent outputs, any order). The A
+   * micro-panel (MR x KC) stays in L1 while B's panels stream from L2. */
+#if GX_IR_INNER
+  for (int64_t jr = 0; jr < nb; jr += GX_NR) {
+    const int nc = (int)(nb - jr < GX_NR ? nb - jr : GX_NR);
+    for (int64_t ir = 0; ir < mb; ir += GX_MR) {
+      const int mr = (int)(mb - ir < GX_MR ? mb - ir : GX_MR);
+#else
+  for (int64_t ir = 0; ir < mb; ir += GX_MR) {
+    const int mr = (int)(mb - ir < GX_MR ? mb - ir : GX_MR);
+    for (int64_t jr = 0; jr < nb; jr += GX_NR) {
+      const int nc = (int)(nb - jr < GX_NR ? nb - jr : GX_NR);
+#endif
+      float *c = g->c + (i + ir) * n + j + jr;
+#if GX_PF_C
+      /* Prefetch the C tile of the next call (the acc it continues
+       * from, or where it stores): the kernel's first fma waits on C. */
+      {
+        const int64_t ni = GX_IR_INNER ? (ir + GX_MR < mb ? ir + GX_MR : ir) : ir;
+        const int64_t nj = GX_IR_INNER ? jr : (jr + GX_NR < nb ? jr + GX_NR : jr);
+        const int nm = (int)(mb - ni < GX_MR ? mb - ni : GX_MR);
+        const float *cn = g->c + (i + ni) * n + j + nj;
+        for (int r = 0; r < nm; r++) {
+          __builtin_prefetch(cn + r * n, 1, 3);
+          __builtin_prefetch(cn + r * n + (nb - nj < GX_NR ? nb - nj : GX_NR) - 1, 1, 3);
+        }
+      }
+#endif
+      kernels[mr - 1](kc, apack + ir * kc, bpack + jr * kc, c, n, init, bias_pad + j + jr, nc);
+    }
+  }
+}
+
+/* How the accumulators of K block pc start (§gemm): bias or +0 for the
+ * first block, the acc stored in C by the previous one after it. */
+GX_INLINE int gx_init_for(const hmx_gemm_args *g, int64_t pc) {
+  return pc > 0 ? GX_INIT_C : (g->bias ? GX_INIT_BIAS : GX_INIT_ZERO);
+}
+
 /* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
  * Returns 0, or -1 when a buffer could not be allocated. */
 GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
                         gx_kernel_fn const *kernels, int64_t i0, int64_t mt, int64_t j0,
                         int64_t nt, const int wt) {
-  const int64_t m = g->m, n = g->n, k = g->k;
-  const void *b = wt == XW_F32 ? (const void *)g->b
-                  : xw_is_quant(wt) ? g->bq : (const void *)g->b16;
-  /* GGUF blocks come as [N, K] only (src/backend.h): the [K, N] paths fold
-   * away in their instances */
-  const int trans_b = xw_is_quant(wt) || g->trans_b;
+  const int64_t m = g->m, k = g->k;
+  const void *b = gx_b_data(g, wt);
   if (mt <= 0 || nt <= 0) return 0;
   if (m == 1) { /* decode: no packing, B is read once in place */
     if (xw_is_g16(wt))
       gx_gemv_g16(g, b, bias_pad, j0, nt, wt);
-    else if (trans_b)
+    else if (gx_trans_b(g, wt))
       gx_gemv_nt(g, b, bias_pad, j0, nt, wt);
     else
       gx_gemv_nn(g, b, bias_pad, j0, nt, wt);
@@ -448,50 +517,13 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
      * carried from block to block through C, in order; never split). */
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = k - pc < kc_max ? k - pc : kc_max;
-      const int init = pc > 0 ? GX_INIT_C : (g->bias ? GX_INIT_BIAS : GX_INIT_ZERO);
-      if (xw_is_g16(wt))
-        gx_pack_b_g16(b, k, n, pc, kc, j0 + jc, nb, bpack, wt);
-      else if (trans_b)
-        gx_pack_b_nt(b, k, pc, kc, j0 + jc, nb, bpack, wt);
-      else
-        gx_pack_b_nn(b, n, pc, kc, j0 + jc, nb, bpack, wt);
+      gx_pack_b_w(g, pc, kc, j0 + jc, nb, bpack, wt);
       /* ic: M blocks (independent outputs). */
       for (int64_t ic = 0; ic < mt; ic += mc_max) {
         const int64_t mb = mt - ic < mc_max ? mt - ic : mc_max;
         gx_pack_a(g->a, k, i0 + ic, mb, pc, kc, apack);
-        /* jr, ir: NR x MR tiles (independent outputs, any order); each tile
-         * runs the kernel's in-order p loop over this K block. The A
-         * micro-panel (MR x KC) stays in L1 while B's panels stream from L2. */
-#if GX_IR_INNER
-        for (int64_t jr = 0; jr < nb; jr += GX_NR) {
-          const int nc = (int)(nb - jr < GX_NR ? nb - jr : GX_NR);
-          for (int64_t ir = 0; ir < mb; ir += GX_MR) {
-            const int mr = (int)(mb - ir < GX_MR ? mb - ir : GX_MR);
-#else
-        for (int64_t ir = 0; ir < mb; ir += GX_MR) {
-          const int mr = (int)(mb - ir < GX_MR ? mb - ir : GX_MR);
-          for (int64_t jr = 0; jr < nb; jr += GX_NR) {
-            const int nc = (int)(nb - jr < GX_NR ? nb - jr : GX_NR);
-#endif
-            float *c = g->c + (i0 + ic + ir) * n + j0 + jc + jr;
-#if GX_PF_C
-            /* Prefetch the C tile of the next call (the acc it continues
-             * from, or where it stores): the kernel's first fma waits on C. */
-            {
-              const int64_t ni = GX_IR_INNER ? (ir + GX_MR < mb ? ir + GX_MR : ir) : ir;
-              const int64_t nj = GX_IR_INNER ? jr : (jr + GX_NR < nb ? jr + GX_NR : jr);
-              const int nm = (int)(mb - ni < GX_MR ? mb - ni : GX_MR);
-              const float *cn = g->c + (i0 + ic + ni) * n + j0 + jc + nj;
-              for (int r = 0; r < nm; r++) {
-                __builtin_prefetch(cn + r * n, 1, 3);
-                __builtin_prefetch(cn + r * n + (nb - nj < GX_NR ? nb - nj : GX_NR) - 1, 1, 3);
-              }
-            }
-#endif
-            kernels[mr - 1](kc, apack + ir * kc, bpack + jr * kc, c, n, init,
-                            bias_pad + j0 + jc + jr, nc);
-          }
-        }
+        gx_tiles(g, kernels, apack, bpack, i0 + ic, mb, j0 + jc, nb, kc, gx_init_for(g, pc),
+                 bias_pad);
       }
     }
   }
@@ -521,6 +553,91 @@ static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn c
   }
 }
 
+/* gx_pack_b_w for B's storage type (one instance each). */
+static void gx_pack_b(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64_t j, int64_t nb,
+                      float *dst) {
+  switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
+  case XW_BF16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_BF16); break;
+  case XW_F16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_F16); break;
+  case XW_Q8_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q8_0); break;
+  case XW_Q4_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q4_0); break;
+  case XW_Q4_1: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q4_1); break;
+  case XW_Q6_K: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q6_K); break;
+  case XW_G16_Q8_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_Q8_0); break;
+  case XW_G16_Q4_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_Q4_0); break;
+  case XW_G16_Q4_1: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_Q4_1); break;
+  case XW_G16_F16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_F16); break;
+  case XW_G16_BF16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_BF16); break;
+  case XW_G16_F32: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_F32); break;
+  default: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_F32); break;
+  }
+}
+
+#ifndef GX_MU
+#define GX_MU (GX_MR * 8) /* rows of A per work unit of the team path */
+#endif
+
+/* The team path (threads > 1, M at least 2 * threads units of GX_MU rows:
+ * prefill): for each (N block, K block), the team packs the B block once,
+ * into one shared buffer (each thread a range of its panels), then takes
+ * the M blocks one at a time, whichever thread is free (dynamic: a thread
+ * that the OS or the hypervisor slows down takes fewer), each packing its
+ * rows of A into its own buffer and running the tiles. The barrier at the
+ * end of each work-sharing loop keeps the K blocks of every output in
+ * increasing order (§gemm: the acc goes through C from one block to the
+ * next, exactly as on one thread) and keeps the shared B block unchanged
+ * until every thread is done with it. Each output has one owner per K
+ * block, K is never split: no bit depends on the threads or the schedule.
+ * Before, each thread had a fixed rectangle of C with its own B pack (twice
+ * the packing where the split was along M), and the two rectangles ended
+ * apart whenever one vCPU ran slower. */
+static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
+                          gx_kernel_fn const *kernels, int threads) {
+  const int64_t m = g->m, n = g->n, k = g->k;
+  const int64_t kc_max = k < GX_KC ? k : GX_KC;
+  const int64_t nc_max = n < GX_NC ? n : GX_NC;
+  const int64_t npan_max = (nc_max + GX_NR - 1) / GX_NR;
+  const int64_t mblocks = (m + GX_MU - 1) / GX_MU;
+  const int64_t a_floats = kc_max * GX_MU; /* GX_MU is whole MR panels */
+  float *bpack = gx_alloc((size_t)(kc_max * npan_max * GX_NR));
+  float *apacks = gx_alloc((size_t)(a_floats * threads));
+  if (!bpack || !apacks) {
+    free(bpack);
+    free(apacks);
+    return HMX_ERR_NO_MEMORY;
+  }
+  HMX_OMP_PARALLEL(threads) {
+    float *apack = apacks + a_floats * hmx_thread_num();
+    /* jc: N blocks; pc: K blocks in increasing order (every thread runs
+     * these loops, so every thread reaches each barrier below). */
+    for (int64_t jc = 0; jc < n; jc += nc_max) {
+      const int64_t nb = n - jc < nc_max ? n - jc : nc_max;
+      const int64_t npan = (nb + GX_NR - 1) / GX_NR;
+      for (int64_t pc = 0; pc < k; pc += kc_max) {
+        const int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+        /* the team packs B[pc.., jc..]: thread t a range of whole panels */
+        HMX_OMP_FOR_EACH_THREAD
+        for (int t = 0; t < threads; t++) {
+          const int64_t p0 = npan * t / threads, p1 = npan * (t + 1) / threads;
+          const int64_t w = (p1 * GX_NR < nb ? p1 * GX_NR : nb) - p0 * GX_NR;
+          if (w > 0) gx_pack_b(g, pc, kc, jc + p0 * GX_NR, w, bpack + p0 * GX_NR * kc);
+        }
+        /* (barrier) M blocks, one at a time (independent outputs) */
+        HMX_OMP_FOR_DYNAMIC
+        for (int64_t ib = 0; ib < mblocks; ib++) {
+          const int64_t i = ib * GX_MU, mb = m - i < GX_MU ? m - i : GX_MU;
+          gx_pack_a(g->a, k, i, mb, pc, kc, apack);
+          gx_tiles(g, kernels, apack, bpack, i, mb, jc, nb, kc, gx_init_for(g, pc), bias_pad);
+        }
+        /* (barrier) before the next block's pack overwrites bpack */
+      }
+    }
+  }
+  free(bpack);
+  free(apacks);
+  return HMX_OK;
+}
+
 /* The backend entry point: bias padded to whole panels, then one rectangle of
  * C per thread (whole MR-row or NR-column tiles; each output has one owner). */
 static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
@@ -544,6 +661,11 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
   int64_t flops_units = (2 * m * n * k) >> 18;
   if (work > flops_units + 1) work = flops_units + 1;
   const int threads = hmx_thread_count(g->threads, work);
+  if (threads > 1 && m >= 2 * threads * GX_MU) {
+    const hmx_status st = gx_team(g, bias_pad, kernels, threads);
+    free(bias_pad);
+    return st;
+  }
   int failed = 0;
   HMX_OMP_FOR(threads)
   for (int t = 0; t < threads; t++) {

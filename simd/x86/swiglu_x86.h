@@ -541,7 +541,9 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
       /* Phase 1: g for tn tokens x un units; items (unit tile, token tile). */
       const int64_t nuc = (un + XS_GU - 1) / XS_GU, items1 = nuc * ntt;
       const int nt1 = hmx_thread_count(s->threads, items1);
-      HMX_OMP_FOR(nt1)
+      /* a unit tile's token tiles (ntt items, one weight panel) per chunk,
+       * to whichever thread is free */
+      HMX_OMP_FOR_CHUNKS(nt1, ntt)
       for (int64_t idx = 0; idx < items1; idx++) {
         const int64_t uc = idx / ntt, t = (idx % ntt) * XS_TT;
         const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
@@ -561,7 +563,7 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
       /* Phase 2: y for tn tokens x dout columns; items (column tile, token tile). */
       const int64_t items2 = njc * ntt;
       const int nt2 = hmx_thread_count(s->threads, items2);
-      HMX_OMP_FOR(nt2)
+      HMX_OMP_FOR_CHUNKS(nt2, ntt) /* a column tile's token tiles per chunk */
       for (int64_t idx = 0; idx < items2; idx++) {
         const int64_t jc = idx / ntt, t = (idx % ntt) * XS_TT;
         const int64_t rows = tn - t < XS_TT ? tn - t : XS_TT;
