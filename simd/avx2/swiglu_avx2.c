@@ -8,5 +8,7 @@
 
 #define XS_SWIGLU_FN hmx_avx2_swiglu
 #define XS_TT 2
+#define XS_UV 2 /* phase-1 tiles: 2 tokens x 2 vectors x (a, b) = 8 of the 16 ymm */
+#define XS_CV 4 /* phase-2 tiles: 2 tokens x 4 vectors = 8 */
 
 #include "../x86/swiglu_x86.h"

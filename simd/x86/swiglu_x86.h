@@ -4,18 +4,22 @@
  * first includes its ISA's exp (vexp_<isa>.h, which brings the xv_
  * primitives), then defines
  *
- *   XS_TT            tokens per register tile (4 with 32 registers, 2 with 16)
+ *   XS_TT            tokens per register tile (4 or 2)
+ *   XS_UV            vectors of hidden units per phase-1 tile (1 or 2)
+ *   XS_CV            vectors of output columns per phase-2 tile (1 .. 4)
+ *                    (2 * XS_TT * XS_UV and XS_TT * XS_CV accumulators: 16
+ *                    of avx512's 32 registers, 8 of avx2's 16)
  *   XS_SWIGLU_FN     the name of the kernel
  *
  * The result does not depend on the block size (y[j] accumulates over
  * u = 0..h-1 in order whatever the blocking), so this kernel uses its own
  * blocking: super-tiles of 64 tokens x 512 hidden units.
- *   phase 1 (gate): tiles of XS_TT tokens x 2*XV_W hidden units;
+ *   phase 1 (gate): tiles of XS_TT tokens x XS_UV*XV_W hidden units;
  *     W1[p][u..u+XV_W-1] is contiguous, so a_u, b_u for XV_W units are
  *     vector chains acc = fma(broadcast x[p], W1[p][u..], acc) over
  *     p = 0..d-1 in order; g = silu(a) * b with the exact vector SiLU
  *     (xv_siluf: IEEE division).
- *   phase 2 (down): tiles of XS_TT tokens x 4*XV_W output columns;
+ *   phase 2 (down): tiles of XS_TT tokens x XS_CV*XV_W output columns;
  *     y[j..j+XV_W-1] = fma(broadcast g_u, W2[u][j..], y) for u in increasing
  *     order, carried in registers inside a super-tile and through y (in
  *     memory, exact) from one super-tile of units to the next. W2's rows of
@@ -54,10 +58,11 @@
 
 #define XS_TOKENS 64 /* tokens per super-tile */
 #define XS_UNITS 512 /* hidden units per super-tile */
-#define XS_GU (2 * XV_W) /* hidden units per phase-1 tile */
-#define XS_DJ (4 * XV_W) /* output columns per phase-2 tile */
+#define XS_GU (XS_UV * XV_W) /* hidden units per phase-1 tile */
+#define XS_DJ (XS_CV * XV_W) /* output columns per phase-2 tile */
 
 _Static_assert(XS_TT == 2 || XS_TT == 4, "token tiles of 4, 2 or 1 rows");
+_Static_assert(XS_UV >= 1 && XS_UV <= 2 && XS_CV >= 1 && XS_CV <= 4, "tile widths");
 
 /* Element index of W[r][c] of a [K][N] weight (K rows r of N columns c) in
  * the G16 form of W^T, where the 16 columns of a group are adjacent for each
@@ -79,60 +84,59 @@ typedef struct xs_wview {
   int64_t ld, off[4];
 } xs_wview;
 
-/* Phase 1 for TT tokens (1, 2 or 4) and XS_GU hidden units u .. (`un` of
- * them valid): g[t][u'] = silu(a) * b, a and b sequential over p. W3 has
- * W1's view (w1) at w3. The accumulators are named variables, one block per
- * token row written out (rows t >= TT fold away): with arrays, gcc kept a
- * copy of every accumulator on the stack and stored it on each p (measured
- * 4x slower). */
-#define XS_GATE_ROW_DECL(t) xv_v a##t##0 = xv_zero(), a##t##1 = xv_zero(), \
-                               b##t##0 = xv_zero(), b##t##1 = xv_zero()
-#define XS_GATE_ROW_FMA(t)                                                  \
-  if (TT > t) {                                                             \
-    const xv_v xp = xv_bcast(x + t * ldx + p);                              \
-    a##t##0 = xv_fma(xp, w10, a##t##0);                                     \
-    a##t##1 = xv_fma(xp, w11, a##t##1);                                     \
-    b##t##0 = xv_fma(xp, w30, b##t##0);                                     \
-    b##t##1 = xv_fma(xp, w31, b##t##1);                                     \
-  }
-#define XS_GATE_ROW_STORE(t)                                                          \
-  if (TT > t) { /* §swiglu, §E: g = silu(a) * b */                                    \
-    xv_storen(g + t * ldg, m0, xv_mul(xv_siluf(a##t##0), b##t##0));                   \
-    if (un > XV_W) xv_storen(g + t * ldg + XV_W, m1, xv_mul(xv_siluf(a##t##1), b##t##1)); \
-  }
+/* Phase 1 for TT tokens (4, 2 or 1: at most XS_TT) and XS_GU hidden
+ * units u .. (`un` of them valid): g[t][u'] = silu(a) * b, a and b
+ * sequential over p. W3 has W1's view (w1) at w3. Every loop over tokens
+ * and vectors is unrolled (TT a constant after inlining), so that the
+ * 2 * TT * XS_UV accumulators are registers: with a loop left rolled, gcc
+ * kept a copy of every accumulator on the stack and stored it on each p
+ * (measured 4x slower). */
 XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const xs_wview *w1,
                             const void *w3, int64_t d, int64_t un, float *g, int64_t ldg,
                             const int wt) {
-  const xv_m m0 = xv_lanes_clamped(un), m1 = xv_lanes_clamped(un - XV_W);
   const void *w = w1->w;
-  const int64_t ld = w1->ld, o0 = w1->off[0], o1 = w1->off[1];
-  XS_GATE_ROW_DECL(0);
-  XS_GATE_ROW_DECL(1);
-  XS_GATE_ROW_DECL(2);
-  XS_GATE_ROW_DECL(3);
+  const int64_t ld = w1->ld;
+  xv_v a[XS_TT][XS_UV], b[XS_TT][XS_UV];
+#pragma GCC unroll 8
+  for (int t = 0; t < TT; t++)
+#pragma GCC unroll 2
+    for (int v = 0; v < XS_UV; v++) a[t][v] = b[t][v] = xv_zero();
   for (int64_t p = 0; p < d; p++) { /* §swiglu: a, b sequential over p from +0 */
-    const xv_v w10 = xw_load(w, o0 + p * ld, wt), w11 = xw_load(w, o1 + p * ld, wt);
-    const xv_v w30 = xw_load(w3, o0 + p * ld, wt), w31 = xw_load(w3, o1 + p * ld, wt);
-    XS_GATE_ROW_FMA(0)
-    XS_GATE_ROW_FMA(1)
-    XS_GATE_ROW_FMA(2)
-    XS_GATE_ROW_FMA(3)
+    xv_v w1v[XS_UV], w3v[XS_UV];
+#pragma GCC unroll 2
+    for (int v = 0; v < XS_UV; v++) {
+      w1v[v] = xw_load(w, w1->off[v] + p * ld, wt);
+      w3v[v] = xw_load(w3, w1->off[v] + p * ld, wt);
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < TT; t++) {
+      const xv_v xp = xv_bcast(x + t * ldx + p);
+#pragma GCC unroll 2
+      for (int v = 0; v < XS_UV; v++) {
+        a[t][v] = xv_fma(xp, w1v[v], a[t][v]);
+        b[t][v] = xv_fma(xp, w3v[v], b[t][v]);
+      }
+    }
   }
-  XS_GATE_ROW_STORE(0)
-  XS_GATE_ROW_STORE(1)
-  XS_GATE_ROW_STORE(2)
-  XS_GATE_ROW_STORE(3)
+#pragma GCC unroll 8
+  for (int t = 0; t < TT; t++) /* §swiglu, §E: g = silu(a) * b */
+#pragma GCC unroll 2
+    for (int v = 0; v < XS_UV; v++)
+      if (un > v * XV_W)
+        xv_storen(g + t * ldg + v * XV_W, xv_lanes_clamped(un - v * XV_W),
+                  xv_mul(xv_siluf(a[t][v]), b[t][v]));
 }
 
-/* xs_gate_tile for `rows` tokens (1 .. XS_TT), weights stored as wt. */
+/* xs_gate_tile for `rows` tokens (1 .. XS_TT), weights stored as wt: the
+ * widest tiles first. */
 XV_INLINE void xs_gate_rows_w(const float *x, int64_t ldx, const xs_wview *w1, const void *w3,
                               int64_t d, int64_t un, float *g, int64_t ldg, int64_t rows,
                               const int wt) {
-  if (rows == XS_TT) xs_gate_tile(XS_TT, x, ldx, w1, w3, d, un, g, ldg, wt);
-  else if (XS_TT > 2 && rows >= 2) xs_gate_tile(2, x, ldx, w1, w3, d, un, g, ldg, wt);
-  else xs_gate_tile(1, x, ldx, w1, w3, d, un, g, ldg, wt);
-  if (XS_TT > 2 && rows == 3) /* the third token alone */
-    xs_gate_tile(1, x + 2 * ldx, ldx, w1, w3, d, un, g + 2 * ldg, ldg, wt);
+  int64_t t = 0;
+  if (XS_TT >= 4)
+    for (; t + 4 <= rows; t += 4) xs_gate_tile(4, x + t * ldx, ldx, w1, w3, d, un, g + t * ldg, ldg, wt);
+  for (; t + 2 <= rows; t += 2) xs_gate_tile(2, x + t * ldx, ldx, w1, w3, d, un, g + t * ldg, ldg, wt);
+  if (t < rows) xs_gate_tile(1, x + t * ldx, ldx, w1, w3, d, un, g + t * ldg, ldg, wt);
 }
 
 /* The storage type is switched on inside each parallel loop's body (here and
@@ -147,46 +151,53 @@ static void xs_gate_rows(const float *x, int64_t ldx, const xs_wview *w1, const 
   }
 }
 
-/* Phase 2 for TT tokens (1, 2 or 4) and XS_DJ output columns j .. (`jn`
- * valid): y = fma(g_u, W2[u][j..], y) for u = 0..un-1 in increasing order,
- * starting from +0 (first) or from y as left by the previous units. */
+/* Phase 2 for TT tokens (4, 2 or 1: at most XS_TT) and XS_DJ output
+ * columns j .. (`jn` valid): y = fma(g_u, W2[u][j..], y) for u = 0..un-1 in
+ * increasing order, starting from +0 (first) or from y as left by the
+ * previous units. Loops unrolled as in xs_gate_tile. */
 XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const xs_wview *w2,
                             int64_t un, int first, float *y, int64_t ldy, int64_t jn,
                             const int wt) {
-  xv_v acc[XS_TT][4];
-  xv_m mk[4];
+  xv_v acc[XS_TT][XS_CV];
+  xv_m mk[XS_CV];
   const void *w = w2->w;
-  const int64_t ld = w2->ld, o0 = w2->off[0], o1 = w2->off[1], o2 = w2->off[2], o3 = w2->off[3];
-  for (int c = 0; c < 4; c++) mk[c] = xv_lanes_clamped(jn - XV_W * c);
+  const int64_t ld = w2->ld;
+#pragma GCC unroll 4
+  for (int c = 0; c < XS_CV; c++) mk[c] = xv_lanes_clamped(jn - XV_W * c);
+#pragma GCC unroll 8
   for (int t = 0; t < TT; t++)
-    for (int c = 0; c < 4; c++)
+#pragma GCC unroll 4
+    for (int c = 0; c < XS_CV; c++)
       acc[t][c] = first ? xv_zero() : xv_loadn(y + t * ldy + XV_W * c, mk[c]);
   for (int64_t u = 0; u < un; u++) { /* §swiglu: y accumulates over u in order */
     /* W2[u][j .. j+XS_DJ) (+0 past jn when packed; a repeat of vector 0 in G16) */
-    const xv_v v0 = xw_load(w, o0 + u * ld, wt), v1 = xw_load(w, o1 + u * ld, wt);
-    const xv_v v2 = xw_load(w, o2 + u * ld, wt), v3 = xw_load(w, o3 + u * ld, wt);
+    xv_v v[XS_CV];
+#pragma GCC unroll 4
+    for (int c = 0; c < XS_CV; c++) v[c] = xw_load(w, w2->off[c] + u * ld, wt);
+#pragma GCC unroll 8
     for (int t = 0; t < TT; t++) {
       const xv_v gv = xv_bcast(g + t * ldg + u);
-      acc[t][0] = xv_fma(gv, v0, acc[t][0]);
-      acc[t][1] = xv_fma(gv, v1, acc[t][1]);
-      acc[t][2] = xv_fma(gv, v2, acc[t][2]);
-      acc[t][3] = xv_fma(gv, v3, acc[t][3]);
+#pragma GCC unroll 4
+      for (int c = 0; c < XS_CV; c++) acc[t][c] = xv_fma(gv, v[c], acc[t][c]);
     }
   }
+#pragma GCC unroll 8
   for (int t = 0; t < TT; t++)
-    for (int c = 0; c < 4; c++)
+#pragma GCC unroll 4
+    for (int c = 0; c < XS_CV; c++)
       if (jn > XV_W * c) xv_storen(y + t * ldy + XV_W * c, mk[c], acc[t][c]);
 }
 
-/* xs_down_tile for `rows` tokens (1 .. XS_TT), weights stored as wt. */
+/* xs_down_tile for `rows` tokens (1 .. XS_TT), weights stored as wt: the
+ * widest tiles first. */
 XV_INLINE void xs_down_rows_w(const float *g, int64_t ldg, const xs_wview *w2, int64_t un,
                               int first, float *y, int64_t ldy, int64_t jn, int64_t rows,
                               const int wt) {
-  if (rows == XS_TT) xs_down_tile(XS_TT, g, ldg, w2, un, first, y, ldy, jn, wt);
-  else if (XS_TT > 2 && rows >= 2) xs_down_tile(2, g, ldg, w2, un, first, y, ldy, jn, wt);
-  else xs_down_tile(1, g, ldg, w2, un, first, y, ldy, jn, wt);
-  if (XS_TT > 2 && rows == 3) /* the third token alone */
-    xs_down_tile(1, g + 2 * ldg, ldg, w2, un, first, y + 2 * ldy, ldy, jn, wt);
+  int64_t t = 0;
+  if (XS_TT >= 4)
+    for (; t + 4 <= rows; t += 4) xs_down_tile(4, g + t * ldg, ldg, w2, un, first, y + t * ldy, ldy, jn, wt);
+  for (; t + 2 <= rows; t += 2) xs_down_tile(2, g + t * ldg, ldg, w2, un, first, y + t * ldy, ldy, jn, wt);
+  if (t < rows) xs_down_tile(1, g + t * ldg, ldg, w2, un, first, y + t * ldy, ldy, jn, wt);
 }
 
 static void xs_down_rows(const float *g, int64_t ldg, const xs_wview *w2, int64_t un, int first,
@@ -420,7 +431,7 @@ static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void
 }
 
 /* ---- One token, weights in G16 (wlayout): a group of 16 outputs' weights
- * is one contiguous [K][16] block, so the group's outputs are XS_GV vector
+ * is one contiguous [K][16] block, so the group's outputs are XS_UV vector
  * chains acc = fma(x[p], W[g][p][..], acc) over p = 0 .. K-1 in order from
  * +0 (§swiglu), one vector load per element and per vector: no transpose, no
  * scratch round trip. XS_NG groups go side by side (independent chains and
@@ -552,10 +563,11 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
         const void *v3 = w3;
         if (g16) { /* W1[p][u] of this tile's units, in place */
           const int64_t u = u0 + uc * XS_GU;
-          v1.off[0] = xs_g16_at(0, u, d);
-          v1.off[1] = len > XV_W ? xs_g16_at(0, u + XV_W, d) : v1.off[0];
+          for (int v = 0; v < XS_UV; v++)
+            v1.off[v] = len > XV_W * v ? xs_g16_at(0, u + XV_W * v, d) : xs_g16_at(0, u, d);
         } else { /* the packed tile */
-          v1 = (xs_wview){w1p + uc * d * XS_GU, XS_GU, {0, XV_W, 0, 0}};
+          v1 = (xs_wview){w1p + uc * d * XS_GU, XS_GU, {0, 0, 0, 0}};
+          for (int v = 0; v < XS_UV; v++) v1.off[v] = XV_W * v;
           v3 = w3p + uc * d * XS_GU;
         }
         xs_gate_rows(x + t * d, d, &v1, v3, d, len, gbuf + t * us + uc * XS_GU, us, rows, vt);
@@ -570,10 +582,12 @@ hmx_status XS_SWIGLU_FN(const hmx_swiglu_args *s) {
         const int64_t j = jc * XS_DJ, jn = dout - j;
         xs_wview v2 = {w2, HMX_QG, {0, 0, 0, 0}};
         if (g16) /* W2[u0 + u][j ..], in place */
-          for (int c = 0; c < 4; c++)
-            v2.off[c] = jn > XV_W * c ? xs_g16_at(u0, j + XV_W * c, h) : v2.off[0];
-        else /* the packed panel */
-          v2 = (xs_wview){w2p + jc * un * XS_DJ, XS_DJ, {0, XV_W, 2 * XV_W, 3 * XV_W}};
+          for (int c = 0; c < XS_CV; c++)
+            v2.off[c] = jn > XV_W * c ? xs_g16_at(u0, j + XV_W * c, h) : xs_g16_at(u0, j, h);
+        else { /* the packed panel */
+          v2 = (xs_wview){w2p + jc * un * XS_DJ, XS_DJ, {0, 0, 0, 0}};
+          for (int c = 0; c < XS_CV; c++) v2.off[c] = XV_W * c;
+        }
         xs_down_rows(gbuf + t * us, us, &v2, un, u0 == 0, y + t * dout + j, dout, jn, rows, vt);
       }
     }
