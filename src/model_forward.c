@@ -15,6 +15,7 @@
 #include "canon.h"       /* hmx_rope_table */
 #include "rope_tabled.h"
 #include "attention_kb16.h"
+#include "parallel.h"        /* the copies and adds below, split over threads */
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,13 +102,18 @@ static void cache_put(hmx_dtype dt, void *dst, size_t i, float x) {
 /* Append n rows of k (is_k) or v at position `at`, each value to its place
  * in the layer's blocks (K) or head runs (V): hmx_kb16_k_index /
  * hmx_kb16_v_index with batch 0. */
+/* Heads are independent (each writes its own part of the cache), so they
+ * are split over `threads` (a prefill stores 2 x 512 x 768 values per layer
+ * of tiny; on one thread the other waited). Moves values only. */
 static void cache_store(const hmx_kv_cache *c, void *base, int is_k, int layer, int64_t at,
-                        const float *src, int64_t n) {
+                        const float *src, int64_t n, int threads) {
   const hmx_model_config *cfg = &c->model->cfg;
   const int64_t D = cfg->head_dim, H = cfg->n_kv_head;
   void *dst = cache_tensor(c, base, layer, 0).data;
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t g = 0; g < H; g++)
+  const int nt = hmx_thread_count(threads, n * H * D >= 65536 ? H : 1);
+  HMX_OMP_FOR(nt)
+  for (int64_t g = 0; g < H; g++)
+    for (int64_t i = 0; i < n; i++)
       for (int64_t e = 0; e < D; e++) {
         const int64_t t = at + i;
         const int64_t to = is_k ? hmx_kb16_k_index(c->kblocks, H, D, 0, g, t, e)
@@ -156,13 +162,26 @@ static void embed_row(const hmx_model *m, const hmx_tensor *e, int32_t tok, floa
 }
 
 /* x += y elementwise: one f32 addition each (the residual stream). */
-static void add_inplace(float *restrict x, const float *restrict y, int64_t n) {
-  /* elementwise, so vectors give the same bits; gcc 12 deemed this loop
-   * cold and left it scalar (1.8% of a 64-token SmolLM2 prefill) */
+/* Rows [0, rows) of a copy or an add, in pieces for `threads` threads
+ * when there are enough (elementwise: any split gives the same bits). */
+static int rows_threads(int threads, int64_t rows, int64_t cols) {
+  return hmx_thread_count(threads, rows * cols >= 65536 ? rows : 1);
+}
+
+static void add_inplace(float *restrict x, const float *restrict y, int64_t rows, int64_t cols,
+                        int threads) {
+  const int nt = rows_threads(threads, rows, cols);
+  HMX_OMP_FOR(nt)
+  for (int64_t r = 0; r < rows; r++) {
+    float *restrict xr = x + r * cols;
+    const float *restrict yr = y + r * cols;
+    /* elementwise, so vectors give the same bits; gcc 12 deemed this loop
+     * cold and left it scalar (1.8% of a 64-token SmolLM2 prefill) */
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
-  for (int64_t i = 0; i < n; i++) x[i] += y[i];
+    for (int64_t i = 0; i < cols; i++) xr[i] += yr[i];
+  }
 }
 
 /* Where weight w's values start and how many bytes they take: its tensor
@@ -273,6 +292,8 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
   for (int i = 0; i < 3; i++) {
     const int64_t w = order[i]->shape[0];
     float *dst = order[i] == L->wq ? f->q : order[i] == L->wk ? f->k : f->v;
+    const int nt = rows_threads(f->ctx ? f->ctx->threads : 0, T, w);
+    HMX_OMP_FOR(nt)
     for (int64_t t = 0; t < T; t++)
       memcpy(dst + t * w, f->qkv + t * n3 + col, (size_t)w * sizeof(float));
     col += w;
@@ -314,8 +335,8 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   for (int s = 0; s < n_seq; s++) {
     hmx_kv_cache *kc = caches[s];
     const int64_t n = n_tokens[s], len = kc->len;
-    cache_store(kc, kc->k, 1, l, len, f->k + off * kvd, n);
-    cache_store(kc, kc->v, 0, l, len, f->v + off * kvd, n);
+    cache_store(kc, kc->k, 1, l, len, f->k + off * kvd, n, f->ctx ? f->ctx->threads : 0);
+    cache_store(kc, kc->v, 0, l, len, f->v + off * kvd, n, f->ctx ? f->ctx->threads : 0);
     hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
     hmx_tensor k4 = cache_tensor(kc, kc->k, l, len + n);
@@ -328,7 +349,7 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   if (c->outproj == HMX_OUTPROJ_DENSE) TRY(project(f, &A, L->wo, &O));
   else TRY(hmx_hadamard_mix(f->ctx, &A, L->alpha, L->beta, &O));
   TRY(trace(f, l, "attn_out", f->o, T, d));
-  add_inplace(f->x, f->o, T * d);
+  add_inplace(f->x, f->o, T, d, f->ctx ? f->ctx->threads : 0);
   TRY(trace(f, l, "resid_attn", f->x, T, d));
 
   /* feed-forward block: x += swiglu(rmsnorm(x)) */
@@ -337,7 +358,7 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   if (hmx_model_qweight(f->m, L->w1)) TRY(ffn_kept(f, L, &H, &O));
   else TRY(hmx_swiglu(f->ctx, &H, L->w1, L->w3, L->w2, 0, &O));
   TRY(trace(f, l, "ffn", f->o, T, d));
-  add_inplace(f->x, f->o, T * d);
+  add_inplace(f->x, f->o, T, d, f->ctx ? f->ctx->threads : 0);
   TRY(trace(f, l, "resid_ffn", f->x, T, d));
   return HMX_OK;
 }
