@@ -398,28 +398,36 @@ static int run_onednn(void *p) {
 }
 
 static void bench_gemm(bench *B) {
-  static const int64_t ms[] = {1, 64, 512};
-  static const int64_t ks[] = {768, 2048};
-  for (int i = 0; i < (B->small ? 2 : 3); i++)
-    for (int j = 0; j < (B->small ? 1 : 2); j++) {
-      int64_t m = ms[i], k = B->small ? 64 : ks[j], n = k;
-      gemm_ctx g = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(m * k, 6), alloc_f(n * k, 7), alloc_f(m * n, 0), m, n, k};
-      if (g.a && g.w && g.c) {
-        char shape[64];
-        snprintf(shape, sizeof shape, "M=%lld K=N=%lld trans_b", (long long)m, (long long)k);
-        row rows[MAX_ROWS];
-        int nr = run_backends(B, "gemm", run_gemm, &g.b, rows);
-        row *r = add_peer(rows, &nr, "onednn");
-        if (!B->sgemm) r->note = B->onednn_note;
-        else {
-          r->ms = measure(B, run_onednn, &g, &r->runs, &r->min_ms);
-          if (r->ms < 0) r->note = "dnnl_sgemm returned an error";
-        }
-        report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
-               4.0 * (double)(m * k + n * k + m * n), rows, nr);
+  /* (M, K, N): decode (M = 1) in L2 and with 16 MiB of weights; M = 64 and
+   * 512 at issue 3's transformer shapes (K x N = 768 x 768, 768 x 2048,
+   * 2048 x 768, 1536 x 1536) */
+  static const int64_t shapes[][3] = {{1, 768, 768},     {1, 2048, 2048},   {64, 768, 768},
+                                      {64, 768, 2048},   {64, 2048, 768},   {64, 1536, 1536},
+                                      {512, 768, 768},   {512, 768, 2048},  {512, 2048, 768},
+                                      {512, 1536, 1536}};
+  const int count = B->small ? 2 : (int)(sizeof shapes / sizeof shapes[0]);
+  for (int i = 0; i < count; i++) {
+    /* --size small: M = 1 and 64, K = N = 64 */
+    const int64_t m = B->small ? (i ? 64 : 1) : shapes[i][0];
+    const int64_t k = B->small ? 64 : shapes[i][1], n = B->small ? 64 : shapes[i][2];
+    gemm_ctx g = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(m * k, 6), alloc_f(n * k, 7), alloc_f(m * n, 0), m, n, k};
+    if (g.a && g.w && g.c) {
+      char shape[64];
+      snprintf(shape, sizeof shape, "M=%lld K=%lld N=%lld trans_b", (long long)m, (long long)k,
+               (long long)n);
+      row rows[MAX_ROWS];
+      int nr = run_backends(B, "gemm", run_gemm, &g.b, rows);
+      row *r = add_peer(rows, &nr, "onednn");
+      if (!B->sgemm) r->note = B->onednn_note;
+      else {
+        r->ms = measure(B, run_onednn, &g, &r->runs, &r->min_ms);
+        if (r->ms < 0) r->note = "dnnl_sgemm returned an error";
       }
-      free_f(g.a); free_f(g.w); free_f(g.c);
+      report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
+             4.0 * (double)(m * k + n * k + m * n), rows, nr);
     }
+    free_f(g.a); free_f(g.w); free_f(g.c);
+  }
 }
 
 /* ---------------------------------------------------------------- rmsnorm, layernorm */
