@@ -89,6 +89,9 @@ hmx_expect(NAME "bench-model smoke" CODE 0 STDOUT "had/dense"
            COMMAND ${HMX} bench-model --config test --prompt-len 8 --decode 4)
 hmx_expect(NAME "bench-model repeat" CODE 0 STDOUT "3 rounds .medians; decode range."
            COMMAND ${HMX} bench-model --config test --outproj dense --prompt-len 4 --decode 2 --repeat 3)
+hmx_expect(NAME "bench-model ops" CODE 0
+           STDOUT "prefill by step, hadamard .*attn_out +[0-9.]+ ms +[0-9.]+% +hadamard_mix.*ffn +[0-9.]+ ms +[0-9.]+% +swiglu"
+           COMMAND ${HMX} bench-model --config test --outproj hadamard --prompt-len 8 --decode 2 --ops)
 hmx_expect(NAME "bench-model repeat too many" CODE 2 STDERR "at most 50"
            COMMAND ${HMX} bench-model --config test --repeat 51)
 hmx_expect(NAME "bench-model llama without gguf" CODE 2 STDERR "--llama-bench and --gguf go together"

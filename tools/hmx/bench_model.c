@@ -20,7 +20,7 @@
 static void help(FILE *out) {
   fputs("usage: hmx bench-model [--outproj dense|hadamard|both] [--prompt-len N]\n"
         "                       [--decode N] [--backend B] [--threads N] [--tiers both]\n"
-        "                       [--llama-bench PATH --gguf FILE] [--repeat N]\n"
+        "                       [--llama-bench PATH --gguf FILE] [--repeat N] [--ops]\n"
         "                       [model options]\n\n"
         "For each output projection (default both), in a fresh child process: build the\n"
         "model (synthetic weights unless --weights), prefill N random tokens (default\n"
@@ -46,18 +46,68 @@ static void help(FILE *out) {
         "  --repeat N       N rounds (default 1), each running every variant and then\n"
         "                   llama-bench, one after the other: prints the medians, the\n"
         "                   range, and the median of the per-round ratios (this machine's\n"
-        "                   bandwidth drifts between runs; a round compares neighbours)\n\n",
+        "                   bandwidth drifts between runs; a round compares neighbours)\n"
+        "  --ops            also the prefill's time by step (each step ends where the\n"
+        "                   forward pass traces a tensor: ms per prefill over all layers,\n"
+        "                   medians of the rounds)\n\n",
         out);
   hmx_model_opts_help(out);
 }
+
+#define OPS_MAX 24 /* distinct traced tensors of a forward pass (model_forward.c has 15) */
 
 typedef struct result {
   int ok;
   double prefill_tps, decode_tps;
   double peak_rss_mib, weight_mib;
   int64_t params;
+  /* --ops: the timed prefills' time per step, a step ending where the
+   * forward pass traces a tensor (ms per prefill, summed over layers) */
+  int n_ops;
+  char op_name[OPS_MAX][16];
+  double op_ms[OPS_MAX];
   char error[256];
 } result;
+
+/* The trace callback of --ops: the time since the previous traced tensor
+ * (or since the pass began) is charged to this tensor's name. */
+typedef struct op_clock {
+  result *r;
+  double last;
+} op_clock;
+
+static int op_trace(void *user, int layer, const char *tensor, const float *data, int64_t rows,
+                    int64_t cols) {
+  (void)layer, (void)data, (void)rows, (void)cols;
+  op_clock *c = user;
+  result *r = c->r;
+  const double now = hmx_now();
+  int i = 0;
+  while (i < r->n_ops && strcmp(r->op_name[i], tensor)) i++;
+  if (i == r->n_ops && r->n_ops < OPS_MAX) {
+    snprintf(r->op_name[i], sizeof r->op_name[i], "%s", tensor);
+    r->n_ops++;
+  }
+  if (i < r->n_ops) r->op_ms[i] += 1e3 * (now - c->last);
+  c->last = hmx_now(); /* the callback's own time is charged to no one */
+  return 0;
+}
+
+/* What the step ending at each traced tensor computes (src/model_forward.c). */
+static const char *op_what(const char *tensor, int dense) {
+  static const char *const map[][2] = {
+      {"embed", "token embedding"},       {"attn_norm", "rmsnorm"},
+      {"q", "Q, K, V projections"},       {"k", "(with q)"},
+      {"v", "(with q)"},                  {"q_rope", "rope of Q and K"},
+      {"k_rope", "(with q_rope)"},        {"attn", "KV cache store, attention"},
+      {"resid_attn", "residual add"},     {"ffn_norm", "rmsnorm"},
+      {"ffn", "swiglu"},                  {"resid_ffn", "residual add"},
+      {"final_norm", "final rmsnorm"},    {"logits", "LM head (last token)"}};
+  if (!strcmp(tensor, "attn_out")) return dense ? "output projection (gemm)" : "hadamard_mix";
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(map[i][0], tensor)) return map[i][1];
+  return "";
+}
 
 static double peak_rss_mib(void) {
   struct rusage ru;
@@ -68,6 +118,8 @@ static double peak_rss_mib(void) {
   return ru.ru_maxrss / 1024.0; /* KiB */
 #endif
 }
+
+static int want_ops = 0; /* --ops */
 
 static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
                         const hmx_backend *be, int threads, int64_t n_prompt, int64_t n_decode,
@@ -105,13 +157,18 @@ static void run_variant(const hmx_model_opts *mo, int outproj, hmx_tier tier,
      * their tokens/s: llama-bench's avg_ts over its -r 3 repetitions, the
      * same statistic (one timed prefill swung by 20-30% on a shared VM) */
     double tps = 0;
+    op_clock clk = {r, 0};
+    hmx_forward_opts fo = {0, op_trace, &clk};
     for (int rep = 0; !st && rep < PREFILL_REPS; rep++) {
       st = hmx_kv_cache_truncate(cache, 0);
       const double t0 = hmx_now();
-      if (!st) st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, NULL, logits);
+      clk.last = t0;
+      if (!st) st = hmx_model_forward(&ctx, m, 1, &cache, &tp, &n_prompt, want_ops ? &fo : NULL,
+                                      logits);
       tps += n_prompt / (hmx_now() - t0);
     }
     r->prefill_tps = tps / PREFILL_REPS;
+    for (int i = 0; i < r->n_ops; i++) r->op_ms[i] /= PREFILL_REPS;
   }
   double t1 = 0;
   for (int64_t i = 0; !st && i <= n_decode; i++) {
@@ -380,6 +437,9 @@ int hmx_cmd_bench_model(int argc, char **argv) {
         err = 1;
       }
       both_tiers = 1;
+    } else if (!strcmp(s, "--ops")) {
+      want_ops = 1;
+      a.i++;
     } else if (hmx_args_value(&a, "--prompt-len", &v, &err)) {
       if (!err && parse_count(v, &n_prompt)) err = 1;
     } else if (hmx_args_value(&a, "--decode", &v, &err)) {
@@ -552,5 +612,28 @@ int hmx_cmd_bench_model(int argc, char **argv) {
            (double)res[1].params / res[0].params, res[1].weight_mib / res[0].weight_mib,
            res[1].peak_rss_mib / res[0].peak_rss_mib, res[1].prefill_tps / res[0].prefill_tps,
            res[1].decode_tps / res[0].decode_tps);
+  if (want_ops)
+    for (int i = 0; i < nv; i++) {
+      if (!res[i].ok) continue;
+      printf("\nprefill by step, %s%s (ms per prefill of %ld tokens, all layers; median of "
+             "%ld round%s):\n", variants[i] == HMX_OUTPROJ_DENSE ? "dense" : "hadamard",
+             both_tiers ? (tiers[i] == HMX_TIER_FAST ? "/fast" : "/exact") : "", n_prompt,
+             repeat, repeat > 1 ? "s" : "");
+      double total = 0, ms[OPS_MAX];
+      for (int o = 0; o < res[i].n_ops; o++) {
+        double v[MAXR];
+        for (int r = 0; r < repeat; r++) {
+          int j = 0; /* the same tensor in round r (the order is the same in every round) */
+          while (j < rr[r][i].n_ops && strcmp(rr[r][i].op_name[j], res[i].op_name[o])) j++;
+          v[r] = j < rr[r][i].n_ops ? rr[r][i].op_ms[j] : 0;
+        }
+        ms[o] = median(v, (int)repeat);
+        total += ms[o];
+      }
+      for (int o = 0; o < res[i].n_ops; o++)
+        printf("  %-11s %9.2f ms %5.1f%%  %s\n", res[i].op_name[o], ms[o],
+               total > 0 ? 100.0 * ms[o] / total : 0.0,
+               op_what(res[i].op_name[o], variants[i] == HMX_OUTPROJ_DENSE));
+    }
   return rc;
 }
