@@ -545,43 +545,30 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
   return 0;
 }
 
-/* gx_rect_w for B's storage type (one instance each: the type is a
- * constant inside). */
+/* Every storage type of B but f32 (each switch's default case): the
+ * switches below instantiate their body once per type, so that the type is
+ * a constant inside. */
+#define GX_B_TYPES(X) X(XW_BF16) X(XW_F16) X(XW_Q8_0) X(XW_Q4_0) X(XW_Q4_1) X(XW_Q6_K) \
+  X(XW_G16_Q8_0) X(XW_G16_Q4_0) X(XW_G16_Q4_1) X(XW_G16_F16) X(XW_G16_BF16) X(XW_G16_F32)
+
+/* gx_rect_w for B's storage type. */
 static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
                    int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
   switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
-  case XW_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_BF16);
-  case XW_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F16);
-  case XW_Q8_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q8_0);
-  case XW_Q4_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q4_0);
-  case XW_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q4_1);
-  case XW_Q6_K: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_Q6_K);
-  case XW_G16_Q8_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q8_0);
-  case XW_G16_Q4_0: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_0);
-  case XW_G16_Q4_1: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_Q4_1);
-  case XW_G16_F16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_F16);
-  case XW_G16_BF16: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_BF16);
-  case XW_G16_F32: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_G16_F32);
+#define GX_CASE(T) case T: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, T);
+  GX_B_TYPES(GX_CASE)
+#undef GX_CASE
   default: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F32);
   }
 }
 
-/* gx_pack_b_w for B's storage type (one instance each). */
+/* gx_pack_b_w for B's storage type. */
 static void gx_pack_b(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64_t j, int64_t nb,
                       float *dst) {
   switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
-  case XW_BF16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_BF16); break;
-  case XW_F16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_F16); break;
-  case XW_Q8_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q8_0); break;
-  case XW_Q4_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q4_0); break;
-  case XW_Q4_1: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q4_1); break;
-  case XW_Q6_K: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_Q6_K); break;
-  case XW_G16_Q8_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_Q8_0); break;
-  case XW_G16_Q4_0: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_Q4_0); break;
-  case XW_G16_Q4_1: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_Q4_1); break;
-  case XW_G16_F16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_F16); break;
-  case XW_G16_BF16: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_BF16); break;
-  case XW_G16_F32: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_G16_F32); break;
+#define GX_CASE(T) case T: gx_pack_b_w(g, pc, kc, j, nb, dst, T); break;
+  GX_B_TYPES(GX_CASE)
+#undef GX_CASE
   default: gx_pack_b_w(g, pc, kc, j, nb, dst, XW_F32); break;
   }
 }
