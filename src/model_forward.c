@@ -101,10 +101,10 @@ static void cache_put(hmx_dtype dt, void *dst, size_t i, float x) {
 
 /* Append n rows of k (is_k) or v at position `at`, each value to its place
  * in the layer's blocks (K) or head runs (V): hmx_kb16_k_index /
- * hmx_kb16_v_index with batch 0. */
-/* Heads are independent (each writes its own part of the cache), so they
- * are split over `threads` (a prefill stores 2 x 512 x 768 values per layer
- * of tiny; on one thread the other waited). Moves values only. */
+ * hmx_kb16_v_index with batch 0. Heads are independent (each writes its own
+ * part of the cache), so they are split over `threads` (a prefill stores
+ * 2 x 512 x 768 values per layer of tiny; on one thread the other waited).
+ * Moves values only. */
 static void cache_store(const hmx_kv_cache *c, void *base, int is_k, int layer, int64_t at,
                         const float *src, int64_t n, int threads) {
   const hmx_model_config *cfg = &c->model->cfg;
@@ -161,13 +161,15 @@ static void embed_row(const hmx_model *m, const hmx_tensor *e, int32_t tok, floa
     dst[j] = e->dtype == HMX_BF16 ? hmx_bf16_to_f32(src[j]) : hmx_f16_to_f32(src[j]);
 }
 
-/* x += y elementwise: one f32 addition each (the residual stream). */
-/* Rows [0, rows) of a copy or an add, in pieces for `threads` threads
- * when there are enough (elementwise: any split gives the same bits). */
+/* Threads for a copy or an add over `rows` rows of `cols` values: several
+ * only when there are enough values (elementwise: any split of the rows
+ * gives the same bits). */
 static int rows_threads(int threads, int64_t rows, int64_t cols) {
   return hmx_thread_count(threads, rows * cols >= 65536 ? rows : 1);
 }
 
+/* x += y elementwise, [rows, cols]: one f32 addition each (the residual
+ * stream). */
 static void add_inplace(float *restrict x, const float *restrict y, int64_t rows, int64_t cols,
                         int threads) {
   const int nt = rows_threads(threads, rows, cols);

@@ -23,24 +23,23 @@ int hmx_thread_count(int requested, int64_t work);
 /* `HMX_OMP_FOR_CHUNKS(n, chunk)` before a for loop: as HMX_OMP_FOR, but the
  * iterations go `chunk` at a time to whichever thread is free (for loops
  * whose chunks share data, e.g. one weight panel per chunk, and where a
- * fixed split ends apart when one CPU runs slower). */
-/* A team of n threads sharing work through OpenMP's work-sharing loops:
+ * fixed split ends apart when one CPU runs slower).
+ *
+ * A team of n threads sharing work through OpenMP's work-sharing loops:
  * `HMX_OMP_PARALLEL(n) { ... }` runs the block on n threads; inside it,
- * `HMX_OMP_FOR_EACH_THREAD` and `HMX_OMP_FOR_DYNAMIC` before a for loop
- * share its iterations (statically, or one at a time to whichever thread is
- * free), each ending in a barrier that every thread of the team reaches.
- * Without OpenMP the block runs once and every loop runs whole, in order.
+ * `HMX_OMP_FOR_DYNAMIC` before a for loop hands its iterations out one at a
+ * time to whichever thread is free, and ends in a barrier that every thread
+ * of the team reaches (so every thread must reach the loop). Without OpenMP
+ * the block runs once and every loop runs whole, in order.
  * hmx_thread_num(): this thread's number in the team (0 without OpenMP). */
 #if defined(_OPENMP)
 #define HMX_OMP_FOR_CHUNKS(n, chunk) \
   HMX_PRAGMA(omp parallel for num_threads(n) schedule(dynamic, chunk))
 #define HMX_OMP_PARALLEL(n) HMX_PRAGMA(omp parallel num_threads(n))
-#define HMX_OMP_FOR_EACH_THREAD HMX_PRAGMA(omp for schedule(static, 1))
 #define HMX_OMP_FOR_DYNAMIC HMX_PRAGMA(omp for schedule(dynamic, 1))
 #else
 #define HMX_OMP_FOR_CHUNKS(n, chunk)
 #define HMX_OMP_PARALLEL(n)
-#define HMX_OMP_FOR_EACH_THREAD
 #define HMX_OMP_FOR_DYNAMIC
 #endif
 int hmx_thread_num(void);

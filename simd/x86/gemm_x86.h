@@ -644,7 +644,7 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
     /* every thread runs every step, so every thread reaches each barrier */
     for (int64_t s = 0; s < steps; s++) {
       const gx_step st = gx_step_at(g, s, kc_max, nc_max);
-      const gx_step nx = gx_step_at(g, s + 1, kc_max, nc_max); /* unused after the last */
+      const gx_step nx = gx_step_at(g, s + 1, kc_max, nc_max); /* past the end: unused */
       const float *bpack = bpacks + (s % 2) * b_floats;
       float *bnext = bpacks + ((s + 1) % 2) * b_floats;
       const int64_t npieces = s + 1 < steps ? pieces : 0;
@@ -668,8 +668,9 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
   return HMX_OK;
 }
 
-/* The backend entry point: bias padded to whole panels, then one rectangle of
- * C per thread (whole MR-row or NR-column tiles; each output has one owner). */
+/* The backend entry point: bias padded to whole panels, then the team path
+ * (gx_team) for large M on several threads, else one rectangle of C per
+ * thread (whole MR-row or NR-column tiles; each output has one owner). */
 static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
   const int64_t m = g->m, n = g->n, k = g->k;
   if (m <= 0 || n <= 0) return HMX_OK;
