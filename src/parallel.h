@@ -11,13 +11,14 @@
 int hmx_thread_count(int requested, int64_t work);
 
 /* `HMX_OMP_FOR(n)` before a for loop: an OpenMP parallel for with n threads
- * and a static schedule, or nothing without OpenMP (no unknown-pragma
- * warnings). The loop's iterations must be independent. */
+ * and a static schedule, or without OpenMP only a statement that uses n (no
+ * unknown-pragma or unused-variable warnings; so never directly after an
+ * unbraced if). The loop's iterations must be independent. */
 #define HMX_PRAGMA(x) _Pragma(#x)
 #if defined(_OPENMP)
 #define HMX_OMP_FOR(n) HMX_PRAGMA(omp parallel for num_threads(n) schedule(static))
 #else
-#define HMX_OMP_FOR(n)
+#define HMX_OMP_FOR(n) (void)(n); /* a statement: n is then used, with no warning */
 #endif
 
 /* `HMX_OMP_FOR_CHUNKS(n, chunk)` before a for loop: as HMX_OMP_FOR, but the
@@ -38,8 +39,8 @@ int hmx_thread_count(int requested, int64_t work);
 #define HMX_OMP_PARALLEL(n) HMX_PRAGMA(omp parallel num_threads(n))
 #define HMX_OMP_FOR_DYNAMIC HMX_PRAGMA(omp for schedule(dynamic, 1))
 #else
-#define HMX_OMP_FOR_CHUNKS(n, chunk)
-#define HMX_OMP_PARALLEL(n)
+#define HMX_OMP_FOR_CHUNKS(n, chunk) (void)(n), (void)(chunk);
+#define HMX_OMP_PARALLEL(n) (void)(n);
 #define HMX_OMP_FOR_DYNAMIC
 #endif
 int hmx_thread_num(void);
