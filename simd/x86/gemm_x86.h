@@ -607,13 +607,14 @@ static gx_step gx_step_at(const hmx_gemm_args *g, int64_t s, int64_t kc_max, int
   return st;
 }
 
-/* Piece q of `pieces` of step st's B pack (whole panels) into dst. */
-static void gx_pack_b_piece(const hmx_gemm_args *g, const gx_step *st, int64_t q, int64_t pieces,
-                            float *dst) {
-  const int64_t npan = (st->nb + GX_NR - 1) / GX_NR;
+/* Piece q of `pieces` of step s's B pack (whole panels) into dst. */
+static void gx_pack_b_piece(const hmx_gemm_args *g, int64_t s, int64_t kc_max, int64_t nc_max,
+                            int64_t q, int64_t pieces, float *dst) {
+  const gx_step st = gx_step_at(g, s, kc_max, nc_max);
+  const int64_t npan = (st.nb + GX_NR - 1) / GX_NR;
   const int64_t p0 = npan * q / pieces, p1 = npan * (q + 1) / pieces;
-  const int64_t w = (p1 * GX_NR < st->nb ? p1 * GX_NR : st->nb) - p0 * GX_NR;
-  if (w > 0) gx_pack_b(g, st->pc, st->kc, st->jc + p0 * GX_NR, w, dst + p0 * GX_NR * st->kc);
+  const int64_t w = (p1 * GX_NR < st.nb ? p1 * GX_NR : st.nb) - p0 * GX_NR;
+  if (w > 0) gx_pack_b(g, st.pc, st.kc, st.jc + p0 * GX_NR, w, dst + p0 * GX_NR * st.kc);
 }
 
 static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
@@ -637,28 +638,23 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
   }
   HMX_OMP_PARALLEL(threads) {
     float *apack = apacks + a_floats * hmx_thread_num();
-    /* step 0's B block (barrier) */
-    const gx_step first = gx_step_at(g, 0, kc_max, nc_max);
-    HMX_OMP_FOR_DYNAMIC
-    for (int64_t q = 0; q < pieces; q++) gx_pack_b_piece(g, &first, q, pieces, bpacks);
-    /* every thread runs every step, so every thread reaches each barrier */
-    for (int64_t s = 0; s < steps; s++) {
-      const gx_step st = gx_step_at(g, s, kc_max, nc_max);
-      const gx_step nx = gx_step_at(g, s + 1, kc_max, nc_max); /* past the end: unused */
-      const float *bpack = bpacks + (s % 2) * b_floats;
-      float *bnext = bpacks + ((s + 1) % 2) * b_floats;
-      const int64_t npieces = s + 1 < steps ? pieces : 0;
+    /* s = -1 only packs step 0's B. Every thread runs every s, so every
+     * thread reaches each barrier. Step s reads buffer s % 2 and packs step
+     * s + 1 into the other one. */
+    for (int64_t s = -1; s < steps; s++) {
+      const int64_t npieces = s + 1 < steps ? pieces : 0, nblocks = s >= 0 ? mblocks : 0;
       HMX_OMP_FOR_DYNAMIC
-      for (int64_t u = 0; u < npieces + mblocks; u++) {
-        if (u < npieces) { /* the next step's B, into the other buffer */
-          gx_pack_b_piece(g, &nx, u, npieces, bnext);
+      for (int64_t u = 0; u < npieces + nblocks; u++) {
+        if (u < npieces) { /* the next step's B */
+          gx_pack_b_piece(g, s + 1, kc_max, nc_max, u, npieces, bpacks + (s + 1) % 2 * b_floats);
           continue;
         }
-        /* rows [i, i+mb) of this step (independent outputs) */
+        /* rows [i, i+mb) of step s (independent outputs) */
+        const gx_step st = gx_step_at(g, s, kc_max, nc_max);
         const int64_t i = (u - npieces) * GX_MU, mb = m - i < GX_MU ? m - i : GX_MU;
         gx_pack_a(g->a, k, i, mb, st.pc, st.kc, apack);
-        gx_tiles(g, kernels, apack, bpack, i, mb, st.jc, st.nb, st.kc, gx_init_for(g, st.pc),
-                 bias_pad);
+        gx_tiles(g, kernels, apack, bpacks + s % 2 * b_floats, i, mb, st.jc, st.nb, st.kc,
+                 gx_init_for(g, st.pc), bias_pad);
       }
       /* (barrier) */
     }

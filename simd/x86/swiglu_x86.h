@@ -97,7 +97,7 @@ XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const xs_
   const void *w = w1->w;
   const int64_t ld = w1->ld;
   xv_v a[XS_TT][XS_UV], b[XS_TT][XS_UV];
-#pragma GCC unroll 8
+#pragma GCC unroll 4
   for (int t = 0; t < TT; t++)
 #pragma GCC unroll 2
     for (int v = 0; v < XS_UV; v++) a[t][v] = b[t][v] = xv_zero();
@@ -108,7 +108,7 @@ XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const xs_
       w1v[v] = xw_load(w, w1->off[v] + p * ld, wt);
       w3v[v] = xw_load(w3, w1->off[v] + p * ld, wt);
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 4
     for (int t = 0; t < TT; t++) {
       const xv_v xp = xv_bcast(x + t * ldx + p);
 #pragma GCC unroll 2
@@ -118,7 +118,7 @@ XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const xs_
       }
     }
   }
-#pragma GCC unroll 8
+#pragma GCC unroll 4
   for (int t = 0; t < TT; t++) /* §swiglu, §E: g = silu(a) * b */
 #pragma GCC unroll 2
     for (int v = 0; v < XS_UV; v++)
@@ -164,7 +164,7 @@ XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const xs_
   const int64_t ld = w2->ld;
 #pragma GCC unroll 4
   for (int c = 0; c < XS_CV; c++) mk[c] = xv_lanes_clamped(jn - XV_W * c);
-#pragma GCC unroll 8
+#pragma GCC unroll 4
   for (int t = 0; t < TT; t++)
 #pragma GCC unroll 4
     for (int c = 0; c < XS_CV; c++)
@@ -174,14 +174,14 @@ XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const xs_
     xv_v v[XS_CV];
 #pragma GCC unroll 4
     for (int c = 0; c < XS_CV; c++) v[c] = xw_load(w, w2->off[c] + u * ld, wt);
-#pragma GCC unroll 8
+#pragma GCC unroll 4
     for (int t = 0; t < TT; t++) {
       const xv_v gv = xv_bcast(g + t * ldg + u);
 #pragma GCC unroll 4
       for (int c = 0; c < XS_CV; c++) acc[t][c] = xv_fma(gv, v[c], acc[t][c]);
     }
   }
-#pragma GCC unroll 8
+#pragma GCC unroll 4
   for (int t = 0; t < TT; t++)
 #pragma GCC unroll 4
     for (int c = 0; c < XS_CV; c++)
