@@ -8,8 +8,9 @@
  *   hx_load/hx_store    unaligned 32-bit-aligned loads and stores
  *   hx_add/hx_sub/hx_mul/hx_set1, hx_fma(a, b, c) = fma(a, b, c),
  *   hx_fnma(a, b, c) = fma(-a, b, c), hx_neg (flip the sign bit)
- *   hx_intra(v)         the butterfly stages of strides 1 .. HX_W/2 inside
- *                       one register, in increasing stride order
+ *   hx_intra_at(p)      the butterfly stages of strides 1 .. HX_W/2 inside
+ *                       the register of the HX_W floats at p, in increasing
+ *                       stride order
  *   HX_CHUNK_LOG2       log2 of the registers one in-register chunk holds
  *   HX_RADIX_LOG2       butterfly stages per pass over memory (at most)
  *   HX_L1_LOG2          log2 of the elements of one L1-resident block
@@ -196,7 +197,7 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
     if (pfon) hx_pf_tick(&pf, K);
     /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
 #pragma GCC unroll 32
-    for (int k = 0; k < K; k++) v[k] = hx_intra(hx_load(src + o + (int64_t)k * HX_W));
+    for (int k = 0; k < K; k++) v[k] = hx_intra_at(src + o + (int64_t)k * HX_W);
     /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
      * pairs with k + h (h < R: the same chunk); (a, b) -> (a + b, a - b) */
 #pragma GCC unroll 5
