@@ -13,7 +13,7 @@ static const hmx_x86_tuning profiles[] = {
      * aligned scratch row avoids the two-line accesses of unaligned vectors
      * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
      * prefetch the next row. */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, 4096, 0},
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, 4096, 0, 0, 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -21,8 +21,11 @@ static const hmx_x86_tuning profiles[] = {
      * 17.9 -> 23.4 GB/s (avx2 14 -> 19); split chunks no better (4096 in L2
      * 10% slower with them); m > 1 rows of one-chunk blocks prefetching the
      * next row: 768 / 1536 from memory 14.0-14.4 -> 19.1-19.4 / 14.2-14.8 ->
-     * 17.4-17.5 GB/s (avx2 768 13.1 -> 16.7). */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1},
+     * 17.4-17.5 GB/s (avx2 768 13.1 -> 16.7). Session 21
+     * (docs/results/session21): the next row spread over all of a row's
+     * passes and, for rows of 16384+, into L2 only: 16384 / 65536 from
+     * memory +10% / +8% (T1), then +11% / +15% (spread). */
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1, 1, 16384},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 

@@ -20,6 +20,10 @@ typedef struct hmx_x86_tuning {
                                  of blocks of at least this many elements (hx_pf) */
   int fwht_pf_mpoint_rows;    /* batches from memory, m > 1 rows whose blocks fit one chunk
                                  (768, 1536, ...): prefetch the next row during the first pass */
+  int fwht_pf_spread;         /* hx_pf: one line of the next row per (vector loads of a row /
+                                 its lines), counted on the first row, instead of per two loads */
+  int fwht_pf_l2_min_p;       /* hx_pf into L2 only (prefetcht1) for blocks of at least this
+                                 many elements; 0: all levels (prefetcht0) always */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen" or "intel"),

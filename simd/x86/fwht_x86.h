@@ -114,20 +114,28 @@ HX_INL void hx_put(float *p, hx_v v, const hx_fin *f, const int fs) {
  * spread over the row's passes (one line per `every` vector loads). The
  * hint is T0 (all levels): on Zen 5 it measured 6-14% faster than T1 for
  * avx512 n = 4096 ... 65536 from memory and 2-4% for avx2 (T2: as T1 or
- * worse; two rows ahead: no gain), each in three interleaved rounds. A
- * prefetch changes no value. Per thread: every thread walks its own rows. */
+ * worse; two rows ahead: no gain), each in three interleaved rounds. On the
+ * Intel Xeon, rows of 16384+ take T1 (L2 only, `l2`; the tuning profile's
+ * fwht_pf_l2_min_p): their next row (64 KiB+) no longer evicts the current
+ * row's L1 blocks, and the prefetches wait for memory in the L2's queue
+ * rather than in the L1's few fill buffers. A prefetch changes no value. Per
+ * thread: every thread walks its own rows. */
 typedef struct hx_pf {
   const char *p, *e; /* next line to prefetch, end of the next row */
   int credit, every; /* vector loads since the last prefetch, loads per prefetch */
+  int l2;            /* prefetch into L2 only (T1) instead of all levels (T0) */
+  int64_t loads;     /* vector loads counted since the row began (hx_run's spread) */
 } hx_pf;
 static _Thread_local hx_pf hx_pf_cur;
 
 /* `loads` vector loads were just issued: prefetch the lines they pay for. */
 HX_INL void hx_pf_tick(hx_pf *c, int loads) {
+  c->loads += loads;
   if (c->p >= c->e) return;
   c->credit += loads;
   while (c->credit >= c->every && c->p < c->e) {
-    _mm_prefetch(c->p, _MM_HINT_T0);
+    if (c->l2) _mm_prefetch(c->p, _MM_HINT_T1);
+    else _mm_prefetch(c->p, _MM_HINT_T0);
     c->p += 64;
     c->credit -= c->every;
   }
@@ -909,6 +917,16 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * profile says so (fwht_pf_mpoint_rows). */
   else if (from_memory && hx_mpoint_row_one_pass(m, lp) && tune->fwht_pf_mpoint_rows)
     pf_every = 64 / (HX_W * (int)sizeof(float));
+  /* Where the profile says so, rows whose blocks take three passes (16384,
+   * 65536) prefetch one line per three loads instead of two, so that the
+   * next row arrives over all of the passes, not the first two thirds
+   * (fwht_pf_spread), and into L2 only (fwht_pf_l2_min_p). Intel
+   * Xeon, avx512, from memory, in place, interleaved A/B, 7 rounds: T1 made
+   * n = 16384 / 65536 +10% / +8% (4096 +5%, 1024 -4%); the spread then
+   * +11% / +15% (4096 -8% when it took one line per three loads too, which
+   * left a third of its next row to demand misses: hence counted per row). */
+  const int pf_spread = tune->fwht_pf_spread;
+  const int pf_l2 = tune->fwht_pf_l2_min_p > 0 && p >= tune->fwht_pf_l2_min_p;
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
    * past one) and take passes in L2 take their intermediate passes in a
    * scratch row that does: an unaligned vector access touches two lines,
@@ -935,16 +953,27 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
     /* rows independent (§fwht, per row) */
     const int64_t b_end = batch * (t + 1) / nt;
+    /* the vector loads of this thread's first row (hx_pf.loads), 0 before */
+    int64_t row_loads = 0;
     for (int64_t b = batch * t / nt; b < b_end; b++) {
       if (pf_every > 0 && b + 1 < batch) {
         hx_pf_cur.p = (const char *)(x + (b + 1) * n);
         hx_pf_cur.e = hx_pf_cur.p + n * (int64_t)sizeof(float);
         hx_pf_cur.credit = 0;
         hx_pf_cur.every = pf_every;
+        /* spread over all of the row's passes: one line per (loads of a
+         * row / lines of a row) loads, as counted on the first row */
+        if (pf_spread && row_loads > 0) {
+          const int64_t every = row_loads / (n * (int64_t)sizeof(float) / 64);
+          hx_pf_cur.every = every > 1 ? (int)every : 1;
+        }
+        hx_pf_cur.l2 = pf_l2;
+        hx_pf_cur.loads = 0;
       }
       if (HX_PF_AHEAD_ROWS && from_memory && pf_every == 0)
         hx_pf_ahead(x + b * n, n, x + b_end * n);
       hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
+      if (row_loads == 0 && pf_every > 0) row_loads = hx_pf_cur.loads;
     }
     hx_pf_cur.p = hx_pf_cur.e = NULL;
     hx_split_cur = 0;
