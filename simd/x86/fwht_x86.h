@@ -115,10 +115,10 @@ HX_INL void hx_put(float *p, hx_v v, const hx_fin *f, const int fs) {
  * hint is T0 (all levels): on Zen 5 it measured 6-14% faster than T1 for
  * avx512 n = 4096 ... 65536 from memory and 2-4% for avx2 (T2: as T1 or
  * worse; two rows ahead: no gain), each in three interleaved rounds. On the
- * Intel Xeon, rows of 16384+ take T1 (L2 only, `l2`; the tuning profile's
- * fwht_pf_l2_min_p): their next row (64 KiB+) no longer evicts the current
- * row's L1 blocks, and the prefetches wait for memory in the L2's queue
- * rather than in the L1's few fill buffers. A prefetch changes no value. Per
+ * Intel Xeon, rows of 8192+ take T1 (L2 only, `l2`; the tuning profile's
+ * fwht_pf_l2_min_p): their next row (32 KiB+, most of a 48 KiB L1) no
+ * longer evicts the current row's L1 blocks, and the prefetches wait for
+ * memory in the L2's queue rather than in the L1's few fill buffers. A prefetch changes no value. Per
  * thread: every thread walks its own rows. */
 typedef struct hx_pf {
   const char *p, *e; /* next line to prefetch, end of the next row */
@@ -921,10 +921,11 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * 65536) prefetch one line per three loads instead of two, so that the
    * next row arrives over all of the passes, not the first two thirds
    * (fwht_pf_spread), and into L2 only (fwht_pf_l2_min_p). Intel
-   * Xeon, avx512, from memory, in place, interleaved A/B, 7 rounds: T1 made
-   * n = 16384 / 65536 +10% / +8% (4096 +5%, 1024 -4%); the spread then
-   * +11% / +15% (4096 -8% when it took one line per three loads too, which
-   * left a third of its next row to demand misses: hence counted per row). */
+   * Xeon, avx512, from memory, in place, interleaved A/B, 5-9 rounds: both
+   * together n = 16384 / 32768 / 65536 +15% (avx2 +13-17%); T1 alone +6%
+   * there and 8192 +6-11% (4096 +0-2%, 1024 -5% to +1%: so from 8192); the
+   * spread alone +10-11% (a fixed one line per three loads made 4096, whose
+   * blocks take two passes, 8% slower: hence counted per row). */
   const int pf_spread = tune->fwht_pf_spread;
   const int pf_l2 = tune->fwht_pf_l2_min_p > 0 && p >= tune->fwht_pf_l2_min_p;
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
