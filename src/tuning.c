@@ -23,9 +23,10 @@ static const hmx_x86_tuning profiles[] = {
      * next row: 768 / 1536 from memory 14.0-14.4 -> 19.1-19.4 / 14.2-14.8 ->
      * 17.4-17.5 GB/s (avx2 768 13.1 -> 16.7). Session 21
      * (docs/results/session21): the next row spread over all of a row's
-     * passes and, for blocks of 8192+, into L2 only: 16384 ... 65536 from
-     * memory +15% (avx512; +13-17% avx2), 8192 +6-11% (T1; 4096 +0-2%,
-     * 1024 -5% to +1%). */
+     * passes (the m-point pass included) and, for blocks of 8192+, into L2
+     * only: from memory 16384 ... 65536 +15% (avx512; +13-17% avx2), 8192
+     * +6-11% (T1; 4096 +0-2%, 1024 -5% to +1%), 768 / 1536 / 3072 / 6144
+     * +17% / +22% / +24% / +20%, 12288 ... 40960 (m = 12 ... 40) +11-18%. */
     {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1, 1, 8192},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };

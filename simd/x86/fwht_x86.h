@@ -619,9 +619,13 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int
                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
                           const int fs) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
+  /* the next row's prefetch goes on here too (hx_pf): one tick per m loads */
+  hx_pf pf = hx_pf_cur;
+  const int pfon = pf.p != NULL;
   /* §fwht step 2: each j independently, HX_W of them per vector */
   for (int64_t j = j0; j < j1; j += HX_W) {
     hx_v out[HX_MAX_M];
+    if (pfon) hx_pf_tick(&pf, m);
     if (ng == 1) {
       hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out);
       continue;
@@ -634,6 +638,7 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int
 #pragma GCC unroll 40
     for (int r = 0; r < m; r++) hx_put(y + r * p + j, out[r], f, fs);
   }
+  if (pfon) hx_pf_cur = pf;
 }
 
 #ifndef HX_MPOINT_FN
@@ -925,7 +930,11 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * together n = 16384 / 32768 / 65536 +15% (avx2 +13-17%); T1 alone +6%
    * there and 8192 +6-11% (4096 +0-2%, 1024 -5% to +1%: so from 8192); the
    * spread alone +10-11% (a fixed one line per three loads made 4096, whose
-   * blocks take two passes, 8% slower: hence counted per row). */
+   * blocks take two passes, 8% slower: hence counted per row). The m-point
+   * pass counts its loads too, so m > 1 rows spread the next row over it:
+   * 768 / 1536 / 3072 / 6144 +17% / +22% / +24% / +20%, whose one chunk
+   * pass had issued a whole row of prefetches at once (more than the L1's
+   * fill buffers), and 12288 ... 40960 +11-18%. */
   const int pf_spread = tune->fwht_pf_spread;
   const int pf_l2 = tune->fwht_pf_l2_min_p > 0 && p >= tune->fwht_pf_l2_min_p;
   /* Rows that do not start on a cache line (a malloc'd batch is 16 bytes
