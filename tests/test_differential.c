@@ -119,6 +119,10 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
   static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
                                   8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
                                   80, 640, 1280, 28, 56, 448, 3584, 5120,
+                                  /* m > 1 blocks of two avx512 chunks (p = 1024;
+                                   * avx2's: 1536 above, whose last stage is fused
+                                   * into the m-point pass) */
+                                  12288, 20480, 28672, 40960,
                                   /* m > 1 with p > 4096 (the CUDA backend's cluster
                                    * and two-pass kernels), and 2^20 */
                                   81920, 98304, 163840, 229376, 1048576};

@@ -97,8 +97,11 @@ int main(int argc, char **argv) {
   }
   /* 32 MiB: the streaming threshold of the x86 kernels (and 8x their
    * prefetch threshold); sizes: short rows (one chunk), power-of-two rows of
-   * one and several L1 blocks, m = 12 rows with short and long blocks. */
-  static const int64_t sizes[] = {256, 2048, 4096, 16384, 768, 49152};
+   * one and several L1 blocks, m = 12 rows with short and long blocks, and
+   * with blocks of two chunks (avx2 1536: the last stage in the m-point
+   * pass, whose column pairs must not overwrite each other's inputs in
+   * place; avx512 12288 where HX_FUSE_LAST is set for it). */
+  static const int64_t sizes[] = {256, 2048, 4096, 16384, 768, 49152, 1536, 12288};
   /* every x86 tuning profile (src/tuning.h), whichever CPU this is: they
    * prefetch from other block sizes and use the scratch row differently */
   const int x86 = hmx_x86_tuning_read_by(argv[1]);

@@ -141,6 +141,9 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
   }
 }
 
+#ifndef HX_FUSE_LAST
+#define HX_FUSE_LAST 0 /* m > 1 blocks of two chunks: last stage in the m-point pass */
+#endif
 #ifndef HX_PF_BYTES
 #define HX_PF_BYTES ((int64_t)8 << 20) /* batches of 8 MiB or more: prefetch the next row */
 #endif
@@ -505,6 +508,22 @@ static const uint64_t *hx_neg_table(int m) {
   }
 }
 
+/* The m-point pass's input u[c] at column j (at = c * p + j). half = 0:
+ * v[at] as the blocks' butterflies left it. half = 1 / 2: the blocks' last
+ * stage (stride h = p / 2, §fwht step 1) is still to do and is done here, as
+ * the value is loaded: columns j < h take a + b, columns j >= h take a - b,
+ * with a = v[c*p + (j mod h)], b = v[c*p + (j mod h) + h], the butterfly's
+ * two outputs computed once each, as the stage's own pass would have. */
+HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half) {
+  if (half == 1) return hx_add(hx_load(src + at), hx_load(src + at + h));
+  if (half == 2) return hx_sub(hx_load(src + at - h), hx_load(src + at));
+  return hx_load(src + at);
+}
+
+#ifndef HX_MPOINT_MAXG
+#define HX_MPOINT_MAXG 28 /* accumulators held in registers at once */
+#endif
+
 /* §fwht step 2 for p >= HX_W, in place on the row, then `f` (§fwht step 3,
  * §hadamard_mix; f->mode is never HX_FIN_NONE here). HX_W consecutive j per
  * vector; m and the signs are compile-time constants, so each output row r is
@@ -512,67 +531,26 @@ static const uint64_t *hx_neg_table(int m) {
  * order acc = acc +- u[c]. Every other term is written as
  * fma(u[c], 1, acc) / fnma(u[c], 1, acc) = acc + u[c] / acc - u[c] (exact
  * product, one rounding: the same bits) so that the adder and the FMA pipes
- * share the work. */
-HX_INL void hx_mpoint_impl(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
-                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
-                           const int fs) {
-  const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
-  /* §fwht step 2: each j independently, HX_W of them per vector */
-  for (int64_t j = j0; j < j1; j += HX_W) {
-    hx_v u[HX_MAX_M];
-    /* u[c] = v[c*p + j], all read before any output is written */
-#pragma GCC unroll 40
-    for (int c = 0; c < m; c++) u[c] = hx_load(src + c * p + j);
-    /* §fwht step 2: the outputs r are independent sums */
-#pragma GCC unroll 40
-    for (int r = 0; r < m; r++) {
-      const uint64_t s = neg[r];
-      hx_v acc;
-      int c0;
-      if ((s & 3) == 1) { /* -u[0] + u[1] is u[1] - u[0], the same rounding */
-        acc = hx_sub(u[1], u[0]);
-        c0 = 2;
-      } else {
-        acc = (s & 1) ? hx_neg(u[0]) : u[0];
-        c0 = 1;
-      }
-      /* §fwht step 2: acc = acc +- u[c], c in increasing order */
-#pragma GCC unroll 40
-      for (int c = c0; c < m; c++) {
-        const int minus = (int)((s >> c) & 1);
-        if ((r + c) & 1) acc = minus ? hx_sub(acc, u[c]) : hx_add(acc, u[c]);
-        else acc = minus ? hx_fnma(u[c], one, acc) : hx_fma(u[c], one, acc);
-      }
-      /* §fwht step 3: one multiply; §hadamard_mix: one fma */
-      hx_v v = hx_mul(acc, sc);
-      const int64_t idx = r * p + j;
-      if (fm == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
-      hx_put(y + idx, v, f, fs);
-    }
-  }
-}
-
-#ifndef HX_MPOINT_MAXG
-#define HX_MPOINT_MAXG 28 /* accumulators held in registers at once */
-#endif
-
-/* The same sums as hx_mpoint_impl, c outermost: the m outputs (in groups of
- * at most HX_MPOINT_MAXG accumulators, all in registers) each take u[c] in
- * turn, so each input is loaded once per group and only the accumulators
- * and the current u[c] are live (no spills). Every output's own chain is
- * unchanged: acc = +-u[0] (or u[1] - u[0]), then acc +- u[c] for c in
- * increasing order, the multiply, the fma. With several groups the finished
- * outputs wait in `out` until all inputs of the column are read (in place). */
+ * share the work. c is outermost: the m outputs (in groups of at most
+ * HX_MPOINT_MAXG accumulators, all in registers) each take u[c] in turn, so
+ * each input is loaded once per group and only the accumulators and the
+ * current u[c] are live (no spills). Every output's own chain is unchanged:
+ * acc = +-u[0] (or u[1] - u[0]), then acc +- u[c] for c in increasing order,
+ * the multiply, the fma. With several groups (or a fused stage, whose
+ * columns j and j + p/2 read the same inputs) the finished outputs wait in
+ * `out` until all inputs they depend on are read (in place). */
 #ifndef HX_MP_ADD
 #define HX_MP_ADD(r, c) ((c) & 1)
 #endif
 /* One group of outputs g <= r < ge (compile-time bounds) of column j. */
 HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
                           const int m, const uint64_t *neg, const int fm, const int fs,
-                          const int g, const int ge, const int direct, hx_v *out) {
+                          const int g, const int ge, const int direct, hx_v *out,
+                          const int half) {
   const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
   hx_v acc[HX_MPOINT_MAXG];
-  const hx_v u0 = hx_load(src + j), u1 = hx_load(src + p + j);
+  const int64_t h = p >> 1;
+  const hx_v u0 = hx_mp_u(src, j, h, half), u1 = hx_mp_u(src, p + j, h, half);
   /* c = 0 (and c = 1 where -u[0] + u[1] is written u[1] - u[0], the same rounding) */
 #pragma GCC unroll 40
   for (int r = g; r < ge; r++) {
@@ -592,7 +570,7 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   /* §fwht step 2: acc = acc +- u[c], c = 2 .. m-1 in increasing order */
 #pragma GCC unroll 40
   for (int c = 2; c < m; c++) {
-    const hx_v u = hx_load(src + c * p + j);
+    const hx_v u = hx_mp_u(src, c * p + j, h, half);
 #pragma GCC unroll 40
     for (int r = g; r < ge; r++) {
       const int minus = (int)((neg[r] >> c) & 1);
@@ -615,45 +593,55 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
 _Static_assert((HX_MAX_M + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG <= HX_MP_GROUPS_MAX,
                "hx_mpoint_acc: at most 4 groups");
 
+/* All m outputs of column j into out[0..m) (groups written out: compile-time bounds). */
+HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t j, const hx_fin *f, const int m,
+                          const uint64_t *neg, const int fm, const int half, hx_v *out) {
+  const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
+  hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 0, G, 0, out, half);
+  if (ng > 1) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half);
+  if (ng > 2)
+    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half);
+  if (ng > 3) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half);
+}
+
+/* Columns j0 <= j < j1; fused: the blocks' last stage done here (hx_mp_u),
+ * j1 <= p / 2, and each iteration also does column j + p / 2. */
 HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
-                          const int fs) {
-  const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
+                          const int fs, const int fused) {
+  const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG;
   /* the next row's prefetch goes on here too (hx_pf): one tick per m loads */
   hx_pf pf = hx_pf_cur;
   const int pfon = pf.p != NULL;
   /* §fwht step 2: each j independently, HX_W of them per vector */
   for (int64_t j = j0; j < j1; j += HX_W) {
-    hx_v out[HX_MAX_M];
-    if (pfon) hx_pf_tick(&pf, m);
-    if (ng == 1) {
-      hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out);
+    hx_v out[HX_MAX_M], out2[HX_MAX_M];
+    if (pfon) hx_pf_tick(&pf, fused ? 4 * m : m);
+    if (!fused && ng == 1) {
+      hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out, 0);
       continue;
     }
-    /* the groups (written out: compile-time bounds), outputs held in `out` */
-    hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, G, 0, out);
-    hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, G, 2 * G < m ? 2 * G : m, 0, out);
-    if (ng > 2) hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 2 * G, 3 * G < m ? 3 * G : m, 0, out);
-    if (ng > 3) hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 3 * G, m, 0, out);
+    hx_mpoint_col(src, p, j, f, m, neg, fm, fused ? 1 : 0, out);
+    if (fused) hx_mpoint_col(src, p, j + (p >> 1), f, m, neg, fm, 2, out2);
 #pragma GCC unroll 40
     for (int r = 0; r < m; r++) hx_put(y + r * p + j, out[r], f, fs);
+    if (fused) {
+#pragma GCC unroll 40
+      for (int r = 0; r < m; r++) hx_put(y + r * p + j + (p >> 1), out2[r], f, fs);
+    }
   }
   if (pfon) hx_pf_cur = pf;
 }
 
-#ifndef HX_MPOINT_FN
-#define HX_MPOINT_FN hx_mpoint_acc
-#endif
-
-/* hx_mpoint_impl for the columns j0 <= j < j1 (multiples of HX_W), reading
- * src (may equal y). */
+/* hx_mpoint_acc for the columns j0 <= j < j1 (multiples of HX_W), reading
+ * src (may equal y); fused: j0 = 0, j1 = p / 2 (hx_mpoint_acc). */
 HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
-                          const hx_fin *f, const int fm, const int fs) {
+                          const hx_fin *f, const int fm, const int fs, const int fused) {
   switch (m) {
-  case 12: HX_MPOINT_FN(src, y, p, j0, j1, f, 12, hx_neg12, fm, fs); break;
-  case 20: HX_MPOINT_FN(src, y, p, j0, j1, f, 20, hx_neg20, fm, fs); break;
-  case 28: HX_MPOINT_FN(src, y, p, j0, j1, f, 28, hx_neg28, fm, fs); break;
-  case 40: HX_MPOINT_FN(src, y, p, j0, j1, f, 40, hx_neg40, fm, fs); break;
+  case 12: hx_mpoint_acc(src, y, p, j0, j1, f, 12, hx_neg12, fm, fs, fused); break;
+  case 20: hx_mpoint_acc(src, y, p, j0, j1, f, 20, hx_neg20, fm, fs, fused); break;
+  case 28: hx_mpoint_acc(src, y, p, j0, j1, f, 28, hx_neg28, fm, fs, fused); break;
+  case 40: hx_mpoint_acc(src, y, p, j0, j1, f, 40, hx_neg40, fm, fs, fused); break;
   default: break;
   }
 }
@@ -662,11 +650,22 @@ HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t 
 static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
                       const hx_fin *f) {
   if (f->mode == HX_FIN_MIX) {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1);
-    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0);
+    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1, 0);
+    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0, 0);
   } else {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1);
-    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0);
+    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1, 0);
+    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0, 0);
+  }
+}
+
+/* hx_mpoint of a whole row whose blocks still lack their last stage. */
+static void hx_mpoint_fused(const float *src, float *y, int m, int64_t p, const hx_fin *f) {
+  if (f->mode == HX_FIN_MIX) {
+    if (f->stream) hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_MIX, 1, 1);
+    else hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_MIX, 0, 1);
+  } else {
+    if (f->stream) hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_SCALE, 1, 1);
+    else hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_SCALE, 0, 1);
   }
 }
 
@@ -705,10 +704,13 @@ static void hx_row_scalar(const float *x, float *y, int64_t n, int m, int64_t p,
     for (int64_t i = 0; i < n; i++) y[i] = fmaf(y[i], f->alpha[i], f->beta[i]);
 }
 
-/* Rows of m > 1 blocks that are one chunk each (768, 1536, ...): all blocks
- * take one chunk pass (hx_chunk_multi), then the m-point pass (hx_row). */
+/* Rows of m > 1 blocks that are one chunk each (768, 1536, ...) or two (avx2
+ * 1536, avx512 12288, ...): all blocks take one chunk pass (hx_chunk_multi),
+ * then the m-point pass, which for blocks of two chunks also does their last
+ * butterfly stage (hx_mpoint_fused; hx_row). */
 static int hx_mpoint_row_one_pass(int m, int lp) {
-  return m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2;
+  /* HX_FUSE_LAST: per ISA (fwht_<isa>.c) */
+  return m > 1 && lp <= HX_LOG2W + HX_CHUNK_LOG2 + HX_FUSE_LAST;
 }
 
 /* One row; tmp: y, or n floats of scratch for the passes before the last. */
@@ -721,13 +723,12 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
   const int lp = hx_log2(p);
   if (hx_mpoint_row_one_pass(m, lp)) {
     /* §fwht step 1 for all m blocks in one chunk pass (one chunk = one block,
-     * the blocks are contiguous), then step 2 (+ step 3, §hadamard_mix) */
-#ifdef HX_NO_MULTI
-    hx_chunk_fin(x, tmp, n, 0, &hx_fin_none, lp - HX_LOG2W, HX_FIN_NONE, 0, 0);
-#else
-    hx_chunk_multi(x, tmp, n, lp - HX_LOG2W);
-#endif
-    hx_mpoint(tmp, y, m, p, 0, p, f);
+     * or half a block whose last stage the m-point pass does; the blocks are
+     * contiguous), then step 2 (+ step 3, §hadamard_mix). */
+    const int fused = lp > HX_LOG2W + HX_CHUNK_LOG2;
+    hx_chunk_multi(x, tmp, n, lp - fused - HX_LOG2W);
+    if (fused) hx_mpoint_fused(tmp, y, m, p, f);
+    else hx_mpoint(tmp, y, m, p, 0, p, f);
     return;
   }
   /* §fwht step 1 for each of the m blocks; with m = 1 the last pass also does step 3 */
