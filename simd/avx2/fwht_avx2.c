@@ -43,7 +43,9 @@
  * 11.4; avx512's 12288 ... 40960, whose blocks are two 32-register chunks,
  * measured 11-18% slower that way than with their 16-register chunks and a
  * two-stage pass, so avx512 keeps those). */
+#ifndef HX_FUSE_LAST
 #define HX_FUSE_LAST 1
+#endif
 #endif
 #ifndef HX_FWHT_FN
 #define HX_FWHT_FN hmx_avx2_fwht
