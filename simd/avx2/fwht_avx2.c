@@ -37,15 +37,15 @@
 #endif
 #ifndef HX_MULTI_LOG2
 #define HX_MULTI_LOG2 3 /* hx_chunk_multi: at most 8 ymm per iteration */
+#endif
 /* m > 1 rows whose blocks are two chunks (1536 = 12 x 128): the blocks'
  * last stage in the m-point pass instead of a pass of its own (Xeon, one
  * thread, interleaved A/B: 1536 in L2 16.7 -> 21.8 GB/s, from memory 7.1 ->
- * 11.4; avx512's 12288 ... 40960, whose blocks are two 32-register chunks,
- * measured 11-18% slower that way than with their 16-register chunks and a
- * two-stage pass, so avx512 keeps those). */
+ * 11.4 and 10.5 -> 17.9; avx512's 12288 ... 40960, whose blocks are two
+ * 32-register chunks, measured 7-25% slower that way than with their
+ * 16-register chunks and a two-stage pass, so avx512 keeps those). */
 #ifndef HX_FUSE_LAST
 #define HX_FUSE_LAST 1
-#endif
 #endif
 #ifndef HX_FWHT_FN
 #define HX_FWHT_FN hmx_avx2_fwht

@@ -118,8 +118,8 @@ HX_INL void hx_put(float *p, hx_v v, const hx_fin *f, const int fs) {
  * Intel Xeon, rows of 8192+ take T1 (L2 only, `l2`; the tuning profile's
  * fwht_pf_l2_min_p): their next row (32 KiB+, most of a 48 KiB L1) no
  * longer evicts the current row's L1 blocks, and the prefetches wait for
- * memory in the L2's queue rather than in the L1's few fill buffers. A prefetch changes no value. Per
- * thread: every thread walks its own rows. */
+ * memory in the L2's queue rather than in the L1's few fill buffers. A
+ * prefetch changes no value. Per thread: every thread walks its own rows. */
 typedef struct hx_pf {
   const char *p, *e; /* next line to prefetch, end of the next row */
   int credit, every; /* vector loads since the last prefetch, loads per prefetch */
@@ -598,7 +598,8 @@ HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t j, const hx_fin *
                           const uint64_t *neg, const int fm, const int half, hx_v *out) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
   hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 0, G, 0, out, half);
-  if (ng > 1) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half);
+  if (ng > 1)
+    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half);
   if (ng > 2)
     hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half);
   if (ng > 3) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half);
@@ -610,7 +611,8 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int
                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
                           const int fs, const int fused) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG;
-  /* the next row's prefetch goes on here too (hx_pf): one tick per m loads */
+  /* the next row's prefetch goes on here too (hx_pf): m vector loads per
+   * column, 4m per iteration when fused (two columns, two loads per input) */
   hx_pf pf = hx_pf_cur;
   const int pfon = pf.p != NULL;
   /* §fwht step 2: each j independently, HX_W of them per vector */
@@ -658,6 +660,7 @@ static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t j0, 
   }
 }
 
+#if HX_FUSE_LAST
 /* hx_mpoint of a whole row whose blocks still lack their last stage. */
 static void hx_mpoint_fused(const float *src, float *y, int m, int64_t p, const hx_fin *f) {
   if (f->mode == HX_FIN_MIX) {
@@ -668,6 +671,7 @@ static void hx_mpoint_fused(const float *src, float *y, int m, int64_t p, const 
     else hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_SCALE, 0, 1);
   }
 }
+#endif
 
 /* Rows with p < HX_W: the reference's loops, element by element. */
 static void hx_row_scalar(const float *x, float *y, int64_t n, int m, int64_t p,
@@ -727,8 +731,13 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
      * contiguous), then step 2 (+ step 3, §hadamard_mix). */
     const int fused = lp > HX_LOG2W + HX_CHUNK_LOG2;
     hx_chunk_multi(x, tmp, n, lp - fused - HX_LOG2W);
-    if (fused) hx_mpoint_fused(tmp, y, m, p, f);
-    else hx_mpoint(tmp, y, m, p, 0, p, f);
+#if HX_FUSE_LAST
+    if (fused) {
+      hx_mpoint_fused(tmp, y, m, p, f);
+      return;
+    }
+#endif
+    hx_mpoint(tmp, y, m, p, 0, p, f);
     return;
   }
   /* §fwht step 1 for each of the m blocks; with m = 1 the last pass also does step 3 */
