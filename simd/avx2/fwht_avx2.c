@@ -81,16 +81,14 @@ static inline hx_v hx_neg(hx_v a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f
 #define HX_SIGNS(h) /* +1 in lanes with bit h clear, -1 where set */              \
   _mm256_set_ps((7 & h) ? -1 : 1, (6 & h) ? -1 : 1, (5 & h) ? -1 : 1, (4 & h) ? -1 : 1, \
                 (3 & h) ? -1 : 1, (2 & h) ? -1 : 1, (1 & h) ? -1 : 1, 1)
-static inline __attribute__((always_inline)) hx_v hx_stride1(hx_v v) {
-  return _mm256_fmadd_ps(v, HX_SIGNS(1), _mm256_permute_ps(v, 0xB1));
-}
 static inline __attribute__((always_inline)) hx_v hx_stride1_at(const float *p) {
 #if HX_DUP_LOAD
   const __m256 e = _mm256_moveldup_ps(_mm256_loadu_ps(p));
   const __m256 o = _mm256_movehdup_ps(_mm256_loadu_ps(p));
   return _mm256_fmadd_ps(o, HX_SIGNS(1), e);
 #else
-  return hx_stride1(_mm256_loadu_ps(p));
+  const hx_v v = _mm256_loadu_ps(p);
+  return _mm256_fmadd_ps(v, HX_SIGNS(1), _mm256_permute_ps(v, 0xB1));
 #endif
 }
 /* strides 2, 4 after stride 1 */

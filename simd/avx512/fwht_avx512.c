@@ -63,11 +63,10 @@ static inline hx_v hx_neg(hx_v a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f
  * a (partner b = s[i]) and gets fma(v, +1, s) = a + b; lane i with bit h set
  * holds b (partner a = s[i]) and gets fma(v, -1, s) = a - b (the product is
  * exact, so the fma rounds once exactly like the add or subtract). The
- * stride-1 stage is written twice: on a register (hx_stride1) and on the 16
- * floats at p (hx_stride1_at), from two duplicating loads instead of a
- * shuffle: e = (p0, p0, p2, p2, ..), o = (p1, p1, p3, p3, ..), and
- * fma(o, +-1, e) gives lane 2i p[2i] + p[2i+1] and lane 2i+1 p[2i] - p[2i+1],
- * the same bits. On Intel cores a vmovsldup/vmovshdup from memory is a
+ * stride-1 stage of the 16 floats at p (hx_stride1_at) comes from two
+ * duplicating loads instead of a shuffle: e = (p0, p0, p2, p2, ..), o =
+ * (p1, p1, p3, p3, ..), and fma(o, +-1, e) gives lane 2i p[2i] + p[2i+1]
+ * and lane 2i+1 p[2i] - p[2i+1], the same bits. On Intel cores a vmovsldup/vmovshdup from memory is a
  * load-port uop only, so the stage leaves the two vector ports (p0, p5),
  * which bound the transform, one shuffle less: n = 256 ... 65536 in L2
  * 3-7% faster (Xeon, one thread, interleaved A/B; from memory unchanged).
@@ -80,16 +79,14 @@ static inline hx_v hx_neg(hx_v a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f
                 (11 & h) ? -1 : 1, (10 & h) ? -1 : 1, (9 & h) ? -1 : 1, (8 & h) ? -1 : 1,   \
                 (7 & h) ? -1 : 1, (6 & h) ? -1 : 1, (5 & h) ? -1 : 1, (4 & h) ? -1 : 1,     \
                 (3 & h) ? -1 : 1, (2 & h) ? -1 : 1, (1 & h) ? -1 : 1, 1)
-static inline __attribute__((always_inline)) hx_v hx_stride1(hx_v v) {
-  return _mm512_fmadd_ps(v, HX_SIGNS(1), _mm512_permute_ps(v, 0xB1));
-}
 static inline __attribute__((always_inline)) hx_v hx_stride1_at(const float *p) {
 #if HX_DUP_LOAD
   const __m512 e = _mm512_moveldup_ps(_mm512_loadu_ps(p));
   const __m512 o = _mm512_movehdup_ps(_mm512_loadu_ps(p));
   return _mm512_fmadd_ps(o, HX_SIGNS(1), e);
 #else
-  return hx_stride1(_mm512_loadu_ps(p));
+  const hx_v v = _mm512_loadu_ps(p);
+  return _mm512_fmadd_ps(v, HX_SIGNS(1), _mm512_permute_ps(v, 0xB1));
 #endif
 }
 /* strides 2, 4, 8 after stride 1 */
