@@ -648,28 +648,28 @@ HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t 
   }
 }
 
-/* The mode (scale or mix) and the store kind hoisted out of the loop. */
+/* The mode (scale or mix) and the store kind hoisted out of the loop;
+ * fused: a compile-time constant (hx_mpoint_fin). */
+HX_INL void hx_mpoint_modes(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
+                            const hx_fin *f, const int fused) {
+  if (f->mode == HX_FIN_MIX) {
+    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1, fused);
+    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0, fused);
+  } else {
+    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1, fused);
+    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0, fused);
+  }
+}
+
 static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
                       const hx_fin *f) {
-  if (f->mode == HX_FIN_MIX) {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1, 0);
-    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0, 0);
-  } else {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1, 0);
-    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0, 0);
-  }
+  hx_mpoint_modes(src, y, m, p, j0, j1, f, 0);
 }
 
 #if HX_FUSE_LAST
 /* hx_mpoint of a whole row whose blocks still lack their last stage. */
 static void hx_mpoint_fused(const float *src, float *y, int m, int64_t p, const hx_fin *f) {
-  if (f->mode == HX_FIN_MIX) {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_MIX, 1, 1);
-    else hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_MIX, 0, 1);
-  } else {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_SCALE, 1, 1);
-    else hx_mpoint_fin(src, y, m, p, 0, p >> 1, f, HX_FIN_SCALE, 0, 1);
-  }
+  hx_mpoint_modes(src, y, m, p, 0, p >> 1, f, 1);
 }
 #endif
 
