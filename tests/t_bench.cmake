@@ -11,3 +11,10 @@ if(HMX_HAVE_CJSON AND TARGET hmx)
            COMMAND hmx bench ffn sketch strassen --reps 1 --size small --backend ref)
   set_tests_properties(cli_bench_studies_smoke PROPERTIES LABELS "cli" TIMEOUT 300)
 endif()
+# The targets section's verdicts (tools/hmx/bench_targets.c) on made-up
+# results: met, missed by how much, not measured and why.
+hmx_add_test(NAME test_bench_targets
+             SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_targets.c
+                     ${PROJECT_SOURCE_DIR}/tools/hmx/bench_targets.c
+             LABELS unit TIMEOUT 60)
+target_include_directories(test_bench_targets PRIVATE ${PROJECT_SOURCE_DIR}/tools/hmx)

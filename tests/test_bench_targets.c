@@ -1,0 +1,184 @@
+/* hmx bench's targets section (tools/hmx/bench_targets.c) on made-up
+ * results: each verdict (met, missed by how much, not measured and why)
+ * and the cases that must not be judged. No timing happens here. */
+#include "bench_targets.h"
+
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The section for r[0..nr) as a string (static buffer) and its tally. */
+static const char *section(const hmx_bench_result *r, int nr, const hmx_bench_notes *notes,
+                           hmx_target_tally *tally) {
+  static char text[16384];
+  FILE *f = tmpfile();
+  if (!f) {
+    fprintf(stderr, "tmpfile failed\n");
+    exit(1);
+  }
+  *tally = hmx_bench_targets_print(f, r, nr, notes);
+  rewind(f);
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  text[len] = 0;
+  fclose(f);
+  return text;
+}
+
+static hmx_bench_result fwht(const char *impl, int64_t n, int memory, double x_peer,
+                             double pct_bw, double gbs) {
+  hmx_bench_result x;
+  memset(&x, 0, sizeof x);
+  x.op = "fwht";
+  snprintf(x.impl, sizeof x.impl, "%s", impl);
+  x.threads = 1;
+  x.n = n;
+  x.memory = memory;
+  x.x_peer = x_peer;
+  x.pct_bw = pct_bw;
+  x.gbs = gbs;
+  return x;
+}
+
+/* The line of the section that contains every one of a, b (NULL: any). */
+static int has_line(const char *text, const char *a, const char *b) {
+  const char *p = text;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char buf[512];
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    if (strstr(buf, a) && (!b || strstr(buf, b))) return 1;
+    p += len + (e ? 1 : 0);
+  }
+  return 0;
+}
+
+/* Lines of the section that contain `what`. */
+static int count_lines(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+/* The tally agrees with the verdicts printed. */
+static int tally_matches(const char *s, hmx_target_tally t) {
+  return count_lines(s, "  met") == t.met && count_lines(s, "  missed by ") == t.missed &&
+         count_lines(s, "  not measured: ") == t.unmeasured &&
+         (t.met + t.missed + t.unmeasured == 0 ||
+          strstr(s, "met, ") != NULL);
+}
+
+int main(void) {
+  hmx_bench_notes notes = {"no --ffht", "no --onednn", "no sleef", "no scaling", NULL};
+  hmx_target_tally t;
+  const char *s;
+
+  /* fwht in L2 against FFHT: 2.5x below 16384, 2x from 16384 */
+  hmx_bench_result r[16];
+  int nr = 0;
+  r[nr++] = fwht("avx512", 256, 0, 2.36, 150, 40);
+  r[nr++] = fwht("avx512", 1024, 0, 2.60, 140, 33);
+  r[nr++] = fwht("avx512", 16384, 0, 2.01, 110, 28);
+  r[nr++] = fwht("avx2", 256, 0, -1, 100, 25); /* the peer did not run */
+  s = section(r, nr, &notes, &t);
+  CHECK(t.met == 2 && t.missed == 1, "tally %d met %d missed:\n%s", t.met, t.missed, s);
+  CHECK(has_line(s, "n=256", "missed by 0.14x (94% of the target)"), "%s", s);
+  CHECK(has_line(s, "n=1024", "met"), "%s", s);
+  CHECK(has_line(s, "n=16384", ">= 2.00x  met"), "2x from 16384:\n%s", s);
+  CHECK(has_line(s, "avx2 vs FFHT n=256 L2", "not measured: no --ffht"), "%s", s);
+  /* avx2 from memory: no row at all */
+  CHECK(has_line(s, "avx2 vs FFHT n=256 memory", "no such row"), "%s", s);
+  CHECK(tally_matches(s, t), "tally %d %d %d:\n%s", t.met, t.missed, t.unmeasured, s);
+
+  /* from memory: 90% of the memcpy probe, exactly at the line is met */
+  nr = 0;
+  r[nr++] = fwht("avx512", 4096, 1, 2.0, 90.0, 22);
+  r[nr++] = fwht("avx512", 65536, 1, 2.0, 75.4, 19);
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "% of memcpy n=4096", "met"), "%s", s);
+  CHECK(has_line(s, "% of memcpy n=65536", "missed by 15% (84% of the target)"), "%s", s);
+  CHECK(t.met == 1 && t.missed == 1 && tally_matches(s, t), "%d %d %d:\n%s", t.met, t.missed,
+        t.unmeasured, s);
+
+  /* 768 against both neighbours (512 and 1024), per element */
+  nr = 0;
+  r[nr++] = fwht("avx512", 512, 0, -1, 100, 11.0);
+  r[nr++] = fwht("avx512", 1024, 0, -1, 100, 9.0);
+  r[nr++] = fwht("avx512", 768, 0, -1, 100, 10.0);
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2^k around n=768 L2", "0.91x  >= 1.00x  missed by 0.09x"),
+        "the slower ratio is judged:\n%s", s);
+  CHECK(has_line(s, "n=768 L2", "(vs 512 0.91x, vs 1024 1.11x)"), "%s", s);
+  CHECK(has_line(s, "n=768 memory", "no such row"), "%s", s);
+  r[2].gbs = 11.0;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2^k around n=768 L2", "met"), "%s", s);
+
+  /* gemm: oneDNN ratio, M = 1 bandwidth, 2 threads over 1 */
+  nr = 0;
+  hmx_bench_result g;
+  memset(&g, 0, sizeof g);
+  g.op = "gemm";
+  snprintf(g.impl, sizeof g.impl, "avx512");
+  g.threads = 1;
+  g.m = 512, g.k = 768, g.nn = 2048;
+  g.x_peer = 0.84;
+  g.pct_bw = -1;
+  r[nr++] = g;
+  g.m = 1, g.k = 2048, g.nn = 2048;
+  g.pct_bw = 93;
+  r[nr++] = g;
+  hmx_bench_result sc = g;
+  sc.op = "gemm_scaling";
+  sc.m = 512, sc.k = 768, sc.nn = 2048;
+  sc.value = 1.85, sc.lo = 1.7, sc.hi = 1.9;
+  r[nr++] = sc;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "oneDNN sgemm M=512 K=768 N=2048", "missed by 0.01x"), "%s", s);
+  CHECK(has_line(s, "M=1, % of memcpy M=1 K=2048 N=2048", "met"), "%s", s);
+  CHECK(has_line(s, "2 threads / 1 M=512 K=768 N=2048", "met (rounds 1.70-1.90)"), "%s", s);
+  /* shapes no gemm row had are left out, not reported as missing */
+  CHECK(!has_line(s, "M=64 K=768 N=768", NULL), "%s", s);
+  CHECK(t.met == 2 && t.missed == 1 && t.unmeasured == 0, "%d %d %d:\n%s", t.met, t.missed,
+        t.unmeasured, s);
+  /* without the scaling rows: not measured, with the reason */
+  nr = 2;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2 threads / 1 M=512 K=768 N=2048", "not measured: no such row"), "%s", s);
+
+  /* exp: our vector exp against SLEEF's */
+  hmx_bench_result e;
+  memset(&e, 0, sizeof e);
+  e.op = "exp";
+  snprintf(e.impl, sizeof e.impl, "avx512");
+  e.threads = 1;
+  e.n = 16;
+  e.x_peer = 1.4;
+  s = section(&e, 1, &notes, &t);
+  CHECK(t.met == 1 && has_line(s, "expf16_u10 16 lanes", "met"), "%s", s);
+
+  /* not judged: more than one thread, or toy sizes */
+  nr = 0;
+  r[nr++] = fwht("avx512", 256, 0, 3.0, 150, 40);
+  r[0].threads = 2;
+  s = section(r, nr, &notes, &t);
+  CHECK(t.met + t.missed + t.unmeasured == 0 && has_line(s, "not judged", "2 threads"), "%s", s);
+  r[0].threads = 1;
+  notes.not_judged = "toy sizes";
+  s = section(r, nr, &notes, &t);
+  CHECK(t.met + t.missed + t.unmeasured == 0 && has_line(s, "not judged: toy sizes", NULL), "%s",
+        s);
+  notes.not_judged = NULL;
+  /* no op of a target measured: no section at all */
+  hmx_bench_result o;
+  memset(&o, 0, sizeof o);
+  o.op = "rmsnorm";
+  snprintf(o.impl, sizeof o.impl, "avx512");
+  o.threads = 1;
+  s = section(&o, 1, &notes, &t);
+  CHECK(s[0] == 0, "no section expected:\n%s", s);
+  return check_finish("test_bench_targets");
+}

@@ -1,0 +1,214 @@
+/* Issue 3's speed targets, judged from one bench run (bench_targets.h). */
+#include "bench_targets.h"
+
+#include <string.h>
+
+/* What a target compares. */
+typedef enum metric {
+  M_PEER,    /* x_peer >= goal */
+  M_BW,      /* pct_bw >= goal */
+  M_NEIGH,   /* per element no slower than both neighbouring powers of two */
+  M_SCALING, /* gemm 2 threads / 1 thread >= goal */
+} metric;
+
+/* One target: `op` on backend `impl`, at each n of `ns` (fwht, exp) or each
+ * (M, K, N) of `shapes` (gemm), in L2 (memory 0), from memory (1) or both (-1). */
+typedef struct target {
+  const char *what; /* printed before the case */
+  const char *op, *impl;
+  int memory;
+  const int64_t *ns;           /* 0-terminated, or NULL */
+  const int64_t (*shapes)[3];  /* M = 0 terminates, or NULL */
+  metric kind;
+  double goal;
+  const char *peer; /* names the note printed when the peer did not run */
+} target;
+
+static const int64_t n_small[] = {256, 512, 1024, 2048, 4096, 0};
+static const int64_t n_large[] = {16384, 32768, 65536, 0};
+static const int64_t n_pow2[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 0};
+static const int64_t n_all[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 768, 1536, 0};
+static const int64_t n_12[] = {768, 1536, 0};
+static const int64_t n_lanes16[] = {16, 0};
+static const int64_t gemm_model[][3] = {{64, 768, 768},   {64, 768, 2048},  {64, 2048, 768},
+                                        {64, 1536, 1536}, {512, 768, 768},  {512, 768, 2048},
+                                        {512, 2048, 768}, {512, 1536, 1536}, {0, 0, 0}};
+static const int64_t gemm_decode[][3] = {{1, 2048, 2048}, {0, 0, 0}};
+
+/* docs/BENCH.md "Targets" lists the same (issue 3, point 6). */
+static const target targets[] = {
+    {"fwht avx512 in L2 vs FFHT", "fwht", "avx512", 0, n_small, NULL, M_PEER, 2.5, "ffht"},
+    {"fwht avx512 in L2 vs FFHT", "fwht", "avx512", 0, n_large, NULL, M_PEER, 2.0, "ffht"},
+    {"fwht avx2 vs FFHT", "fwht", "avx2", -1, n_pow2, NULL, M_PEER, 1.0, "ffht"},
+    {"fwht avx512 from memory, % of memcpy", "fwht", "avx512", 1, n_all, NULL, M_BW, 90.0, NULL},
+    {"fwht avx512 per element vs 2^k around", "fwht", "avx512", -1, n_12, NULL, M_NEIGH, 1.0,
+     NULL},
+    {"gemm avx512 vs oneDNN sgemm", "gemm", "avx512", -1, NULL, gemm_model, M_PEER, 0.85,
+     "onednn"},
+    {"gemm avx512 M=1, % of memcpy", "gemm", "avx512", -1, NULL, gemm_decode, M_BW, 80.0, NULL},
+    {"gemm avx512 2 threads / 1", "gemm_scaling", "avx512", -1, NULL, gemm_model, M_SCALING, 1.8,
+     "scaling"},
+    {"exp avx512 vs SLEEF expf16_u10", "exp", "avx512", 0, n_lanes16, NULL, M_PEER, 1.0, "sleef"},
+};
+#define NTARGETS ((int)(sizeof targets / sizeof targets[0]))
+
+static const hmx_bench_result *find(const hmx_bench_result *r, int nr, const char *op,
+                                    const char *impl, int64_t n, int memory, const int64_t *shape) {
+  for (int i = 0; i < nr; i++) {
+    if (strcmp(r[i].op, op) != 0 || strcmp(r[i].impl, impl) != 0) continue;
+    if (shape) {
+      if (r[i].m == shape[0] && r[i].k == shape[1] && r[i].nn == shape[2]) return &r[i];
+    } else if (r[i].n == n && (memory < 0 || r[i].memory == memory)) {
+      return &r[i];
+    }
+  }
+  return NULL;
+}
+
+/* The neighbouring powers of two of n = 3 * 2^k: 2^(k+1) and 2^(k+2). */
+static void neighbours(int64_t n, int64_t *lo, int64_t *hi) {
+  int64_t p = 1;
+  while (p * 2 < n) p *= 2;
+  *lo = p;
+  *hi = p * 2;
+}
+
+static const char *peer_note(const target *t, const hmx_bench_notes *notes) {
+  const char *s = NULL;
+  if (!t->peer || !notes) return "the peer did not run";
+  if (strcmp(t->peer, "ffht") == 0) s = notes->ffht;
+  else if (strcmp(t->peer, "onednn") == 0) s = notes->onednn;
+  else if (strcmp(t->peer, "sleef") == 0) s = notes->sleef;
+  else if (strcmp(t->peer, "scaling") == 0) s = notes->scaling;
+  return s ? s : "the peer did not run";
+}
+
+static void line(FILE *out, hmx_target_tally *tally, const char *what, const char *where,
+                 double value, double goal, const char *unit, const char *unmeasured,
+                 const char *detail) {
+  char c_what[96], c_val[32], c_goal[32];
+  snprintf(c_what, sizeof c_what, "%s %s", what, where);
+  snprintf(c_goal, sizeof c_goal, ">= %.*f%s", *unit == '%' ? 0 : 2, goal, unit);
+  if (unmeasured) {
+    fprintf(out, "  %-58s %9s %9s  not measured: %s\n", c_what, "-", c_goal, unmeasured);
+    tally->unmeasured++;
+    return;
+  }
+  snprintf(c_val, sizeof c_val, "%.*f%s", *unit == '%' ? 0 : 2, value, unit);
+  if (value >= goal) {
+    fprintf(out, "  %-58s %9s %9s  met%s%s\n", c_what, c_val, c_goal, detail ? " " : "",
+            detail ? detail : "");
+    tally->met++;
+  } else {
+    fprintf(out, "  %-58s %9s %9s  missed by %.*f%s (%.0f%% of the target)%s%s\n", c_what, c_val,
+            c_goal, *unit == '%' ? 0 : 2, goal - value, unit, 100.0 * value / goal,
+            detail ? " " : "", detail ? detail : "");
+    tally->missed++;
+  }
+}
+
+/* One target at one case (n and memory, or a gemm shape). */
+static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx_bench_result *r,
+                  int nr, int64_t n, int memory, const int64_t *shape,
+                  const hmx_bench_notes *notes) {
+  char where[64];
+  if (shape)
+    snprintf(where, sizeof where, "M=%lld K=%lld N=%lld", (long long)shape[0],
+             (long long)shape[1], (long long)shape[2]);
+  else if (strcmp(t->op, "exp") == 0)
+    snprintf(where, sizeof where, "%lld lanes", (long long)n);
+  else
+    snprintf(where, sizeof where, "n=%lld%s", (long long)n,
+             t->memory >= 0 ? "" : memory ? " memory" : " L2");
+  const char *unit = t->kind == M_BW ? "%" : "x";
+  const hmx_bench_result *x = find(r, nr, t->op, t->impl, n, memory, shape);
+  if (!x) {
+    line(out, tally, t->what, where, 0, t->goal, unit, "no such row in this run", NULL);
+    return;
+  }
+  switch (t->kind) {
+  case M_PEER:
+    line(out, tally, t->what, where, x->x_peer, t->goal, unit,
+         x->x_peer > 0 ? NULL : x->peer_note ? x->peer_note : peer_note(t, notes), NULL);
+    return;
+  case M_BW:
+    line(out, tally, t->what, where, x->pct_bw, t->goal, unit,
+         x->pct_bw >= 0 ? NULL : "no memcpy probe", NULL);
+    return;
+  case M_SCALING: {
+    char d[64];
+    snprintf(d, sizeof d, "(rounds %.2f-%.2f)", x->lo, x->hi);
+    line(out, tally, t->what, where, x->value, t->goal, unit, x->value > 0 ? NULL : "not run", d);
+    return;
+  }
+  case M_NEIGH: {
+    int64_t lo, hi;
+    neighbours(n, &lo, &hi);
+    const hmx_bench_result *a = find(r, nr, t->op, t->impl, lo, memory, NULL);
+    const hmx_bench_result *b = find(r, nr, t->op, t->impl, hi, memory, NULL);
+    if (!a || !b || a->gbs <= 0 || b->gbs <= 0) {
+      line(out, tally, t->what, where, 0, t->goal, unit, "a neighbour's row is missing", NULL);
+      return;
+    }
+    double ra = x->gbs / a->gbs, rb = x->gbs / b->gbs;
+    char d[64];
+    snprintf(d, sizeof d, "(vs %lld %.2fx, vs %lld %.2fx)", (long long)lo, ra, (long long)hi, rb);
+    line(out, tally, t->what, where, ra < rb ? ra : rb, t->goal, unit, NULL, d);
+    return;
+  }
+  }
+}
+
+hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
+                                         const hmx_bench_notes *notes) {
+  hmx_target_tally tally = {0, 0, 0};
+  /* Only targets whose op this run measured (on any backend) are listed. */
+  int any = 0;
+  for (int t = 0; t < NTARGETS; t++)
+    for (int i = 0; i < nr; i++) any |= strcmp(r[i].op, targets[t].op) == 0;
+  if (!any) return tally;
+  int threads = 1;
+  for (int i = 0; i < nr; i++)
+    if (strcmp(r[i].op, "exp") != 0 && r[i].threads != 1) threads = r[i].threads;
+  fprintf(out, "\ntargets (issue 3: one thread, fp32; the ratios of the rows above)\n");
+  if (threads != 1) {
+    fprintf(out, "  not judged: this run used %d threads; the targets are for --threads 1\n",
+            threads);
+    return tally;
+  }
+  if (notes && notes->not_judged) {
+    fprintf(out, "  not judged: %s\n", notes->not_judged);
+    return tally;
+  }
+  for (int t = 0; t < NTARGETS; t++) {
+    const target *g = &targets[t];
+    int measured = 0;
+    for (int i = 0; i < nr; i++) measured |= strcmp(r[i].op, g->op) == 0;
+    if (strcmp(g->op, "gemm_scaling") == 0) /* judged wherever gemm ran */
+      for (int i = 0; i < nr; i++) measured |= strcmp(r[i].op, "gemm") == 0;
+    if (!measured) continue;
+    if (g->shapes) {
+      for (int s = 0; g->shapes[s][0]; s++) {
+        const int64_t *sh = g->shapes[s];
+        int seen = 0; /* shapes no gemm of this run had (--size small) are left out */
+        for (int i = 0; i < nr; i++)
+          seen |= strcmp(r[i].op, "gemm") == 0 && r[i].m == sh[0] && r[i].k == sh[1] &&
+                  r[i].nn == sh[2];
+        if (seen) judge(out, &tally, g, r, nr, 0, -1, sh, notes);
+      }
+      continue;
+    }
+    for (int s = 0; g->ns[s]; s++) {
+      /* sizes this run did not measure at all (--size small) are left out */
+      int seen = 0;
+      for (int i = 0; i < nr; i++) seen |= strcmp(r[i].op, g->op) == 0 && r[i].n == g->ns[s];
+      if (!seen) continue;
+      if (g->memory >= 0) judge(out, &tally, g, r, nr, g->ns[s], g->memory, NULL, notes);
+      else
+        for (int mem = 0; mem < 2; mem++) judge(out, &tally, g, r, nr, g->ns[s], mem, NULL, notes);
+    }
+  }
+  fprintf(out, "  %d met, %d missed, %d not measured\n", tally.met, tally.missed,
+          tally.unmeasured);
+  return tally;
+}

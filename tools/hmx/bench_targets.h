@@ -1,0 +1,47 @@
+/* hmx bench: issue 3's speed targets for the x86 backends, judged from the
+ * measurements of one bench run (docs/BENCH.md "Targets"). Each target gets
+ * the measured ratio and a verdict: met, missed by how much, or not measured
+ * (and why). The judging is a pure function of the recorded results, so a
+ * unit test (tests/test_bench_targets.c) checks it on made-up numbers. */
+#ifndef HMX_BENCH_TARGETS_H
+#define HMX_BENCH_TARGETS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* One measured row of our own (not a peer's) of the bench table. */
+typedef struct hmx_bench_result {
+  const char *op;  /* "fwht", "gemm", "exp", or "gemm_scaling" (2 threads / 1) */
+  char impl[24];   /* backend name ("avx512"), or "avx512/fast" and the like */
+  int threads;     /* the threads the backends ran with */
+  int64_t n;       /* fwht: row length; exp: vector lanes */
+  int memory;      /* fwht: 1 = batch far larger than the caches, 0 = in L2 */
+  int64_t m, k, nn;/* gemm, gemm_scaling: M, K, N */
+  double gbs;      /* GB/s (minimal traffic); fwht: per element, comparable across n */
+  double pct_bw;   /* % of the single-thread memcpy probe; < 0 when unknown */
+  double x_peer;   /* peer time / our time; < 0 when the peer did not run */
+  const char *peer_note; /* why it did not, when the bench knows (else NULL) */
+  double value;    /* gemm_scaling: median of the per-round ratios */
+  double lo, hi;   /* gemm_scaling: the smallest and largest round */
+} hmx_bench_result;
+
+/* Why a peer's ratio may be missing (printed with "not measured"); and,
+ * when not NULL, why the run's sizes cannot judge the targets at all
+ * (--size small). */
+typedef struct hmx_bench_notes {
+  const char *ffht, *onednn, *sleef, *scaling;
+  const char *not_judged;
+} hmx_bench_notes;
+
+typedef struct hmx_target_tally {
+  int met, missed, unmeasured;
+} hmx_target_tally;
+
+/* Prints the targets section to `out` and returns the tally (nothing when
+ * the run measured none of the targets' ops). Targets are single-thread:
+ * with results of other thread counts, or notes->not_judged, it prints one
+ * line saying why not and returns a zero tally. */
+hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
+                                         const hmx_bench_notes *notes);
+
+#endif
