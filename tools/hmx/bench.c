@@ -49,6 +49,7 @@ typedef struct bench {
   int threads_opt;    /* as given (0 = default) */
   int small;
   int reps;           /* 0 = automatic */
+  int rounds;         /* --rounds: each case's rows (but ref) measured in turn this often */
   const hmx_backend *be[MAX_BACKENDS];
   int nbe;
   double peak_gflops; /* measured with `threads` threads; 0 if no probe */
@@ -69,22 +70,33 @@ typedef struct bench {
   const char *scaling_note; /* why gemm's 2-thread / 1-thread ratios did not run */
 } bench;
 
+typedef int (*bench_fn)(void *ctx);
+
+#define MAX_ROUNDS 9
+
 /* One measured implementation of one case. */
 typedef struct row {
   char impl[24];
-  double ms;   /* median; < 0: not run (see note) */
+  double ms;   /* median (over rounds: the median of the rounds' medians); < 0: not run (see note) */
   double min_ms;
   int runs;
   const char *note;
   int is_peer;
+  /* how to measure it again (--rounds): fn(ctx); with ctx_is_be, ctx starts
+   * with a be_ctx that gets be, threads and tier first */
+  bench_fn fn;
+  void *ctx;
+  int ctx_is_be;
+  const struct hmx_backend *be;
+  int threads, tier;
+  double round_ms[MAX_ROUNDS];
+  int nround;
 } row;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
-
-typedef int (*bench_fn)(void *ctx);
 
 /* One warm-up run, then timed runs: exactly --reps, or automatically enough
  * for ~0.25 s (3..50 runs; a single one when one run takes over 0.5 s).
@@ -156,6 +168,62 @@ static void json_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* The first member of every op's context: what the callback runs on. */
+typedef struct be_ctx { const hmx_backend *be; int threads; hmx_tier tier; } be_ctx;
+
+/* Remember how row r was measured: fn(ctx), ctx a be_ctx-led context set to
+ * (be, threads, tier) first when is_be. */
+static void row_how(row *r, bench_fn fn, void *ctx, int is_be, const hmx_backend *be,
+                    int threads, hmx_tier tier) {
+  r->fn = fn;
+  r->ctx = ctx;
+  r->ctx_is_be = is_be;
+  r->be = be;
+  r->threads = threads;
+  r->tier = (int)tier;
+}
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* --rounds R > 1: every row of the case but ref is measured R - 1 more
+ * times, the rows taking turns (ours, the fast tier's, the peer's, ours,
+ * ...), so that a burst of noise on a shared machine hits one round of each
+ * rather than one implementation; a row's time becomes the median of its
+ * rounds' medians, and its `x peer` the median of the per-round ratios
+ * (report). */
+static void more_rounds(bench *B, row *rows, int nrows) {
+  for (int i = 0; i < nrows; i++) {
+    rows[i].nround = rows[i].ms > 0 ? 1 : 0;
+    rows[i].round_ms[0] = rows[i].ms;
+  }
+  for (int r = 1; r < B->rounds; r++)
+    for (int i = 0; i < nrows; i++) {
+      row *x = &rows[i];
+      if (x->nround != r || !x->fn || strcmp(x->impl, "ref") == 0) continue;
+      if (x->ctx_is_be) {
+        be_ctx *c = x->ctx;
+        c->be = x->be;
+        c->threads = x->threads;
+        c->tier = (hmx_tier)x->tier;
+      }
+      int runs = 0;
+      double mn = 0, ms = measure(B, x->fn, x->ctx, &runs, &mn);
+      if (ms < 0) continue; /* a failed round ends this row's rounds */
+      x->round_ms[x->nround++] = ms;
+      x->runs += runs;
+      if (mn < x->min_ms) x->min_ms = mn;
+    }
+  for (int i = 0; i < nrows; i++)
+    if (rows[i].nround > 1) {
+      double v[MAX_ROUNDS];
+      memcpy(v, rows[i].round_ms, (size_t)rows[i].nround * sizeof v[0]);
+      rows[i].ms = median_of(v, rows[i].nround);
+    }
+}
+
 /* Keeps one result for the targets section (dropped when out of memory:
  * that target then shows as not measured). */
 static void record(bench *B, const hmx_bench_result *x) {
@@ -175,7 +243,10 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
                    row *rows, int nrows) {
   double ref_ms = -1, peer_ms = -1;
   const char *peer_note = NULL; /* a peer's row that did not run: why */
+  const row *peer = NULL;
+  if (B->rounds > 1) more_rounds(B, rows, nrows);
   for (int i = 0; i < nrows; i++) {
+    if (rows[i].is_peer && rows[i].ms > 0) peer = &rows[i];
     if (strcmp(rows[i].impl, "ref") == 0) ref_ms = rows[i].ms;
     if (rows[i].is_peer && rows[i].ms > 0) peer_ms = rows[i].ms;
     if (rows[i].is_peer && rows[i].ms <= 0) peer_note = rows[i].note;
@@ -192,6 +263,12 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     double pk = B->peak_gflops > 0 && flop > 0 ? 100.0 * gf / B->peak_gflops : -1;
     double bw = B->bw_gbs > 0 && bytes > 0 ? 100.0 * gb / B->bw_gbs : -1;
     double xpeer = !r->is_peer && peer_ms > 0 ? peer_ms / r->ms : -1;
+    if (xpeer > 0 && r->nround > 1 && peer->nround == r->nround) {
+      /* rounds: the median of the per-round ratios */
+      double v[MAX_ROUNDS];
+      for (int k = 0; k < r->nround; k++) v[k] = peer->round_ms[k] / r->round_ms[k];
+      xpeer = median_of(v, r->nround);
+    }
     char c_pk[16] = "-", c_bw[16] = "-", c_peer[16] = "", c_gf[16] = "-", c_gb[16] = "-",
          c_ref[16] = "-";
     if (xref > 0) snprintf(c_ref, sizeof c_ref, "%.2f", xref);
@@ -235,7 +312,6 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
 
 /* Measure `fn` for ref and every selected backend; ctx's first member is the
  * backend pointer the callback reads. Ops a backend lacks are "missing". */
-typedef struct be_ctx { const hmx_backend *be; int threads; hmx_tier tier; } be_ctx;
 
 static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, row *rows) {
   const hmx_opspec *op = hmx_op_find(opname);
@@ -259,6 +335,7 @@ static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, 
     ctx->be = list[i];
     ctx->threads = B->threads_opt;
     ctx->tier = HMX_TIER_DEFAULT;
+    row_how(r, fn, ctx, 1, list[i], B->threads_opt, HMX_TIER_DEFAULT);
     r->ms = measure(B, fn, ctx, &r->runs, &r->min_ms);
     if (r->ms < 0) r->note = hmx_last_error();
     /* the fast tier's kernel of this op, side by side (docs/NUMERICS.md
@@ -269,6 +346,7 @@ static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, 
       memset(f, 0, sizeof *f);
       snprintf(f->impl, sizeof f->impl, "%s/fast", hmx_backend_name(list[i]));
       ctx->tier = HMX_TIER_FAST;
+      row_how(f, fn, ctx, 1, list[i], B->threads_opt, HMX_TIER_FAST);
       f->ms = measure(B, fn, ctx, &f->runs, &f->min_ms);
       if (f->ms < 0) f->note = hmx_last_error();
       ctx->tier = HMX_TIER_DEFAULT;
@@ -365,6 +443,7 @@ static void bench_fwht(bench *B) {
           c.ffht = B->ffht;
           while (((int64_t)1 << c.log_n) < n) c.log_n++;
           c.b.threads = B->threads;
+          row_how(r, run_ffht, &c, 1, NULL, B->threads, HMX_TIER_DEFAULT);
           r->ms = measure(B, run_ffht, &c, &r->runs, &r->min_ms);
           if (r->ms < 0) r->note = "fht_float returned an error";
         }
@@ -524,6 +603,7 @@ static void bench_gemm(bench *B) {
       row *r = add_peer(rows, &nr, "onednn");
       if (!B->sgemm) r->note = B->onednn_note;
       else {
+        row_how(r, run_onednn, &g, 0, NULL, 0, HMX_TIER_DEFAULT);
         r->ms = measure(B, run_onednn, &g, &r->runs, &r->min_ms);
         if (r->ms < 0) r->note = "dnnl_sgemm returned an error";
       }
@@ -742,11 +822,12 @@ static void bench_vexp_isa(bench *B, const exp_ctx *c, const char *isa, int lane
   row *r = &rows[nr++];
   memset(r, 0, sizeof *r);
   snprintf(r->impl, sizeof r->impl, "%s", isa);
-  vexp_ctx v = {c, ours};
+  vexp_ctx v = {c, ours}, vs = {c, sleef};
+  row_how(r, run_vexp, &v, 0, NULL, 0, HMX_TIER_DEFAULT);
   r->ms = measure(B, run_vexp, &v, &r->runs, &r->min_ms);
   r = add_peer(rows, &nr, sleef_name);
-  v.fn = sleef;
-  r->ms = measure(B, run_vexp, &v, &r->runs, &r->min_ms);
+  row_how(r, run_vexp, &vs, 0, NULL, 0, HMX_TIER_DEFAULT);
+  r->ms = measure(B, run_vexp, &vs, &r->runs, &r->min_ms);
   char shape[64];
   snprintf(shape, sizeof shape, "n=%lld %d lanes, 1 thread", (long long)c->n, lanes);
   memset(&B->key, 0, sizeof B->key);
@@ -782,9 +863,11 @@ static void bench_exp(bench *B) {
     row *r = &rows[nr++];
     memset(r, 0, sizeof *r);
     snprintf(r->impl, sizeof r->impl, "hmx_expf");
+    row_how(r, run_hmx_exp, &c, 0, NULL, 0, HMX_TIER_DEFAULT);
     r->ms = measure(B, run_hmx_exp, &c, &r->runs, &r->min_ms);
     r = add_peer(rows, &nr, "sleef");
 #if defined(HMX_BENCH_SLEEF)
+    row_how(r, run_sleef_exp, &c, 0, NULL, 0, HMX_TIER_DEFAULT);
     r->ms = measure(B, run_sleef_exp, &c, &r->runs, &r->min_ms);
 #else
     r->note = "skipped: SLEEF not found at build time (libsleef-dev; HMX_HAVE_SLEEF)";
@@ -898,7 +981,8 @@ static const char *const bench_studies[] = {"ffn", "sketch", "strassen"};
 static void bench_usage(FILE *out) {
   fprintf(out,
           "usage: hmx bench [OP...] [--backend B|all] [--threads N] [--size small|model]\n"
-          "                 [--reps N] [--offset B] [--json FILE] [--ffht PATH] [--onednn PATH]\n\n"
+          "                 [--reps N] [--rounds R] [--offset B] [--json FILE] [--ffht PATH]\n"
+          "                 [--onednn PATH]\n\n"
           "Times each op (default: all of fwht hadamard_mix gemm rmsnorm layernorm rope\n"
           "attention swiglu exp) on ref and the selected backends (default all available):\n"
           "median of the timed runs after one warm-up, GFLOP/s and GB/s (minimal traffic),\n"
@@ -920,6 +1004,9 @@ static void bench_usage(FILE *out) {
           "  --threads N    threads for the backends (0 = default); ref is single-threaded\n"
           "  --size S       model (default: model-like shapes, ~2 min) or small (seconds)\n"
           "  --reps N       timed runs per measurement (default: automatic, ~0.25 s)\n"
+          "  --rounds R     measure each case's rows (but ref) R times in turn (1..9,\n"
+          "                 default 1): times are medians over the rounds, x peer the\n"
+          "                 median of the per-round ratios\n"
           "  --offset B     every buffer starts B bytes past a 64-byte line (0..60,\n"
           "                 default 16: where malloc puts large blocks)\n"
           "  --json FILE    also write every measurement as JSON\n"
@@ -933,6 +1020,7 @@ int hmx_cmd_bench(int argc, char **argv) {
   bench B;
   memset(&B, 0, sizeof B);
   B.json_first = 1;
+  B.rounds = 1;
   int sel[NBENCH_OPS] = {0}, study[NBENCH_STUDIES] = {0}, any = 0, anystudy = 0, err = 0;
   int study_failed = 0;
   const char *backend = "all", *json = NULL, *size = "model", *ffht = NULL, *onednn = NULL;
@@ -953,6 +1041,15 @@ int hmx_cmd_bench(int argc, char **argv) {
         if (end == v || *end || r < 1 || r > 64)
           return hmx_cli_error(HMX_EXIT_USAGE, "bench: --reps '%s' is not an integer in 1..64", v);
         B.reps = (int)r;
+      }
+    } else if (hmx_args_value(&args, "--rounds", &v, &err)) {
+      if (!err) {
+        char *end;
+        long r = strtol(v, &end, 10);
+        if (end == v || *end || r < 1 || r > MAX_ROUNDS)
+          return hmx_cli_error(HMX_EXIT_USAGE, "bench: --rounds '%s' is not an integer in 1..%d",
+                               v, MAX_ROUNDS);
+        B.rounds = (int)r;
       }
     } else if (hmx_args_value(&args, "--json", &json, &err)) {
     } else if (hmx_args_value(&args, "--offset", &v, &err)) {
@@ -1025,8 +1122,9 @@ int hmx_cmd_bench(int argc, char **argv) {
   g_bench = &B;
 
   probe_ceilings(&B);
-  printf("hmx bench: size %s, %d thread%s for the backends (ref: 1), reps %s\n", size, B.threads,
-         B.threads > 1 ? "s" : "", B.reps ? "fixed" : "auto");
+  printf("hmx bench: size %s, %d thread%s for the backends (ref: 1), reps %s, %d round%s\n", size,
+         B.threads, B.threads > 1 ? "s" : "", B.reps ? "fixed" : "auto", B.rounds,
+         B.rounds > 1 ? "s (each case's rows but ref in turn)" : "");
   if (B.peak_isa)
     printf("ceiling: FMA peak (%s probe, %d thread%s) %.1f GFLOP/s\n", B.peak_isa, B.threads,
            B.threads > 1 ? "s" : "", B.peak_gflops);
