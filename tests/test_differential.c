@@ -172,9 +172,15 @@ static void diff_gemm(const hmx_opspec *op, int cases) {
       m = 1, k = 1024, tb = 1;
       n = rnd(17, 70);
     }
-    if (c == 2 || c == 3) { /* prefill: the x86 team path (M at least 2 blocks of 64
-                             * rows per thread; several N and K blocks, ragged edges) */
+    if (c == 2) { /* prefill, column tiles that split evenly (x86: one column range per
+                   * thread; several N and K blocks, ragged edges) */
       m = rnd(128 * many_threads, 128 * many_threads + 44), n = rnd(513, 600), k = rnd(257, 520);
+    }
+    if (c == 3) { /* prefill, column tiles that do not (the x86 team path, M at least 2
+                   * blocks of 64 rows per thread: 2T + 1 tiles of 32 columns on
+                   * avx512, 4T + 1 of 16 on avx2, for T threads) */
+      m = rnd(128 * many_threads, 128 * many_threads + 44), n = 64 * many_threads + rnd(1, 16);
+      k = rnd(257, 520);
     }
     const hmx_dtype wdt = rnd_wdtype();
     buf a = make_buf(m * k, 1), bi = make_buf(n, 1), o = make_buf(m * n, 0);

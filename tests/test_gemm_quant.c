@@ -116,10 +116,13 @@ int main(void) {
    * its groups at every kind of offset) */
   static const int64_t shapes[][3] = {{1, 37, 256}, {1, 5, 512}, {1, 131, 768}, {3, 37, 256},
                                       {17, 67, 512}, {1, 577, 256}, {20, 1100, 512},
-                                      /* the x86 team path (2 threads, M >= 4 blocks of
-                                       * rows): several N and K blocks, a short last
-                                       * M block, N past whole panels */
-                                      {260, 600, 512}};
+                                      /* 2 threads, M >= 4 blocks of rows: column tiles
+                                       * that split evenly (x86: a column range per
+                                       * thread; several N and K blocks, N past whole
+                                       * panels), then an odd count of them (the x86
+                                       * team path: 5 tiles on avx512, 9 on avx2; a
+                                       * short last M block) */
+                                      {260, 600, 512}, {260, 136, 512}};
   int ran = 0;
   for (int bi = 0; bi < hmx_backend_count(); bi++) {
     const hmx_backend *be = hmx_backend_at(bi);

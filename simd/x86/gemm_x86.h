@@ -27,12 +27,14 @@
  *     holds VL outputs' b[j][p], then one fma per p in order;
  *   - edge tiles: fewer rows use a kernel specialized for that row count,
  *     fewer columns use partial (masked) loads/stores of C;
- *   - threads, M large (prefill; gx_team): per (N block, K block) the team
- *     packs B once into a shared buffer, then takes blocks of GX_MU rows one
- *     at a time (dynamic schedule), a barrier between K blocks; otherwise
- *     the output is cut into one rectangle per thread (whole MR rows or
- *     whole NR columns), each thread running the loop nest on its own
- *     rectangle with its own pack buffers. Either way one owner per output
+ *   - threads, M large and column tiles that do not split evenly over the
+ *     threads (prefill; gx_team): per (N block, K block) the team packs B
+ *     once into a shared buffer, then takes blocks of GX_MU rows one at a
+ *     time (dynamic schedule), a barrier between K blocks; otherwise the
+ *     output is cut into one rectangle per thread (whole NR columns where
+ *     they split evenly or N is the longer side, else whole MR rows), each
+ *     thread running the loop nest on its own rectangle with its own pack
+ *     buffers. Either way one owner per output
  *     per K block and K blocks in order, never split: no bit depends on the
  *     thread count or the schedule.
  *
@@ -578,7 +580,7 @@ static void gx_pack_b(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64_t j,
 #endif
 
 /* The team path (threads > 1, M at least 2 * threads units of GX_MU rows:
- * prefill). The (N block, K block) steps run in order, K blocks in
+ * prefill, and column tiles that do not split evenly over the threads). The (N block, K block) steps run in order, K blocks in
  * increasing order within an N block. Each step's B block is packed once,
  * into one of two shared buffers, during the step before it: one loop per
  * step hands out, to whichever thread is free (dynamic schedule), first the
@@ -683,12 +685,21 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
   const int64_t mtiles = (m + GX_MR - 1) / GX_MR, ntiles = npad / GX_NR;
   /* Split the longer side (in tiles) among threads; about 2^18 flops per
    * thread at least, so small products stay on one thread. */
-  const int split_n = ntiles >= mtiles || mtiles < 2;
+  int split_n = ntiles >= mtiles || mtiles < 2;
   int64_t work = split_n ? ntiles : mtiles;
   int64_t flops_units = (2 * m * n * k) >> 18;
   if (work > flops_units + 1) work = flops_units + 1;
   const int threads = hmx_thread_count(g->threads, work);
-  if (threads > 1 && m >= 2 * threads * GX_MU) {
+  /* Column tiles that split evenly over the threads (within 1/8): one column
+   * range per thread, each with its own B pack and no barrier, even where M
+   * is the longer side. With 2 threads at issue 3's M = 512 shapes this was
+   * 8-9% faster than the team path below (its shared B pack costs a barrier
+   * per K block and an uneven last round of row blocks), interleaved in one
+   * process (session 22); A, packed by every thread, is the smaller operand
+   * there. Uneven splits (24 tiles over 16 threads) keep the team path. */
+  const int even_n = threads > 1 && (ntiles % threads == 0 || ntiles >= 8 * threads);
+  if (even_n) split_n = 1;
+  if (threads > 1 && !even_n && m >= 2 * threads * GX_MU) {
     const hmx_status st = gx_team(g, bias_pad, kernels, threads);
     free(bias_pad);
     return st;
