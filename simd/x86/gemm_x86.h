@@ -578,6 +578,9 @@ static void gx_pack_b(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64_t j,
 #ifndef GX_MU
 #define GX_MU (GX_MR * 8) /* rows of A per work unit of the team path */
 #endif
+#ifndef GX_EVEN_N_SPLIT
+#define GX_EVEN_N_SPLIT 1 /* 0: large M always takes the team path (before session 22) */
+#endif
 
 /* The team path (threads > 1, M at least 2 * threads units of GX_MU rows:
  * prefill, and column tiles that do not split evenly over the threads). The (N block, K block) steps run in order, K blocks in
@@ -697,7 +700,8 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
    * per K block and an uneven last round of row blocks), interleaved in one
    * process (session 22); A, packed by every thread, is the smaller operand
    * there. Uneven splits (24 tiles over 16 threads) keep the team path. */
-  const int even_n = threads > 1 && (ntiles % threads == 0 || ntiles >= 8 * threads);
+  const int even_n =
+      GX_EVEN_N_SPLIT && threads > 1 && (ntiles % threads == 0 || ntiles >= 8 * threads);
   if (even_n) split_n = 1;
   if (threads > 1 && !even_n && m >= 2 * threads * GX_MU) {
     const hmx_status st = gx_team(g, bias_pad, kernels, threads);

@@ -527,7 +527,7 @@ static double best_of(bench_fn fn, void *ctx, int runs) {
 
 /* Issue 3's "two threads >= 1.8x one thread" for gemm (docs/BENCH.md
  * "Targets"), when the table ran one thread: the avx512 gemm at M = 64 and
- * 512 alternating 1 and 2 threads in this process, 7 rounds of the best of 3
+ * 512 alternating 1 and 2 threads in this process, 7 rounds of the best of 5
  * runs each, recorded as the median of the rounds' ratios (one after the
  * other in separate runs, the same ratios moved by 20%). */
 static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
@@ -552,9 +552,9 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
     int ok = g.a && g.w && g.c && run_gemm(&g) == 0;
     for (int r = 0; ok && r < ROUNDS; r++) {
       g.b.threads = 1;
-      double t1 = best_of(run_gemm, &g, 3);
+      double t1 = best_of(run_gemm, &g, 5);
       g.b.threads = 2;
-      double t2 = best_of(run_gemm, &g, 3);
+      double t2 = best_of(run_gemm, &g, 5);
       ok = t1 > 0 && t2 > 0;
       if (ok) ratio[r] = t1 / t2;
     }
