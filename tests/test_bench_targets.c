@@ -159,6 +159,12 @@ int main(void) {
   e.x_peer = 1.4;
   s = section(&e, 1, &notes, &t);
   CHECK(t.met == 1 && has_line(s, "expf16_u10 16 lanes", "met"), "%s", s);
+  /* only the scalar row (no SLEEF, or no avx512): not measured, with the note */
+  e.n = 1;
+  snprintf(e.impl, sizeof e.impl, "hmx_expf");
+  s = section(&e, 1, &notes, &t);
+  CHECK(t.unmeasured == 1 && has_line(s, "expf16_u10 16 lanes", "not measured: no sleef"), "%s",
+        s);
 
   /* not judged: more than one thread, or toy sizes */
   nr = 0;

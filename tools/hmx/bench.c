@@ -874,6 +874,10 @@ static void bench_exp(bench *B) {
 #endif
     char shape[64];
     snprintf(shape, sizeof shape, "n=%lld scalar, 1 thread", (long long)n);
+    memset(&B->key, 0, sizeof B->key);
+    B->key.op = "exp"; /* lanes 1: no target, but the exp targets then say why not */
+    B->key.n = 1;
+    B->key.threads = 1;
     report(B, "exp", shape, 0, 8.0 * (double)n, rows, nr);
     bench_vexp(B, &c);
   }

@@ -123,7 +123,10 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
   const char *unit = t->kind == M_BW ? "%" : "x";
   const hmx_bench_result *x = find(r, nr, t->op, t->impl, n, memory, shape);
   if (!x) {
-    line(out, tally, t->what, where, 0, t->goal, unit, "no such row in this run", NULL);
+    /* the vector exp rows exist only where SLEEF was built in and the CPU has the ISA */
+    const int sleef = t->peer && strcmp(t->peer, "sleef") == 0 && notes && notes->sleef;
+    line(out, tally, t->what, where, 0, t->goal, unit,
+         sleef ? notes->sleef : "no such row in this run", NULL);
     return;
   }
   switch (t->kind) {
@@ -202,7 +205,7 @@ hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, i
       /* sizes this run did not measure at all (--size small) are left out */
       int seen = 0;
       for (int i = 0; i < nr; i++) seen |= strcmp(r[i].op, g->op) == 0 && r[i].n == g->ns[s];
-      if (!seen) continue;
+      if (!seen && strcmp(g->op, "exp") != 0) continue; /* exp: lanes, not sizes */
       if (g->memory >= 0) judge(out, &tally, g, r, nr, g->ns[s], g->memory, NULL, notes);
       else
         for (int mem = 0; mem < 2; mem++) judge(out, &tally, g, r, nr, g->ns[s], mem, NULL, notes);
