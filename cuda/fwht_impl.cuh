@@ -693,11 +693,16 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
 #endif
 
 /* Elements a CTA of fwht_cluster is aimed at: the smallest cluster whose
- * CTAs hold at most this many (else the largest that fits). 10240 f32
- * elements and 32 per thread make 320 threads at 64 registers and 42 KB of
- * shared memory, three CTAs per SM. */
+ * CTAs hold at most this many (else the largest that fits). 5120 elements
+ * and 32 per thread make 160 threads. Of the cluster sizes only 40 * 1024
+ * depends on it (2^16, 2^17 and 40 * 2048 take 8 CTAs, 12 * 4096, 20 * 2048
+ * and 28 * 2048 4 CTAs either way): 8 CTAs of 160 threads instead of 4 of
+ * 320 (10240, before session 22) measured f32 73.7 -> 75.7% of the copy
+ * bandwidth and bf16 / f16 44.5 -> 45.8% (H100, two rounds each, every
+ * round +2-3%; docs/CUDA.md): more, smaller CTAs wait less at the two
+ * cluster barriers. */
 #ifndef HMX_FWHT_CLUSTER_CTA_MAX
-#define HMX_FWHT_CLUSTER_CTA_MAX 10240
+#define HMX_FWHT_CLUSTER_CTA_MAX 5120
 #endif
 
 /* Whether a cluster of 2^lcl CTAs can take rows of M * 2^L: the blocks split
