@@ -27,16 +27,16 @@
  *     holds VL outputs' b[j][p], then one fma per p in order;
  *   - edge tiles: fewer rows use a kernel specialized for that row count,
  *     fewer columns use partial (masked) loads/stores of C;
- *   - threads, M large and column tiles that do not split evenly over the
- *     threads (prefill; gx_team): per (N block, K block) the team packs B
- *     once into a shared buffer, then takes blocks of GX_MU rows one at a
- *     time (dynamic schedule), a barrier between K blocks; otherwise the
- *     output is cut into one rectangle per thread (whole NR columns where
- *     they split evenly or N is the longer side, else whole MR rows), each
- *     thread running the loop nest on its own rectangle with its own pack
- *     buffers. Either way one owner per output
- *     per K block and K blocks in order, never split: no bit depends on the
- *     thread count or the schedule.
+ *   - threads, M large, and column tiles too few or too uneven to give each
+ *     thread its own range (prefill; gx_team): per (N block, K block) the
+ *     team packs B once into a shared buffer, then takes blocks of GX_MU
+ *     rows one at a time (dynamic schedule), a barrier between K blocks;
+ *     otherwise the output is cut into one rectangle per thread (whole NR
+ *     columns where they split evenly or N is the longer side, else whole
+ *     MR rows), each thread running the loop nest on its own rectangle with
+ *     its own pack buffers. Either way one owner per output per K block and
+ *     K blocks in order, never split: no bit depends on the thread count or
+ *     the schedule.
  *
  * The includer defines:
  *   GX_VL            lanes per vector (16 or 8)
@@ -583,8 +583,9 @@ static void gx_pack_b(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64_t j,
 #endif
 
 /* The team path (threads > 1, M at least 2 * threads units of GX_MU rows:
- * prefill, and column tiles that do not split evenly over the threads). The (N block, K block) steps run in order, K blocks in
- * increasing order within an N block. Each step's B block is packed once,
+ * prefill; and column tiles that gx_gemm does not split by thread). The
+ * (N block, K block) steps run in order, K blocks in increasing order within
+ * an N block. Each step's B block is packed once,
  * into one of two shared buffers, during the step before it: one loop per
  * step hands out, to whichever thread is free (dynamic schedule), first the
  * pieces of the next step's B pack, then this step's blocks of GX_MU rows
@@ -693,15 +694,18 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
   int64_t flops_units = (2 * m * n * k) >> 18;
   if (work > flops_units + 1) work = flops_units + 1;
   const int threads = hmx_thread_count(g->threads, work);
-  /* Column tiles that split evenly over the threads (within 1/8): one column
-   * range per thread, each with its own B pack and no barrier, even where M
-   * is the longer side. With 2 threads at issue 3's M = 512 shapes this was
-   * 8-9% faster than the team path below (its shared B pack costs a barrier
-   * per K block and an uneven last round of row blocks), interleaved in one
-   * process (session 22); A, packed by every thread, is the smaller operand
-   * there. Uneven splits (24 tiles over 16 threads) keep the team path. */
-  const int even_n =
-      GX_EVEN_N_SPLIT && threads > 1 && (ntiles % threads == 0 || ntiles >= 8 * threads);
+  /* At least 4 column tiles per thread that split evenly (a multiple of the
+   * threads, or 8+ per thread: within 1/8): one column range per thread,
+   * each with its own B pack and no barrier, even where M is the longer
+   * side. With 2 threads at issue 3's M = 512 shapes this measured 6-11%
+   * faster than the team path below on the Xeon host and 2-12% on the VM
+   * (avx512 and avx2), interleaved in one process (session 22): the team's
+   * shared B pack costs a barrier per K block and an uneven last round of
+   * row blocks. Every thread packs all of A, which the 4 tiles (128+
+   * columns, 8+ fma per packed float) keep small. Fewer or uneven tiles
+   * (N = 768 over 16 threads; tall, narrow products) keep the team path. */
+  const int even_n = GX_EVEN_N_SPLIT && threads > 1 && ntiles >= 4 * threads &&
+                     (ntiles % threads == 0 || ntiles >= 8 * threads);
   if (even_n) split_n = 1;
   if (threads > 1 && !even_n && m >= 2 * threads * GX_MU) {
     const hmx_status st = gx_team(g, bias_pad, kernels, threads);
