@@ -2,8 +2,10 @@
  * ref, with the machine's measured ceilings (an FMA-peak probe and a
  * single-thread memory-bandwidth probe) and with peers where one exists
  * (SLEEF expf if linked at build time; FFHT and oneDNN sgemm loaded with
- * dlopen from paths given on the command line). docs/BENCH.md describes the
- * method. Performance is never a unit test: ctest only runs a smoke test. */
+ * dlopen from paths given on the command line), then issue 3's targets
+ * judged from the rows (bench_targets.h). docs/BENCH.md describes the
+ * method. Performance is never a unit test: ctest only runs smoke tests
+ * (and test_bench_targets checks the verdicts on made-up numbers). */
 #define _POSIX_C_SOURCE 200809L
 #include "hmx.h"
 #include "backend.h"
