@@ -89,8 +89,9 @@ typedef struct row {
   bench_fn fn;
   void *ctx;
   int ctx_is_be;
-  const struct hmx_backend *be;
-  int threads, tier;
+  const hmx_backend *be;
+  int threads;
+  hmx_tier tier;
   double round_ms[MAX_ROUNDS];
   int nround;
 } row;
@@ -182,7 +183,7 @@ static void row_how(row *r, bench_fn fn, void *ctx, int is_be, const hmx_backend
   r->ctx_is_be = is_be;
   r->be = be;
   r->threads = threads;
-  r->tier = (int)tier;
+  r->tier = tier;
 }
 
 static double median_of(double *v, int n) {
@@ -209,7 +210,7 @@ static void more_rounds(bench *B, row *rows, int nrows) {
         be_ctx *c = x->ctx;
         c->be = x->be;
         c->threads = x->threads;
-        c->tier = (hmx_tier)x->tier;
+        c->tier = x->tier;
       }
       int runs = 0;
       double mn = 0, ms = measure(B, x->fn, x->ctx, &runs, &mn);
@@ -243,14 +244,13 @@ static void record(bench *B, const hmx_bench_result *x) {
  * `bytes` are per run (minimal traffic: inputs read once, outputs written). */
 static void report(bench *B, const char *op, const char *shape, double flop, double bytes,
                    row *rows, int nrows) {
-  double ref_ms = -1, peer_ms = -1;
+  double ref_ms = -1;
+  const row *peer = NULL;       /* the peer's row, when it ran */
   const char *peer_note = NULL; /* a peer's row that did not run: why */
-  const row *peer = NULL;
   if (B->rounds > 1) more_rounds(B, rows, nrows);
   for (int i = 0; i < nrows; i++) {
-    if (rows[i].is_peer && rows[i].ms > 0) peer = &rows[i];
     if (strcmp(rows[i].impl, "ref") == 0) ref_ms = rows[i].ms;
-    if (rows[i].is_peer && rows[i].ms > 0) peer_ms = rows[i].ms;
+    if (rows[i].is_peer && rows[i].ms > 0) peer = &rows[i];
     if (rows[i].is_peer && rows[i].ms <= 0) peer_note = rows[i].note;
   }
   for (int i = 0; i < nrows; i++) {
@@ -264,7 +264,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     double xref = ref_ms > 0 ? ref_ms / r->ms : -1;
     double pk = B->peak_gflops > 0 && flop > 0 ? 100.0 * gf / B->peak_gflops : -1;
     double bw = B->bw_gbs > 0 && bytes > 0 ? 100.0 * gb / B->bw_gbs : -1;
-    double xpeer = !r->is_peer && peer_ms > 0 ? peer_ms / r->ms : -1;
+    double xpeer = !r->is_peer && peer ? peer->ms / r->ms : -1;
     if (xpeer > 0 && r->nround > 1 && peer->nround == r->nround) {
       /* rounds: the median of the per-round ratios */
       double v[MAX_ROUNDS];

@@ -123,10 +123,11 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
   const char *unit = t->kind == M_BW ? "%" : "x";
   const hmx_bench_result *x = find(r, nr, t->op, t->impl, n, memory, shape);
   if (!x) {
-    /* the vector exp rows exist only where SLEEF was built in and the CPU has the ISA */
-    const int sleef = t->peer && strcmp(t->peer, "sleef") == 0 && notes && notes->sleef;
+    /* the vector exp rows exist only where SLEEF was built in and the CPU
+     * has the ISA: their absence has the peer's reason */
+    const int sleef = t->peer && strcmp(t->peer, "sleef") == 0;
     line(out, tally, t->what, where, 0, t->goal, unit,
-         sleef ? notes->sleef : "no such row in this run", NULL);
+         sleef ? peer_note(t, notes) : "no such row in this run", NULL);
     return;
   }
   switch (t->kind) {
