@@ -13,7 +13,7 @@ static const hmx_x86_tuning profiles[] = {
      * aligned scratch row avoids the two-line accesses of unaligned vectors
      * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
      * prefetch the next row. */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, 4096, 0, 0, 0},
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, 4096, 0, 0, 0, 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -26,8 +26,15 @@ static const hmx_x86_tuning profiles[] = {
      * passes (the m-point pass included) and, for blocks of 8192+, into L2
      * only: from memory 16384 ... 65536 +15% (avx512; +13-17% avx2), 8192
      * +6-11% (T1; 4096 +0-2%, 1024 -5% to +1%), 768 / 1536 / 3072 / 6144
-     * +17% / +22% / +24% / +20%, 12288 ... 40960 (m = 12 ... 40) +11-18%. */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1, 1, 8192},
+     * +17% / +22% / +24% / +20%, 12288 ... 40960 (m = 12 ... 40) +11-18%.
+     * Session 23 (docs/results/session23): rows of a chunk pass and one radix
+     * pass without per-row dispatch, the stages split evenly between them
+     * (fwht_two_pass_rows), batch in L2, one thread, interleaved A/B, 9 rounds:
+     * avx512 16 bytes past a line n = 1024 / 2048 / 4096 +9% / +9% / +9%,
+     * aligned and out of place +9% / +5% / +3% (8192 +4%); avx2 n = 128 /
+     * 256 / 512 +56% / +23% / +14%. The zen profile keeps its split chunks
+     * (not measured there). */
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1, 1, 8192, 1},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 

@@ -24,6 +24,9 @@ typedef struct hmx_x86_tuning {
                                  its lines), counted on the first row, instead of per two loads */
   int fwht_pf_l2_min_p;       /* hx_pf into L2 only (prefetcht1) for blocks of at least this
                                  many elements; 0: all levels (prefetcht0) always */
+  int fwht_two_pass_rows;     /* cache-resident m = 1 rows of a chunk pass and one radix
+                                 pass: the stages split evenly between the two, no per-row
+                                 dispatch (hx_two_pass_rows) */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen" or "intel"),

@@ -878,6 +878,81 @@ static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int6
   else hx_small_rows_fin(x, y, b0, b1, n, f, lr, -1, -1, ahead);
 }
 
+/* Rows of m = 1 that take exactly two passes, a chunk pass and one radix
+ * pass (HX_CHUNK_LOG2 < lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2:
+ * avx512 n = 1024 ... 8192, avx2 128 ... 512), from a batch that the caches
+ * hold (tuning profile's fwht_two_pass_rows): the stages beyond the
+ * register's own split evenly between the two passes (the radix pass up to
+ * HX_RADIX_LOG2 of them), both passes' shapes fixed at compile time, and no
+ * per-row dispatch through hx_row / hx_block / hx_stages. Intel Xeon, avx512,
+ * one thread, batch in L2, 16 bytes past a line, interleaved A/B against the
+ * general path (one chunk of 2^4 / 2^5 registers and a pass of 2 / 3 stages):
+ * n = 1024 / 2048 / 4096 9% faster each (avx2 n = 128 ... 512: 14-56%; more
+ * in src/tuning.c). Both halves count: with the general path's split but no
+ * dispatch, 1024 / 2048 / 4096 gained 7 / 5 / 0% (a row of 1024 takes ~600
+ * cycles, of which the general path's calls and switches are a few dozen);
+ * the even split adds the rest (a 2-stage pass is store-bound: one store per
+ * two additions). The same stages in the same order for every element: only
+ * the grouping into passes changes. */
+#define HX_TWO_PASS_R(rest) ((rest) + 1) / 2 < HX_RADIX_LOG2 ? ((rest) + 1) / 2 : HX_RADIX_LOG2
+#ifndef HX_TWO_PASS
+#define HX_TWO_PASS 1 /* 0: rows of two passes take the general path (experiments) */
+#endif
+
+HX_INL void hx_two_pass_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                                  const hx_fin *f, const int lr, const int r, const int fm) {
+  /* rows independent (§fwht, per row) */
+  for (int64_t b = b0; b < b1; b++) {
+    /* §fwht step 1, strides 1 .. 2^(HX_LOG2W + lr - 1): x -> y */
+    hx_chunk_impl(x + b * n, y + b * n, n, 0, &hx_fin_none, lr, 0, HX_FIN_NONE, 0, 0);
+    /* strides 2^(HX_LOG2W + lr) .. n/2, then step 3 (§hadamard_mix), in place on y */
+    hx_radix_impl(y + b * n, y + b * n, n, (int64_t)HX_W << lr, 0, f, r, fm, 0, 0);
+  }
+}
+
+/* rest = lp - HX_LOG2W: the stages after the register's own. */
+#define HX_TWO_PASS_CASE(rest)                                                                \
+  case rest:                                                                                  \
+    if (f->mode == HX_FIN_SCALE)                                                              \
+      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
+                            HX_TWO_PASS_R(rest), HX_FIN_SCALE);                               \
+    else                                                                                      \
+      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
+                            HX_TWO_PASS_R(rest), HX_FIN_MIX);                                 \
+    break;
+
+static int hx_two_pass_fits(int lp) {
+  return lp - HX_LOG2W > HX_CHUNK_LOG2 && lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2;
+}
+
+/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale) or hadamard_mix, not streamed. */
+static void hx_two_pass_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                             const hx_fin *f, int lp) {
+  _Static_assert(HX_RADIX_LOG2 >= 3 && HX_RADIX_LOG2 <= 4 && HX_CHUNK_LOG2 >= 3 &&
+                     HX_CHUNK_LOG2 <= 5,
+                 "hx_two_pass_rows: the cases below cover rest = 4 ... 9");
+  switch (lp - HX_LOG2W) {
+#if HX_CHUNK_LOG2 < 4
+    HX_TWO_PASS_CASE(4)
+#endif
+#if HX_CHUNK_LOG2 < 5
+    HX_TWO_PASS_CASE(5)
+#endif
+    HX_TWO_PASS_CASE(6)
+#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 7
+    HX_TWO_PASS_CASE(7)
+#endif
+#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 8
+    HX_TWO_PASS_CASE(8)
+#endif
+#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 9
+    HX_TWO_PASS_CASE(9)
+#endif
+  default: break;
+  }
+}
+#undef HX_TWO_PASS_CASE
+
 static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int m, hx_fin fin,
                          int threads) {
   if (m < 1 || n < 1 || batch < 0 || n % m != 0) return HMX_ERR_UNSUPPORTED;
@@ -915,6 +990,14 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
       hx_small_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp - HX_LOG2W,
                     from_memory);
       if (fin.stream) hx_fence();
+    });
+    return HMX_OK;
+  }
+  if (HX_TWO_PASS && tune->fwht_two_pass_rows && m == 1 && !from_memory && !fin.stream &&
+      fin.mode != HX_FIN_NONE && hx_two_pass_fits(lp)) {
+    /* Rows are independent (§fwht, per row): any thread count gives the same bits. */
+    HMX_FOR_THREADS(nt, t, {
+      hx_two_pass_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp);
     });
     return HMX_OK;
   }

@@ -218,10 +218,11 @@ static void print_cpu(void) {
   const hmx_x86_tuning *t = hmx_x86_tuning_current();
   printf("  tuning:        %s (%s; measured on %s): fwht split chunks %s, aligned scratch for "
          "unaligned rows %s, next-row prefetch from %d elements (m > 1 one-chunk rows %s; "
-         "spread over all passes %s; into L2 only from %d elements, 0: never)\n",
+         "spread over all passes %s; into L2 only from %d elements, 0: never), two-pass rows "
+         "without dispatch %s\n",
          t->name, hmx_x86_tuning_source(), t->measured_on, yn(t->fwht_split_chunks),
          yn(t->fwht_unaligned_scratch), t->fwht_pf_min_p, yn(t->fwht_pf_mpoint_rows),
-         yn(t->fwht_pf_spread), t->fwht_pf_l2_min_p);
+         yn(t->fwht_pf_spread), t->fwht_pf_l2_min_p, yn(t->fwht_two_pass_rows));
 }
 #else
 static void print_cpu(void) {
