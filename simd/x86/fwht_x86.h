@@ -920,11 +920,17 @@ static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int6
 
 /* Rows of m = 1 that take exactly two passes, a chunk pass and one radix
  * pass (HX_CHUNK_LOG2 < lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2:
- * avx512 n = 1024 ... 8192, avx2 128 ... 512), from a batch that the caches
- * hold (tuning profile's fwht_two_pass_rows): the stages beyond the
- * register's own split evenly between the two passes (the radix pass up to
- * HX_RADIX_LOG2 of them), both passes' shapes fixed at compile time, and no
- * per-row dispatch through hx_row / hx_block / hx_stages. Intel Xeon, avx512,
+ * avx512 n = 1024 ... 8192, avx2 128 ... 512), where the tuning profile says
+ * so (fwht_two_pass_rows): the stages beyond the register's own split evenly
+ * between the two passes (the radix pass up to HX_RADIX_LOG2 of them), both
+ * passes' shapes fixed at compile time, and no per-row dispatch through
+ * hx_row / hx_block / hx_stages. A batch that the caches hold takes a loop of
+ * its own (hx_two_pass_rows: avx2 128 / 256 4-6% faster than a call per row);
+ * one from memory, one call per row in hx_run's loop (hx_two_pass_row), which
+ * keeps the next-row prefetch (in place, 16 bytes off: avx512 1024 ... 4096
+ * +5-9%, 8192 +2%; avx2 128 / 256 / 512 +17-21% / +7-8% / +5-7%) but not
+ * streamed outputs (their scratch row and last pass stay as they were: the
+ * 3-stage last pass measured 3-5% slower there at 1024 / 2048). Intel Xeon, avx512,
  * one thread, batch in L2, 16 bytes past a line, interleaved A/B against the
  * general path (one chunk of 2^4 / 2^5 registers and a pass of 2 / 3 stages):
  * n = 1024 / 2048 / 4096 9% faster each (avx2 n = 128 ... 512: 14-56%; more
