@@ -270,6 +270,9 @@ static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
 
 /* Whether hx_block splits its chunks (set per thread by hx_run for the call). */
 static _Thread_local int hx_split_cur;
+/* Whether hx_block's sub-blocks of two passes take hx_two_pass_row (set per
+ * thread by hx_run: the profile's fwht_two_pass_rows). */
+static _Thread_local int hx_two_pass_cur;
 
 /* hx_block's split chunk pass (nothing to apply; never with a prefetch: batches
  * below HX_PF_BYTES only). Not inlined into hx_block: inlined there it measured
@@ -434,6 +437,137 @@ static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t b
   }
 }
 
+/* Rows of m = 1 that take exactly two passes, a chunk pass and one radix
+ * pass (HX_CHUNK_LOG2 < lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2:
+ * avx512 n = 1024 ... 8192, avx2 128 ... 512), where the tuning profile says
+ * so (fwht_two_pass_rows): the stages beyond the register's own split evenly
+ * between the two passes (the radix pass up to HX_RADIX_LOG2 of them), both
+ * passes' shapes fixed at compile time, and no per-row dispatch through
+ * hx_row / hx_block / hx_stages. A batch that the caches hold takes a loop of
+ * its own (hx_two_pass_rows: avx2 128 / 256 4-6% faster than a call per row);
+ * one from memory, one call per row in hx_run's loop (hx_two_pass_row), which
+ * keeps the next-row prefetch (in place, 16 bytes off: avx512 1024 ... 4096
+ * +5-9%, 8192 +2%; avx2 128 / 256 / 512 +17-21% / +7-8% / +5-7%) but not
+ * streamed outputs (their scratch row and last pass stay as they were: the
+ * 3-stage last pass measured 3-5% slower there at 1024 / 2048). Intel Xeon, avx512,
+ * one thread, batch in L2, 16 bytes past a line, interleaved A/B against the
+ * general path (one chunk of 2^4 / 2^5 registers and a pass of 2 / 3 stages):
+ * n = 1024 / 2048 / 4096 9% faster each (avx2 n = 128 ... 512: 14-56%; more
+ * in src/tuning.c). Both halves count: with the general path's split but no
+ * dispatch, 1024 / 2048 / 4096 gained 7 / 5 / 0% (a row of 1024 takes ~600
+ * cycles, of which the general path's calls and switches are a few dozen);
+ * the even split adds the rest (a 2-stage pass is store-bound: one store per
+ * two additions). The same stages in the same order for every element: only
+ * the grouping into passes changes. */
+#define HX_TWO_PASS_R(rest) ((rest) + 1) / 2 < HX_RADIX_LOG2 ? ((rest) + 1) / 2 : HX_RADIX_LOG2
+#ifndef HX_TWO_PASS
+#define HX_TWO_PASS 1 /* 0: rows of two passes take the general path (experiments) */
+#endif
+
+HX_INL void hx_two_pass_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                                  const hx_fin *f, const int lr, const int r, const int fm) {
+  /* rows independent (§fwht, per row) */
+  for (int64_t b = b0; b < b1; b++) {
+    /* §fwht step 1, strides 1 .. 2^(HX_LOG2W + lr - 1): x -> y */
+    hx_chunk_impl(x + b * n, y + b * n, n, 0, &hx_fin_none, lr, 0, HX_FIN_NONE, 0, 0);
+    /* strides 2^(HX_LOG2W + lr) .. n/2, then step 3 (§hadamard_mix), in place on y */
+    hx_radix_impl(y + b * n, y + b * n, n, (int64_t)HX_W << lr, 0, f, r, fm, 0, 0);
+  }
+}
+
+/* One row of the same shape from a batch far larger than the caches: the
+ * chunk pass x -> tmp (tmp: y, or the scratch row of a streamed output), the
+ * radix pass tmp -> y, both prefetching the next row when hx_pf_cur says so. */
+HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n, int64_t base,
+                                 const hx_fin *f, const int lr, const int r, const int fm,
+                                 const int fs, const int pfon) {
+  hx_chunk_impl(x, tmp, n, base, &hx_fin_none, lr, 0, HX_FIN_NONE, 0, pfon);
+  hx_radix_impl(tmp, y, n, (int64_t)HX_W << lr, base, f, r, fm, fs, pfon);
+}
+
+/* rest = lp - HX_LOG2W: the stages after the register's own. */
+#define HX_TWO_PASS_CASE(rest)                                                                \
+  case rest:                                                                                  \
+    if (f->mode == HX_FIN_SCALE)                                                              \
+      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
+                            HX_TWO_PASS_R(rest), HX_FIN_SCALE);                               \
+    else                                                                                      \
+      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
+                            HX_TWO_PASS_R(rest), HX_FIN_MIX);                                 \
+    break;
+#define HX_TWO_PASS_ROW_CASE(rest)                                                            \
+  case rest: {                                                                                \
+    const int lr_ = (rest) - (HX_TWO_PASS_R(rest)), r_ = HX_TWO_PASS_R(rest);                 \
+    if (f->mode == HX_FIN_NONE && !f->stream) {                                               \
+      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_NONE, 0, 1);              \
+      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_NONE, 0, 0);                 \
+    } else if (f->mode == HX_FIN_SCALE && !f->stream) {                                       \
+      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 0, 1);             \
+      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 0, 0);                \
+    } else if (f->mode == HX_FIN_SCALE) {                                                     \
+      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 1, 1);             \
+      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 1, 0);                \
+    } else {                                                                                  \
+      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, -1, -1, 1);                      \
+      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, -1, -1, 0);                         \
+    }                                                                                         \
+    break;                                                                                    \
+  }
+
+static int hx_two_pass_fits(int lp) {
+  return lp - HX_LOG2W > HX_CHUNK_LOG2 && lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2;
+}
+
+/* The cases rest = 4 ... 9 that hx_two_pass_fits admits for this ISA. */
+#if HX_CHUNK_LOG2 < 4
+#define HX_TP_C4(CASE) CASE(4)
+#else
+#define HX_TP_C4(CASE)
+#endif
+#if HX_CHUNK_LOG2 < 5
+#define HX_TP_C5(CASE) CASE(5)
+#else
+#define HX_TP_C5(CASE)
+#endif
+#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 7
+#define HX_TP_C7(CASE) CASE(7)
+#else
+#define HX_TP_C7(CASE)
+#endif
+#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 8
+#define HX_TP_C8(CASE) CASE(8)
+#else
+#define HX_TP_C8(CASE)
+#endif
+#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 9
+#define HX_TP_C9(CASE) CASE(9)
+#else
+#define HX_TP_C9(CASE)
+#endif
+_Static_assert(HX_RADIX_LOG2 >= 3 && HX_RADIX_LOG2 <= 4 && HX_CHUNK_LOG2 >= 3 && HX_CHUNK_LOG2 <= 5,
+               "the two-pass cases cover rest = 4 ... 9");
+#define HX_TWO_PASS_CASES(CASE)                                                               \
+  switch (lp - HX_LOG2W) {                                                                    \
+    HX_TP_C4(CASE) HX_TP_C5(CASE) CASE(6) HX_TP_C7(CASE) HX_TP_C8(CASE) HX_TP_C9(CASE)        \
+  default: break;                                                                             \
+  }
+
+/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale) or hadamard_mix, not streamed. */
+static void hx_two_pass_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
+                             const hx_fin *f, int lp) {
+  HX_TWO_PASS_CASES(HX_TWO_PASS_CASE)
+}
+
+/* One row of hx_two_pass_fits(lp) (hx_two_pass_row_impl). */
+static void hx_two_pass_row(const float *x, float *tmp, float *y, int64_t n, int64_t base,
+                            const hx_fin *f, int lp) {
+  const int pf = hx_pf_cur.p != NULL;
+  HX_TWO_PASS_CASES(HX_TWO_PASS_ROW_CASE)
+}
+#undef HX_TWO_PASS_CASE
+#undef HX_TWO_PASS_ROW_CASE
+#undef HX_TWO_PASS_CASES
+
 static int hx_log2(int64_t p) {
   int l = 0;
   while (((int64_t)1 << l) < p) l++;
@@ -470,8 +604,22 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
   if (split) lr = HX_SPLIT_LR;
   const int lc = HX_LOG2W + lr;
   const int64_t b1 = (int64_t)1 << l1;
+  /* Sub-blocks (and blocks of m > 1 rows) of a chunk pass and one radix
+   * pass (avx512 1024 ... 8192: in n = 16384 ... 65536 and 12 / 20 / 40 *
+   * 2^k; avx2 128 ... 512) take both at once, the stages split evenly and no
+   * dispatch (hx_two_pass_row), where the profile says so (hx_two_pass_cur).
+   * Intel Xeon, avx512, one thread, 16 bytes off, in place, interleaved A/B:
+   * in L2 16384 / 32768 / 65536 +11 / +4 / +1-3%, 12 * 1024 ... 12 * 4096
+   * +3-5%, 20 * 1024 and 40 * 1024 +1-2%; from memory +7-8 / +6-7 / +2%, m > 1
+   * +3-6%. avx2 (m > 1 blocks only): 0-3%. */
+  const int two_pass = !split && hx_two_pass_cur && hx_two_pass_fits(l1);
   /* §fwht step 1, strides < 2^l1: sub-block by sub-block (L1 resident) */
   for (int64_t s = 0; s < ((int64_t)1 << lb); s += b1) {
+    if (two_pass) {
+      hx_two_pass_row(src + s, tmp + s, l1 == lb ? dst + s : tmp + s, b1, base + s,
+                      l1 == lb ? f : &hx_fin_none, l1);
+      continue;
+    }
     if (split)
       hx_chunk_split(src + s, tmp + s, b1, base + s);
     else
@@ -918,133 +1066,6 @@ static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int6
   else hx_small_rows_fin(x, y, b0, b1, n, f, lr, -1, -1, ahead);
 }
 
-/* Rows of m = 1 that take exactly two passes, a chunk pass and one radix
- * pass (HX_CHUNK_LOG2 < lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2:
- * avx512 n = 1024 ... 8192, avx2 128 ... 512), where the tuning profile says
- * so (fwht_two_pass_rows): the stages beyond the register's own split evenly
- * between the two passes (the radix pass up to HX_RADIX_LOG2 of them), both
- * passes' shapes fixed at compile time, and no per-row dispatch through
- * hx_row / hx_block / hx_stages. A batch that the caches hold takes a loop of
- * its own (hx_two_pass_rows: avx2 128 / 256 4-6% faster than a call per row);
- * one from memory, one call per row in hx_run's loop (hx_two_pass_row), which
- * keeps the next-row prefetch (in place, 16 bytes off: avx512 1024 ... 4096
- * +5-9%, 8192 +2%; avx2 128 / 256 / 512 +17-21% / +7-8% / +5-7%) but not
- * streamed outputs (their scratch row and last pass stay as they were: the
- * 3-stage last pass measured 3-5% slower there at 1024 / 2048). Intel Xeon, avx512,
- * one thread, batch in L2, 16 bytes past a line, interleaved A/B against the
- * general path (one chunk of 2^4 / 2^5 registers and a pass of 2 / 3 stages):
- * n = 1024 / 2048 / 4096 9% faster each (avx2 n = 128 ... 512: 14-56%; more
- * in src/tuning.c). Both halves count: with the general path's split but no
- * dispatch, 1024 / 2048 / 4096 gained 7 / 5 / 0% (a row of 1024 takes ~600
- * cycles, of which the general path's calls and switches are a few dozen);
- * the even split adds the rest (a 2-stage pass is store-bound: one store per
- * two additions). The same stages in the same order for every element: only
- * the grouping into passes changes. */
-#define HX_TWO_PASS_R(rest) ((rest) + 1) / 2 < HX_RADIX_LOG2 ? ((rest) + 1) / 2 : HX_RADIX_LOG2
-#ifndef HX_TWO_PASS
-#define HX_TWO_PASS 1 /* 0: rows of two passes take the general path (experiments) */
-#endif
-
-HX_INL void hx_two_pass_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                                  const hx_fin *f, const int lr, const int r, const int fm) {
-  /* rows independent (§fwht, per row) */
-  for (int64_t b = b0; b < b1; b++) {
-    /* §fwht step 1, strides 1 .. 2^(HX_LOG2W + lr - 1): x -> y */
-    hx_chunk_impl(x + b * n, y + b * n, n, 0, &hx_fin_none, lr, 0, HX_FIN_NONE, 0, 0);
-    /* strides 2^(HX_LOG2W + lr) .. n/2, then step 3 (§hadamard_mix), in place on y */
-    hx_radix_impl(y + b * n, y + b * n, n, (int64_t)HX_W << lr, 0, f, r, fm, 0, 0);
-  }
-}
-
-/* One row of the same shape from a batch far larger than the caches: the
- * chunk pass x -> tmp (tmp: y, or the scratch row of a streamed output), the
- * radix pass tmp -> y, both prefetching the next row when hx_pf_cur says so. */
-HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n, const hx_fin *f,
-                                 const int lr, const int r, const int fm, const int fs,
-                                 const int pfon) {
-  hx_chunk_impl(x, tmp, n, 0, &hx_fin_none, lr, 0, HX_FIN_NONE, 0, pfon);
-  hx_radix_impl(tmp, y, n, (int64_t)HX_W << lr, 0, f, r, fm, fs, pfon);
-}
-
-/* rest = lp - HX_LOG2W: the stages after the register's own. */
-#define HX_TWO_PASS_CASE(rest)                                                                \
-  case rest:                                                                                  \
-    if (f->mode == HX_FIN_SCALE)                                                              \
-      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
-                            HX_TWO_PASS_R(rest), HX_FIN_SCALE);                               \
-    else                                                                                      \
-      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
-                            HX_TWO_PASS_R(rest), HX_FIN_MIX);                                 \
-    break;
-#define HX_TWO_PASS_ROW_CASE(rest)                                                            \
-  case rest: {                                                                                \
-    const int lr_ = (rest) - (HX_TWO_PASS_R(rest)), r_ = HX_TWO_PASS_R(rest);                 \
-    if (f->mode == HX_FIN_SCALE && !f->stream) {                                              \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, f, lr_, r_, HX_FIN_SCALE, 0, 1);             \
-      else hx_two_pass_row_impl(x, tmp, y, n, f, lr_, r_, HX_FIN_SCALE, 0, 0);                \
-    } else if (f->mode == HX_FIN_SCALE) {                                                     \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, f, lr_, r_, HX_FIN_SCALE, 1, 1);             \
-      else hx_two_pass_row_impl(x, tmp, y, n, f, lr_, r_, HX_FIN_SCALE, 1, 0);                \
-    } else {                                                                                  \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, f, lr_, r_, -1, -1, 1);                      \
-      else hx_two_pass_row_impl(x, tmp, y, n, f, lr_, r_, -1, -1, 0);                         \
-    }                                                                                         \
-    break;                                                                                    \
-  }
-
-static int hx_two_pass_fits(int lp) {
-  return lp - HX_LOG2W > HX_CHUNK_LOG2 && lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2;
-}
-
-/* The cases rest = 4 ... 9 that hx_two_pass_fits admits for this ISA. */
-#if HX_CHUNK_LOG2 < 4
-#define HX_TP_C4(CASE) CASE(4)
-#else
-#define HX_TP_C4(CASE)
-#endif
-#if HX_CHUNK_LOG2 < 5
-#define HX_TP_C5(CASE) CASE(5)
-#else
-#define HX_TP_C5(CASE)
-#endif
-#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 7
-#define HX_TP_C7(CASE) CASE(7)
-#else
-#define HX_TP_C7(CASE)
-#endif
-#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 8
-#define HX_TP_C8(CASE) CASE(8)
-#else
-#define HX_TP_C8(CASE)
-#endif
-#if HX_CHUNK_LOG2 + HX_RADIX_LOG2 >= 9
-#define HX_TP_C9(CASE) CASE(9)
-#else
-#define HX_TP_C9(CASE)
-#endif
-_Static_assert(HX_RADIX_LOG2 >= 3 && HX_RADIX_LOG2 <= 4 && HX_CHUNK_LOG2 >= 3 && HX_CHUNK_LOG2 <= 5,
-               "the two-pass cases cover rest = 4 ... 9");
-#define HX_TWO_PASS_CASES(CASE)                                                               \
-  switch (lp - HX_LOG2W) {                                                                    \
-    HX_TP_C4(CASE) HX_TP_C5(CASE) CASE(6) HX_TP_C7(CASE) HX_TP_C8(CASE) HX_TP_C9(CASE)        \
-  default: break;                                                                             \
-  }
-
-/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale) or hadamard_mix, not streamed. */
-static void hx_two_pass_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                             const hx_fin *f, int lp) {
-  HX_TWO_PASS_CASES(HX_TWO_PASS_CASE)
-}
-
-/* One row of hx_two_pass_fits(lp) (hx_two_pass_row_impl). */
-static void hx_two_pass_row(const float *x, float *tmp, float *y, int64_t n, const hx_fin *f,
-                            int lp) {
-  const int pf = hx_pf_cur.p != NULL;
-  HX_TWO_PASS_CASES(HX_TWO_PASS_ROW_CASE)
-}
-#undef HX_TWO_PASS_CASE
-#undef HX_TWO_PASS_ROW_CASE
-#undef HX_TWO_PASS_CASES
 
 static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int m, hx_fin fin,
                          int threads) {
@@ -1152,6 +1173,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * row (without one, or if it cannot be had, y itself). */
   HMX_FOR_THREADS(nt, t, {
     hx_split_cur = !from_memory && tune->fwht_split_chunks;
+    hx_two_pass_cur = HX_TWO_PASS && tune->fwht_two_pass_rows;
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
     /* rows independent (§fwht, per row) */
     const int64_t b_end = batch * (t + 1) / nt;
@@ -1175,13 +1197,14 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
       if (HX_PF_AHEAD_ROWS && from_memory && pf_every == 0)
         hx_pf_ahead(x + b * n, n, x + b_end * n);
       if (two_pass)
-        hx_two_pass_row(x + b * n, scratch ? scratch : y + b * n, y + b * n, n, &fin, lp);
+        hx_two_pass_row(x + b * n, scratch ? scratch : y + b * n, y + b * n, n, 0, &fin, lp);
       else
         hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
       if (row_loads == 0 && pf_every > 0) row_loads = hx_pf_cur.loads;
     }
     hx_pf_cur.p = hx_pf_cur.e = NULL;
     hx_split_cur = 0;
+    hx_two_pass_cur = 0;
     free(scratch);
     if (fin.stream) hx_fence();
   });
