@@ -132,7 +132,10 @@ template <> struct Io<Dt::F16> {
 
 constexpr int kMaxRow = 32768; /* elements of a row done by one CTA (2^15) */
 constexpr int kLogMaxRow = 15;
-constexpr int kCtaThreads = 256; /* CTA size aimed at when rows are short */
+#ifndef HMX_FWHT_CTA_THREADS /* -D for experiments */
+#define HMX_FWHT_CTA_THREADS 256
+#endif
+constexpr int kCtaThreads = HMX_FWHT_CTA_THREADS; /* CTA size aimed at when rows are short */
 
 /* Index (inside its p-block) of register k of thread tau when the window
  * starts at bit w: tau's bits below w stay, k's 5 (or e) bits go to w ..,
@@ -354,13 +357,39 @@ template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
  * E = 2^LE elements per thread, TP = 2^(L-LE) threads per p-block, M * TP
  * butterfly threads per row (trow_all >= that threads per row), R rows per
  * CTA. */
+/* CTA size aimed at by fwht_pow2 (rows per CTA = that / threads per row),
+ * per row shape; -D for experiments. Session 23 on the H100 (A/B, two rounds,
+ * docs/results/h100/fwht_ab_10/), % of copy: M = 40 with 32 elements per
+ * thread (16-bit 40 * 32, 40 * 64): 192 instead of 256 (4 rows of 40 threads
+ * instead of 6, 2 of 80 instead of 3) 81-83 -> 90.5-91.6% and 69-70 ->
+ * 84-85%; 128: 88-90 / 77%. M = 20 with 16 elements (16-bit 20 * 64, f32
+ * 20 * 64): 192 (2 rows of 80 threads instead of 3) 93 -> 97.5%, f32 99.0 ->
+ * 99.6%. M = 28 with 32 elements (16-bit 28 * 32 ... 28 * 256): 256 is best;
+ * 192, 384 and 512 each lost 2-10 pt at 896 ... 3584 (and 512 10 pt at 7168). */
+#ifndef HMX_FWHT_CTA_M20_E16
+#define HMX_FWHT_CTA_M20_E16 192
+#endif
+#ifndef HMX_FWHT_CTA_M28_E32
+#define HMX_FWHT_CTA_M28_E32 kCtaThreads
+#endif
+#ifndef HMX_FWHT_CTA_M40_E32
+#define HMX_FWHT_CTA_M40_E32 192
+#endif
+__host__ __device__ constexpr int pow2_cta(int M, int LE) {
+  return M == 20 && LE == 4   ? HMX_FWHT_CTA_M20_E16
+         : M == 28 && LE == 5 ? HMX_FWHT_CTA_M28_E32
+         : M == 40 && LE == 5 ? HMX_FWHT_CTA_M40_E32
+                              : kCtaThreads;
+}
+
 template <int M, int L, int LE> struct Pow2 {
   static constexpr int E = 1 << LE;
   static constexpr int p = 1 << L, n = M * p;
   static constexpr int tp = p / E, trow = M * tp;
   static constexpr bool one_col = M > 1 && M < 32 && M >= HMX_FWHT_ONE_COLUMN_MIN_M && LE == 5;
   static constexpr int trow_all = one_col ? p : trow;
-  static constexpr int R = trow_all >= kCtaThreads ? 1 : kCtaThreads / trow_all;
+  static constexpr int cta = pow2_cta(M, LE);
+  static constexpr int R = trow_all >= cta ? 1 : cta / trow_all;
   static constexpr int threads = R * trow_all;
   static constexpr int bs = p + p / 32;          /* one p-block in shared memory */
   static constexpr int S = M * bs;               /* one row */
@@ -373,7 +402,11 @@ template <int M, int L, int LE> struct Pow2 {
       : M >= 28                                     ? 1024
       : LE == 4                                     ? 2048
                                                     : HMX_FWHT_MIN_THREADS;
-  static constexpr int min_blocks = want / threads > 0 ? want / threads : 1;
+  /* no more CTAs than the SM's 64 warps hold (a CTA of 80 threads takes 3) */
+  static constexpr int warps = (threads + 31) / 32;
+  static constexpr int min_blocks_want = want / threads > 0 ? want / threads : 1;
+  static constexpr int min_blocks =
+      min_blocks_want * warps <= 64 ? min_blocks_want : (64 / warps > 0 ? 64 / warps : 1);
 };
 
 /* Persistent fwht_pow2 (HMX_FWHT_PF, m > 1): as many CTAs as are resident,
