@@ -312,10 +312,11 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
      * output's lines (j, j + HX_W; y is line-aligned when streamed, h a
      * multiple of 2 HX_W) go together and their stores alternate, so that
      * each line is whole after two consecutive stores. Column by column, a
-     * pass of 8 rows left 16 lines half written at a time, more than the
-     * core's write-combining buffers: n = 512 and 4096 out of place from
-     * memory ran at 4.5 and 2.8 GB/s (Intel Xeon), 2.4x and 3x slower than
-     * with plain stores. Only the order of the stores changes. */
+     * pass of 8 rows left 8 lines half written until the next column's
+     * stores, and the core's write-combining buffers gave up on them: n = 512
+     * and 4096 out of place from memory ran at 4.5 and 2.8 GB/s (Intel Xeon
+     * VM), 2.4x and 3x slower than with plain stores; now 3-4.6x faster than
+     * that (docs/results/session23). Only the order of the stores changes. */
     for (int64_t g = 0; g < len; g += h << r) {
       for (int64_t j = g; j < g + h; j += 2 * HX_W) {
         hx_v v[1 << HX_RADIX_LOG2], w[1 << HX_RADIX_LOG2];
@@ -459,9 +460,14 @@ static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t b
  * the even split adds the rest (a 2-stage pass is store-bound: one store per
  * two additions). The same stages in the same order for every element: only
  * the grouping into passes changes. */
-#define HX_TWO_PASS_R(rest) ((rest) + 1) / 2 < HX_RADIX_LOG2 ? ((rest) + 1) / 2 : HX_RADIX_LOG2
+/* the radix pass's stages: half of rest, rounded up, at most HX_RADIX_LOG2 */
+#define HX_TWO_PASS_R(rest) \
+  (((rest) + 1) / 2 < HX_RADIX_LOG2 ? ((rest) + 1) / 2 : HX_RADIX_LOG2)
 #ifndef HX_TWO_PASS
 #define HX_TWO_PASS 1 /* 0: rows of two passes take the general path (experiments) */
+#endif
+#ifndef HX_TWO_PASS_MEM
+#define HX_TWO_PASS_MEM 1 /* 0: not for batches from memory either (experiments) */
 #endif
 
 HX_INL void hx_two_pass_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
@@ -495,21 +501,24 @@ HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n
       hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
                             HX_TWO_PASS_R(rest), HX_FIN_MIX);                                 \
     break;
+/* (the mode, the store kind and the prefetch hoisted out of the loops) */
+#define HX_TPR(fm, fs, pfon) \
+  hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, fm, fs, pfon)
 #define HX_TWO_PASS_ROW_CASE(rest)                                                            \
   case rest: {                                                                                \
     const int lr_ = (rest) - (HX_TWO_PASS_R(rest)), r_ = HX_TWO_PASS_R(rest);                 \
     if (f->mode == HX_FIN_NONE && !f->stream) {                                               \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_NONE, 0, 1);              \
-      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_NONE, 0, 0);                 \
+      if (pf) HX_TPR(HX_FIN_NONE, 0, 1);                                                      \
+      else HX_TPR(HX_FIN_NONE, 0, 0);                                                         \
     } else if (f->mode == HX_FIN_SCALE && !f->stream) {                                       \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 0, 1);             \
-      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 0, 0);                \
+      if (pf) HX_TPR(HX_FIN_SCALE, 0, 1);                                                     \
+      else HX_TPR(HX_FIN_SCALE, 0, 0);                                                        \
     } else if (f->mode == HX_FIN_SCALE) {                                                     \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 1, 1);             \
-      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, HX_FIN_SCALE, 1, 0);                \
+      if (pf) HX_TPR(HX_FIN_SCALE, 1, 1);                                                     \
+      else HX_TPR(HX_FIN_SCALE, 1, 0);                                                        \
     } else {                                                                                  \
-      if (pf) hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, -1, -1, 1);                      \
-      else hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, -1, -1, 0);                         \
+      if (pf) HX_TPR(-1, -1, 1);                                                              \
+      else HX_TPR(-1, -1, 0);                                                                 \
     }                                                                                         \
     break;                                                                                    \
   }
@@ -566,6 +575,7 @@ static void hx_two_pass_row(const float *x, float *tmp, float *y, int64_t n, int
 }
 #undef HX_TWO_PASS_CASE
 #undef HX_TWO_PASS_ROW_CASE
+#undef HX_TPR
 #undef HX_TWO_PASS_CASES
 
 static int hx_log2(int64_t p) {
@@ -1066,7 +1076,6 @@ static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int6
   else hx_small_rows_fin(x, y, b0, b1, n, f, lr, -1, -1, ahead);
 }
 
-
 static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int m, hx_fin fin,
                          int threads) {
   if (m < 1 || n < 1 || batch < 0 || n % m != 0) return HMX_ERR_UNSUPPORTED;
@@ -1162,9 +1171,6 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
       ((uintptr_t)x | (uintptr_t)y | (uintptr_t)(n * (int64_t)sizeof(float))) % 64 != 0 &&
       p > ((int64_t)1 << HX_L1_LOG2) && n < ((int64_t)1 << HX_BLOCK_LOG2);
   const int with_scratch = (fin.stream && (x != y || m > 1)) || unaligned;
-#ifndef HX_TWO_PASS_MEM
-#define HX_TWO_PASS_MEM 1
-#endif
   const int two_pass = HX_TWO_PASS_MEM && tune->fwht_two_pass_rows && m == 1 && !fin.stream &&
                        fin.mode != HX_FIN_NONE && !unaligned && hx_two_pass_fits(lp);
   const size_t scratch_bytes = ((size_t)n * sizeof(float) + 63) / 64 * 64;
