@@ -619,7 +619,7 @@ static void hx_block(const float *src, float *tmp, float *dst, int lb, int64_t b
    * 2^k; avx2 128 ... 512) take both at once, the stages split evenly and no
    * dispatch (hx_two_pass_row), where the profile says so (hx_two_pass_cur).
    * Intel Xeon, avx512, one thread, 16 bytes off, in place, interleaved A/B:
-   * in L2 16384 / 32768 / 65536 +11 / +4 / +1-3%, 12 * 1024 ... 12 * 4096
+   * in L2 16384 / 32768 / 65536 +12 / +4 / +1-3%, 12 * 1024 ... 12 * 4096
    * +3-5%, 20 * 1024 and 40 * 1024 +1-2%; from memory +7-8 / +6-7 / +2%, m > 1
    * +3-6%. avx2 (m > 1 blocks only): 0-3%. */
   const int two_pass = !split && hx_two_pass_cur && hx_two_pass_fits(l1);
