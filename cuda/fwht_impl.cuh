@@ -353,19 +353,16 @@ template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
   return LE == 4 && M >= 20 && M % HMX_FWHT_MPOINT_GROUPS == 0 ? HMX_FWHT_MPOINT_GROUPS : 1;
 }
 
-/* Rows of n = M * 2^L <= 32768 (L >= 5), everything at compile time:
- * E = 2^LE elements per thread, TP = 2^(L-LE) threads per p-block, M * TP
- * butterfly threads per row (trow_all >= that threads per row), R rows per
- * CTA. */
 /* CTA size aimed at by fwht_pow2 (rows per CTA = that / threads per row),
  * per row shape; -D for experiments. Session 23 on the H100 (A/B, two rounds,
  * docs/results/h100/fwht_ab_10/), % of copy: M = 40 with 32 elements per
  * thread (16-bit 40 * 32, 40 * 64): 192 instead of 256 (4 rows of 40 threads
  * instead of 6, 2 of 80 instead of 3) 81-83 -> 90.5-91.6% and 69-70 ->
  * 84-85%; 128: 88-90 / 77%. M = 20 with 16 elements (16-bit 20 * 64, f32
- * 20 * 64): 192 (2 rows of 80 threads instead of 3) 93 -> 97.5%, f32 99.0 ->
- * 99.6%. M = 28 with 32 elements (16-bit 28 * 32 ... 28 * 256): 256 is best;
- * 192, 384 and 512 each lost 2-10 pt at 896 ... 3584 (and 512 10 pt at 7168). */
+ * 20 * 32 and 20 * 64): 192 (2 rows of 80 threads instead of 3, 4 of 40
+ * instead of 6) 93 -> 97.5%, f32 99.0 -> 99.6%. M = 28 with 32 elements
+ * (16-bit 28 * 32 ... 28 * 256): 256 is best; 192, 384 and 512 each lost
+ * 2-10 pt at 896 ... 3584 (and 512 10 pt at 7168). */
 #ifndef HMX_FWHT_CTA_M20_E16
 #define HMX_FWHT_CTA_M20_E16 192
 #endif
@@ -382,6 +379,10 @@ __host__ __device__ constexpr int pow2_cta(int M, int LE) {
                               : kCtaThreads;
 }
 
+/* Rows of n = M * 2^L <= 32768 (L >= 5), everything at compile time:
+ * E = 2^LE elements per thread, TP = 2^(L-LE) threads per p-block, M * TP
+ * butterfly threads per row (trow_all >= that threads per row), R rows per
+ * CTA. */
 template <int M, int L, int LE> struct Pow2 {
   static constexpr int E = 1 << LE;
   static constexpr int p = 1 << L, n = M * p;

@@ -33,7 +33,9 @@ static const hmx_x86_tuning profiles[] = {
      * avx512 16 bytes past a line n = 1024 / 2048 / 4096 +9% / +9% / +9%,
      * aligned and out of place +9% / +5% / +3% (8192 +4%); avx2 n = 128 /
      * 256 / 512 +56% / +23% / +14%; from memory, in place: avx512 1024 ...
-     * 4096 +5-9%, avx2 128 ... 512 +5-21%. The zen profile keeps its split
+     * 4096 +5-9%, avx2 128 ... 512 +5-21%; the same for hx_block's L1
+     * sub-blocks and m > 1 blocks: 16384 +12% in L2, +8% from memory,
+     * 12 * 2^k +3-5% (simd/x86/fwht_x86.h). The zen profile keeps its split
      * chunks (not measured there). */
     {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1, 1, 8192, 1},
 };

@@ -24,9 +24,10 @@ typedef struct hmx_x86_tuning {
                                  its lines), counted on the first row, instead of per two loads */
   int fwht_pf_l2_min_p;       /* hx_pf into L2 only (prefetcht1) for blocks of at least this
                                  many elements; 0: all levels (prefetcht0) always */
-  int fwht_two_pass_rows;     /* cache-resident m = 1 rows of a chunk pass and one radix
-                                 pass: the stages split evenly between the two, no per-row
-                                 dispatch (hx_two_pass_rows) */
+  int fwht_two_pass_rows;     /* m = 1 rows, L1 sub-blocks and m > 1 blocks of a chunk pass
+                                 and one radix pass: the stages split evenly between the
+                                 two, no per-row dispatch (hx_two_pass_rows / _row; not for
+                                 streamed outputs) */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen" or "intel"),
