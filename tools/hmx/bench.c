@@ -101,6 +101,12 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Sorts v[0..n) and returns its median. */
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* One warm-up run, then timed runs: exactly --reps, or automatically enough
  * for ~0.25 s (3..50 runs; a single one when one run takes over 0.5 s).
  * Returns the median in ms, or -1 when fn fails. */
@@ -121,10 +127,9 @@ static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double 
     if (fn(ctx) != 0) return -1.0;
     t[i] = hmx_now() - a;
   }
-  qsort(t, (size_t)n, sizeof t[0], cmp_double);
+  const double med = median_of(t, n);
   *runs = n;
   *min_ms = t[0] * 1e3;
-  double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
   return med * 1e3;
 }
 
@@ -184,11 +189,6 @@ static void row_how(row *r, bench_fn fn, void *ctx, int is_be, const hmx_backend
   r->be = be;
   r->threads = threads;
   r->tier = tier;
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof v[0], cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* --rounds R > 1: every row of the case but ref is measured R - 1 more
@@ -314,7 +314,6 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
 
 /* Measure `fn` for ref and every selected backend; ctx's first member is the
  * backend pointer the callback reads. Ops a backend lacks are "missing". */
-
 static int run_backends(bench *B, const char *opname, bench_fn fn, be_ctx *ctx, row *rows) {
   const hmx_opspec *op = hmx_op_find(opname);
   int n = 0;
@@ -561,14 +560,14 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
       if (ok) ratio[r] = t1 / t2;
     }
     if (ok) {
-      qsort(ratio, ROUNDS, sizeof ratio[0], cmp_double);
+      const double med = median_of(ratio, ROUNDS);
       hmx_bench_result x;
       memset(&x, 0, sizeof x);
       x.op = "gemm_scaling";
       snprintf(x.impl, sizeof x.impl, "avx512");
       x.threads = 1;
       x.m = m, x.k = k, x.nn = n;
-      x.value = ratio[ROUNDS / 2];
+      x.value = med;
       x.lo = ratio[0];
       x.hi = ratio[ROUNDS - 1];
       x.gbs = x.pct_bw = x.x_peer = -1;
