@@ -71,6 +71,23 @@ HX_INL void hx_bfly(hx_v *x, hx_v *y) {
   *y = hx_sub(a, b);
 }
 
+/* §fwht step 1 across registers: stages s = 0 .. stages-1 in increasing
+ * order on v[0..count), register t paired with t + 2^s, (a, b) -> (a + b,
+ * a - b); count a multiple of 2^stages (several independent groups then).
+ * The chunk and radix passes' register stages, fully unrolled (compile-time
+ * bounds). */
+HX_INL void hx_bfly_stages(hx_v *v, const int count, const int stages) {
+#pragma GCC unroll 5
+  for (int s = 0; s < stages; s++) {
+#pragma GCC unroll 32
+    for (int t = 0; t < count; t++) {
+      const int h = 1 << s;
+      if (t & h) continue;
+      hx_bfly(&v[t], &v[t + h]);
+    }
+  }
+}
+
 enum { HX_FIN_NONE, HX_FIN_SCALE, HX_FIN_MIX };
 
 /* What the last pass over a row applies after the transform. */
@@ -210,16 +227,8 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
 #pragma GCC unroll 32
     for (int k = 0; k < K; k++) v[k] = hx_intra_at(src + o + (int64_t)k * HX_W);
     /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
-     * pairs with k + h (h < R: the same chunk); (a, b) -> (a + b, a - b) */
-#pragma GCC unroll 5
-    for (int s = 0; s < lr; s++) {
-#pragma GCC unroll 32
-      for (int k = 0; k < K; k++) {
-        const int h = 1 << s;
-        if (k & h) continue;
-        hx_bfly(&v[k], &v[k + h]);
-      }
-    }
+     * pairs with k + h (h < R: the same chunk) */
+    hx_bfly_stages(v, K, lr);
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 32
     for (int k = 0; k < K; k++)
@@ -327,16 +336,8 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
           w[t] = hx_load(src + j + HX_W + t * h);
         }
         /* §fwht step 1, strides h .. h*2^(r-1) in increasing order, both columns */
-#pragma GCC unroll 4
-        for (int s = 0; s < r; s++) {
-#pragma GCC unroll 16
-          for (int t = 0; t < T; t++) {
-            const int hh = 1 << s;
-            if (t & hh) continue;
-            hx_bfly(&v[t], &v[t + hh]);
-            hx_bfly(&w[t], &w[t + hh]);
-          }
-        }
+        hx_bfly_stages(v, T, r);
+        hx_bfly_stages(w, T, r);
         /* §fwht step 3 / §hadamard_mix: this is the row's last pass */
 #pragma GCC unroll 16
         for (int t = 0; t < T; t++) {
@@ -358,16 +359,8 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
       if (pfon) hx_pf_tick(&pf, T);
 #pragma GCC unroll 16
       for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
-      /* §fwht step 1, strides h .. h*2^(r-1) in increasing order: (a, b) -> (a + b, a - b) */
-#pragma GCC unroll 4
-      for (int s = 0; s < r; s++) {
-#pragma GCC unroll 16
-        for (int t = 0; t < T; t++) {
-          const int hh = 1 << s;
-          if (t & hh) continue;
-          hx_bfly(&v[t], &v[t + hh]);
-        }
-      }
+      /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
+      hx_bfly_stages(v, T, r);
       /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 16
       for (int t = 0; t < T; t++)
@@ -467,7 +460,7 @@ static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t b
 #define HX_TWO_PASS 1 /* 0: rows of two passes take the general path (experiments) */
 #endif
 #ifndef HX_TWO_PASS_MEM
-#define HX_TWO_PASS_MEM 1 /* 0: not for batches from memory either (experiments) */
+#define HX_TWO_PASS_MEM 1 /* 0: whole rows from memory take the general path (experiments) */
 #endif
 
 HX_INL void hx_two_pass_rows_impl(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
@@ -965,16 +958,8 @@ HX_INL void hx_radix_cols_impl(float *d, int64_t h, int64_t base, const hx_fin *
     hx_v v[1 << HX_RADIX_LOG2];
 #pragma GCC unroll 16
     for (int t = 0; t < T; t++) v[t] = hx_load(d + j + t * h);
-    /* §fwht step 1, strides h .. h*2^(r-1) in increasing order: (a, b) -> (a + b, a - b) */
-#pragma GCC unroll 4
-    for (int s = 0; s < r; s++) {
-#pragma GCC unroll 16
-      for (int t = 0; t < T; t++) {
-        const int hh = 1 << s;
-        if (t & hh) continue;
-        hx_bfly(&v[t], &v[t + hh]);
-      }
-    }
+    /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
+    hx_bfly_stages(v, T, r);
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
 #pragma GCC unroll 16
     for (int t = 0; t < T; t++)
@@ -1106,6 +1091,8 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   /* A batch far larger than the caches: rows are prefetched (hx_pf_ahead,
    * hx_pf) and blocks do not split their chunks (hx_split_cur). */
   const int from_memory = batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES;
+  /* rows, sub-blocks and blocks of two passes in one call (hx_two_pass_rows) */
+  const int two_pass_on = HX_TWO_PASS && tune->fwht_two_pass_rows;
   if (m == 1 && lp >= HX_LOG2W && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
     /* Short rows: contiguous ranges of rows per thread, one chunk pass per
      * row. Rows are independent (§fwht, per row): any thread count gives
@@ -1117,8 +1104,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
     });
     return HMX_OK;
   }
-  if (HX_TWO_PASS && tune->fwht_two_pass_rows && m == 1 && !from_memory && !fin.stream &&
-      fin.mode != HX_FIN_NONE && hx_two_pass_fits(lp)) {
+  if (two_pass_on && m == 1 && !from_memory && !fin.stream && hx_two_pass_fits(lp)) {
     /* Rows are independent (§fwht, per row): any thread count gives the same bits. */
     HMX_FOR_THREADS(nt, t, {
       hx_two_pass_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp);
@@ -1171,15 +1157,15 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
       ((uintptr_t)x | (uintptr_t)y | (uintptr_t)(n * (int64_t)sizeof(float))) % 64 != 0 &&
       p > ((int64_t)1 << HX_L1_LOG2) && n < ((int64_t)1 << HX_BLOCK_LOG2);
   const int with_scratch = (fin.stream && (x != y || m > 1)) || unaligned;
-  const int two_pass = HX_TWO_PASS_MEM && tune->fwht_two_pass_rows && m == 1 && !fin.stream &&
-                       fin.mode != HX_FIN_NONE && !unaligned && hx_two_pass_fits(lp);
+  const int two_pass = two_pass_on && HX_TWO_PASS_MEM && m == 1 && !fin.stream && !unaligned &&
+                       hx_two_pass_fits(lp);
   const size_t scratch_bytes = ((size_t)n * sizeof(float) + 63) / 64 * 64;
   /* Rows are independent (§fwht, per row): any thread count gives the same
    * bits. Contiguous ranges of rows per thread, each thread with its scratch
    * row (without one, or if it cannot be had, y itself). */
   HMX_FOR_THREADS(nt, t, {
     hx_split_cur = !from_memory && tune->fwht_split_chunks;
-    hx_two_pass_cur = HX_TWO_PASS && tune->fwht_two_pass_rows;
+    hx_two_pass_cur = two_pass_on;
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
     /* rows independent (§fwht, per row) */
     const int64_t b_end = batch * (t + 1) / nt;
