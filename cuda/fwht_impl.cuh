@@ -407,7 +407,7 @@ template <int M, int L, int LE> struct Pow2 {
   static constexpr int warps = (threads + 31) / 32;
   static constexpr int min_blocks_want = want / threads > 0 ? want / threads : 1;
   static constexpr int min_blocks =
-      min_blocks_want * warps <= 64 ? min_blocks_want : (64 / warps > 0 ? 64 / warps : 1);
+      min_blocks_want * warps <= 64 ? min_blocks_want : 64 / warps; /* warps <= 32 */
 };
 
 /* Persistent fwht_pow2 (HMX_FWHT_PF, m > 1): as many CTAs as are resident,
