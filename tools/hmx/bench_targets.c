@@ -65,6 +65,13 @@ static const hmx_bench_result *find(const hmx_bench_result *r, int nr, const cha
   return NULL;
 }
 
+/* Whether any result of this run is of `op`. */
+static int has_op(const hmx_bench_result *r, int nr, const char *op) {
+  for (int i = 0; i < nr; i++)
+    if (strcmp(r[i].op, op) == 0) return 1;
+  return 0;
+}
+
 /* The neighbouring powers of two of n = 3 * 2^k: 2^(k+1) and 2^(k+2). */
 static void neighbours(int64_t n, int64_t *lo, int64_t *hi) {
   int64_t p = 1;
@@ -168,8 +175,7 @@ hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, i
   hmx_target_tally tally = {0, 0, 0};
   /* Only targets whose op this run measured (on any backend) are listed. */
   int any = 0;
-  for (int t = 0; t < NTARGETS; t++)
-    for (int i = 0; i < nr; i++) any |= strcmp(r[i].op, targets[t].op) == 0;
+  for (int t = 0; t < NTARGETS; t++) any |= has_op(r, nr, targets[t].op);
   if (!any) return tally;
   int threads = 1;
   for (int i = 0; i < nr; i++)
@@ -186,11 +192,9 @@ hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, i
   }
   for (int t = 0; t < NTARGETS; t++) {
     const target *g = &targets[t];
-    int measured = 0;
-    for (int i = 0; i < nr; i++) measured |= strcmp(r[i].op, g->op) == 0;
-    if (strcmp(g->op, "gemm_scaling") == 0) /* judged wherever gemm ran */
-      for (int i = 0; i < nr; i++) measured |= strcmp(r[i].op, "gemm") == 0;
-    if (!measured) continue;
+    /* gemm_scaling: judged wherever gemm ran */
+    if (!has_op(r, nr, g->op) && !(strcmp(g->op, "gemm_scaling") == 0 && has_op(r, nr, "gemm")))
+      continue;
     if (g->shapes) {
       for (int s = 0; g->shapes[s][0]; s++) {
         const int64_t *sh = g->shapes[s];
