@@ -57,6 +57,11 @@ typedef struct bench {
   double peak_gflops; /* measured with `threads` threads; 0 if no probe */
   const char *peak_isa;
   double bw_gbs;      /* single-thread memcpy, read + write bytes */
+  char *copy_src, *copy_dst; /* the probe's buffers, kept for paired_ratio */
+  size_t copy_bytes;         /* 0: no copy to pair with */
+  double llc_bytes;          /* the last-level cache (0: unknown) */
+  double mem_bytes;          /* a batch "from memory": far larger than that cache */
+  int pair_bw;               /* the next report()'s %bw from runs paired with the copy */
   FILE *json;
   int json_first;
   /* peers */
@@ -191,12 +196,21 @@ static void row_how(row *r, bench_fn fn, void *ctx, int is_be, const hmx_backend
   r->tier = tier;
 }
 
+/* Sets row x's context up for another run of x->fn (row_how). */
+static void row_ready(const row *x) {
+  if (!x->ctx_is_be) return;
+  be_ctx *c = x->ctx;
+  c->be = x->be;
+  c->threads = x->threads;
+  c->tier = x->tier;
+}
+
 /* --rounds R > 1: every row of the case but ref is measured R - 1 more
  * times, the rows taking turns (ours, the fast tier's, the peer's, ours,
  * ...), so that a burst of noise on a shared machine hits one round of each
  * rather than one implementation; a row's time becomes the median of its
- * rounds' medians, and its `x peer` the median of the per-round ratios
- * (report). */
+ * rounds' medians (its `x peer` and, from memory, its `%bw` come from
+ * paired runs, paired_ratio). */
 static void more_rounds(bench *B, row *rows, int nrows) {
   for (int i = 0; i < nrows; i++) {
     rows[i].nround = rows[i].ms > 0 ? 1 : 0;
@@ -206,12 +220,7 @@ static void more_rounds(bench *B, row *rows, int nrows) {
     for (int i = 0; i < nrows; i++) {
       row *x = &rows[i];
       if (x->nround != r || !x->fn || strcmp(x->impl, "ref") == 0) continue;
-      if (x->ctx_is_be) {
-        be_ctx *c = x->ctx;
-        c->be = x->be;
-        c->threads = x->threads;
-        c->tier = x->tier;
-      }
+      row_ready(x);
       int runs = 0;
       double mn = 0, ms = measure(B, x->fn, x->ctx, &runs, &mn);
       if (ms < 0) continue; /* a failed round ends this row's rounds */
@@ -225,6 +234,55 @@ static void more_rounds(bench *B, row *rows, int nrows) {
       memcpy(v, rows[i].round_ms, (size_t)rows[i].nround * sizeof v[0]);
       rows[i].ms = median_of(v, rows[i].nround);
     }
+}
+
+/* One timed run of row x (seconds; < 0 when it fails), or, with x NULL, of
+ * the memory-bandwidth probe's copy. */
+static double time_once(const bench *B, const row *x) {
+  double t0 = hmx_now();
+  if (x) {
+    row_ready(x);
+    t0 = hmx_now();
+    if (x->fn(x->ctx) != 0) return -1.0;
+  } else {
+    memcpy(B->copy_dst, B->copy_src, B->copy_bytes);
+  }
+  return hmx_now() - t0;
+}
+
+/* Ratios measured side by side: the median, over back-to-back pairs of runs
+ * (a then b, b then a, alternately), of b's time / a's time; b NULL: the
+ * bandwidth probe's copy. On a shared machine the speed of a core changes
+ * from one second to the next (the VM's sibling hyperthread busy or not:
+ * avx512 fwht n = 256 in L2 took 96 or 126 cycles a row, switching every
+ * few seconds; Intel Xeon, session 24), and a ratio of two medians taken
+ * seconds apart, or of a median and the start-up probe, measured that state
+ * as much as the kernels (avx512 / FFHT at n = 512: 1.88x ... 2.35x between
+ * runs of one binary). Runs microseconds apart see the same state. As many
+ * pairs as fit about 0.25 s at pair_s seconds a pair (5 ... MAX_PAIRS;
+ * --reps N: N, at least 3). Returns -1 when a run fails. */
+#define MAX_PAIRS 256
+static double paired_ratio(const bench *B, const row *a, const row *b, double pair_s,
+                           int *pairs) {
+  int n = B->reps > 0 ? B->reps
+                      : (int)((B->small ? 0.02 : 0.25) / (pair_s > 1e-7 ? pair_s : 1e-7));
+  const int lo = B->reps > 0 ? 3 : 5;
+  n = n < lo ? lo : n > MAX_PAIRS ? MAX_PAIRS : n;
+  double v[MAX_PAIRS];
+  for (int i = 0; i < n; i++) {
+    double ta, tb;
+    if (i & 1) {
+      tb = time_once(B, b);
+      ta = time_once(B, a);
+    } else {
+      ta = time_once(B, a);
+      tb = time_once(B, b);
+    }
+    if (ta < 0 || tb < 0) return -1.0;
+    v[i] = tb / (ta > 1e-9 ? ta : 1e-9);
+  }
+  *pairs = n;
+  return median_of(v, n);
 }
 
 /* Keeps one result for the targets section (dropped when out of memory:
@@ -264,12 +322,23 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     double xref = ref_ms > 0 ? ref_ms / r->ms : -1;
     double pk = B->peak_gflops > 0 && flop > 0 ? 100.0 * gf / B->peak_gflops : -1;
     double bw = B->bw_gbs > 0 && bytes > 0 ? 100.0 * gb / B->bw_gbs : -1;
+    const int ours = !r->is_peer && r->fn && strcmp(r->impl, "ref") != 0;
+    if (bw > 0 && ours && B->pair_bw && B->copy_bytes > 0) {
+      /* % of the copy's read + write rate, the copy run beside each run
+       * (B->pair_bw: the cases of issue 3's bandwidth targets, fwht from
+       * memory and gemm M = 1 with 16 MiB of weights) */
+      int pairs = 0;
+      const double copy_s = 2.0 * (double)B->copy_bytes / (B->bw_gbs * 1e9);
+      const double x = paired_ratio(B, r, NULL, s + copy_s, &pairs);
+      if (x > 0) bw = 100.0 * x * bytes / (2.0 * (double)B->copy_bytes);
+    }
     double xpeer = !r->is_peer && peer ? peer->ms / r->ms : -1;
-    if (xpeer > 0 && r->nround > 1 && peer->nround == r->nround) {
-      /* rounds: the median of the per-round ratios */
-      double v[MAX_ROUNDS];
-      for (int k = 0; k < r->nround; k++) v[k] = peer->round_ms[k] / r->round_ms[k];
-      xpeer = median_of(v, r->nround);
+    if (xpeer > 0 && ours && peer->fn) {
+      /* ours against the peer: runs in pairs (ref, in no target, keeps the
+       * ratio of the medians) */
+      int pairs = 0;
+      const double x = paired_ratio(B, r, peer, s + peer->ms * 1e-3, &pairs);
+      if (x > 0) xpeer = x;
     }
     char c_pk[16] = "-", c_bw[16] = "-", c_peer[16] = "", c_gf[16] = "-", c_gb[16] = "-",
          c_ref[16] = "-";
@@ -309,6 +378,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     }
   }
   memset(&B->key, 0, sizeof B->key);
+  B->pair_bw = 0;
   fflush(stdout);
 }
 
@@ -416,7 +486,7 @@ static void bench_fwht(bench *B) {
   int ns = B->small ? 2 : (int)(sizeof sizes / sizeof sizes[0]);
   /* two batches: resident in L2 (~256 KiB) and far larger than the caches */
   const double bytes_l2 = B->small ? 16384 : 256 * 1024.0;
-  const double bytes_mem = B->small ? 65536 : 256 * 1048576.0; /* 8x a 32 MiB L3 */
+  const double bytes_mem = B->small ? 65536 : B->mem_bytes;
   for (int s = 0; s < ns; s++)
     for (int k = 0; k < 2; k++) {
       int64_t n = sizes[s];
@@ -449,6 +519,7 @@ static void bench_fwht(bench *B) {
           if (r->ms < 0) r->note = "fht_float returned an error";
         }
       }
+      B->pair_bw = k;
       report(B, "fwht", shape, flop, bytes, rows, nr);
       free_f(c.x);
     }
@@ -613,6 +684,7 @@ static void bench_gemm(bench *B) {
       B->key.m = m;
       B->key.k = k;
       B->key.nn = n;
+      B->pair_bw = m == 1 && n * k * 4 >= (16 << 20);
       report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
              4.0 * (double)(m * k + n * k + m * n), rows, nr);
     }
@@ -641,8 +713,11 @@ static void bench_norm(bench *B, int layer) {
   for (int s = 0; s < (B->small ? 1 : 3); s++)
     for (int k = 0; k < 2; k++) {
       int64_t n = sizes[s];
-      /* 64 rows (L2), or 64 MiB of rows (memory) */
-      int64_t rows = k == 0 ? (B->small ? 4 : 64) : (B->small ? 64 : (64 << 20) / (4 * n));
+      /* 64 rows (L2), or rows far larger than the caches (memory): input and
+       * output each half of B->mem_bytes (64 MiB of rows until session 24,
+       * which a 300 MiB L3 held) */
+      int64_t rows = k == 0 ? (B->small ? 4 : 64)
+                            : (B->small ? 64 : (int64_t)(B->mem_bytes / 2.0) / (4 * n));
       norm_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(rows * n, 8), alloc_f(n, 9), alloc_f(n, 10),
                     alloc_f(rows * n, 0), rows, n, layer};
       if (c.x && c.w && c.bias && c.y) {
@@ -904,6 +979,37 @@ static double fma_peak_one(const char **isa, double seconds) {
   return 0.0;
 }
 
+/* The size of the last-level cache in bytes, from Linux's sysfs (the highest
+ * cache index of cpu0 that holds data), or 0 where that is not readable
+ * (macOS, other systems): batches "from memory" are then 256 MiB. Sessions
+ * 19-23 ran on Intel Xeons whose L3 is 300 MiB (lscpu), where the 256 MiB
+ * batch sized for a 32 MiB L3 stayed largely in the cache: fwht in place
+ * "from memory" read 100-123% of a 256 MiB copy's rate, whose source and
+ * destination (512 MiB) did not fit. */
+static double llc_bytes(void) {
+  double best = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[96], buf[64] = {0};
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    const int data = fgets(buf, sizeof buf, f) && strncmp(buf, "Instruction", 11) != 0;
+    fclose(f);
+    if (!data) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    f = fopen(path, "r");
+    if (!f) continue;
+    char unit = 0;
+    double v = 0;
+    const int got = fscanf(f, "%lf%c", &v, &unit);
+    fclose(f);
+    if (got < 1 || !(v > 0)) continue;
+    v *= unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : unit == 'G' ? 1073741824.0 : 1.0;
+    if (v > best) best = v;
+  }
+  return best;
+}
+
 static void probe_ceilings(bench *B) {
   double secs = B->small ? 0.05 : 0.3;
   double total = 0.0;
@@ -924,7 +1030,10 @@ static void probe_ceilings(bench *B) {
   B->peak_isa = isa;
 
   /* Single-thread memcpy over a buffer far larger than the caches. */
-  size_t bytes = B->small ? ((size_t)16 << 20) : ((size_t)256 << 20);
+  B->llc_bytes = llc_bytes();
+  B->mem_bytes = 4.0 * B->llc_bytes > 256.0 * 1048576.0 ? 4.0 * B->llc_bytes : 256.0 * 1048576.0;
+  B->mem_bytes = ceil(B->mem_bytes / 1048576.0) * 1048576.0;
+  size_t bytes = B->small ? ((size_t)16 << 20) : (size_t)B->mem_bytes;
   char *src = malloc(bytes), *dst = malloc(bytes);
   B->bw_gbs = 0;
   if (src && dst) {
@@ -939,6 +1048,10 @@ static void probe_ceilings(bench *B) {
       if (dt < best) best = dt;
     }
     B->bw_gbs = 2.0 * (double)bytes / best * 1e-9;
+    B->copy_src = src;
+    B->copy_dst = dst;
+    B->copy_bytes = bytes;
+    return;
   }
   free(src);
   free(dst);
@@ -992,8 +1105,9 @@ static void bench_usage(FILE *out) {
           "attention swiglu exp) on ref and the selected backends (default all available):\n"
           "median of the timed runs after one warm-up, GFLOP/s and GB/s (minimal traffic),\n"
           "and ratios measured in the same run: x ref (speed-up over ref), %%peak (of the\n"
-          "FMA-peak probe with N threads), %%bw (of the single-thread memcpy probe),\n"
-          "x peer (peer time / this time). docs/BENCH.md describes the method.\n"
+          "FMA-peak probe with N threads), %%bw (of the single-thread memcpy probe; from\n"
+          "memory: of that copy run beside each run), x peer (peer time / this time, the\n"
+          "median over runs of the two back to back). docs/BENCH.md describes the method.\n"
           "After the table, issue 3's single-thread targets for fwht, gemm and exp are\n"
           "judged from its rows: met, missed by how much, or not measured and why\n"
           "(docs/BENCH.md \"Targets\"; with --threads 1, gemm also alternates 1 and 2\n"
@@ -1010,8 +1124,7 @@ static void bench_usage(FILE *out) {
           "  --size S       model (default: model-like shapes, ~2 min) or small (seconds)\n"
           "  --reps N       timed runs per measurement (default: automatic, ~0.25 s)\n"
           "  --rounds R     measure each case's rows (but ref) R times in turn (1..9,\n"
-          "                 default 1): times are medians over the rounds, x peer the\n"
-          "                 median of the per-round ratios\n"
+          "                 default 1): times are medians over the rounds\n"
           "  --offset B     every buffer starts B bytes past a 64-byte line (0..60,\n"
           "                 default 16: where malloc puts large blocks)\n"
           "  --json FILE    also write every measurement as JSON\n"
@@ -1135,7 +1248,15 @@ int hmx_cmd_bench(int argc, char **argv) {
            B.threads > 1 ? "s" : "", B.peak_gflops);
   else
     printf("ceiling: FMA peak: no probe for this machine (%%peak not shown)\n");
-  printf("ceiling: memory bandwidth (memcpy, 1 thread, read + write) %.1f GB/s\n", B.bw_gbs);
+  printf("ceiling: memory bandwidth (memcpy of %.0f MiB, 1 thread, read + write) %.1f GB/s\n",
+         (double)B.copy_bytes / 1048576.0, B.bw_gbs);
+  if (B.small)
+    printf("--size small: toy batches, none from memory\n");
+  else if (B.llc_bytes > 0)
+    printf("last-level cache %.0f MiB: batches from memory are %.0f MiB (4x that, at least 256)\n",
+           B.llc_bytes / 1048576.0, B.mem_bytes / 1048576.0);
+  else
+    printf("last-level cache: unknown (no sysfs): batches from memory are 256 MiB\n");
   printf("buffers: %d bytes past a 64-byte line (--offset)\n", bench_offset);
   printf("peers: ffht %s; onednn %s; sleef %s\n\n", B.ffht ? "loaded" : "not given",
          B.sgemm ? "loaded" : "not given",
@@ -1170,6 +1291,8 @@ int hmx_cmd_bench(int argc, char **argv) {
                                    : NULL};
   hmx_bench_targets_print(stdout, B.results, B.nresults, &notes);
   free(B.results);
+  free(B.copy_src);
+  free(B.copy_dst);
   if (study[1] && hmx_study_sketch(&S)) study_failed = 1;
   if (study[2] && hmx_study_strassen(&S)) study_failed = 1;
   if (B.json) {
