@@ -236,34 +236,34 @@ static void more_rounds(bench *B, row *rows, int nrows) {
     }
 }
 
-/* One timed run of row x (seconds; < 0 when it fails), or, with x NULL, of
- * the memory-bandwidth probe's copy. */
-static double time_once(const bench *B, const row *x) {
-  double t0 = hmx_now();
-  if (x) {
-    row_ready(x);
-    t0 = hmx_now();
-    if (x->fn(x->ctx) != 0) return -1.0;
-  } else {
-    memcpy(B->copy_dst, B->copy_src, B->copy_bytes);
-  }
+/* One timed run of row x (seconds; < 0 when it fails). */
+static double time_once(const row *x) {
+  row_ready(x);
+  const double t0 = hmx_now();
+  if (x->fn(x->ctx) != 0) return -1.0;
   return hmx_now() - t0;
 }
 
+/* The bandwidth probe's copy as a row for paired_ratio. */
+static int run_copy(void *p) {
+  const bench *B = p;
+  memcpy(B->copy_dst, B->copy_src, B->copy_bytes);
+  return 0;
+}
+
 /* Ratios measured side by side: the median, over back-to-back pairs of runs
- * (a then b, b then a, alternately), of b's time / a's time; b NULL: the
- * bandwidth probe's copy. On a shared machine the speed of a core changes
- * from one second to the next (the VM's sibling hyperthread busy or not:
- * avx512 fwht n = 256 in L2 took 96 or 126 cycles a row, switching every
- * few seconds; Intel Xeon, session 24), and a ratio of two medians taken
- * seconds apart, or of a median and the start-up probe, measured that state
- * as much as the kernels (avx512 / FFHT at n = 512: 1.88x ... 2.35x between
- * runs of one binary). Runs microseconds apart see the same state. As many
- * pairs as fit about 0.25 s at pair_s seconds a pair (5 ... MAX_PAIRS;
- * --reps N: N, at least 3). Returns -1 when a run fails. */
+ * (a then b, b then a, alternately), of b's time / a's time. On a shared
+ * machine the speed of a core changes from one second to the next (the VM's
+ * sibling hyperthread busy or not: avx512 fwht n = 256 in L2 took 96 or 126
+ * cycles a row at the FMA probe's rate, in stretches of a few seconds; Intel
+ * Xeon, session 24), and a ratio of two medians taken seconds apart, or of
+ * a median and the start-up probe, measured that state as much as the
+ * kernels (avx512 / FFHT at n = 512: 1.88x ... 2.35x between runs of one
+ * binary). Runs microseconds apart see the same state. As many pairs as fit
+ * about 0.25 s at pair_s seconds a pair (5 ... MAX_PAIRS; --reps N: N, at
+ * least 3). Returns -1 when a run fails. */
 #define MAX_PAIRS 256
-static double paired_ratio(const bench *B, const row *a, const row *b, double pair_s,
-                           int *pairs) {
+static double paired_ratio(const bench *B, const row *a, const row *b, double pair_s) {
   int n = B->reps > 0 ? B->reps
                       : (int)((B->small ? 0.02 : 0.25) / (pair_s > 1e-7 ? pair_s : 1e-7));
   const int lo = B->reps > 0 ? 3 : 5;
@@ -272,17 +272,29 @@ static double paired_ratio(const bench *B, const row *a, const row *b, double pa
   for (int i = 0; i < n; i++) {
     double ta, tb;
     if (i & 1) {
-      tb = time_once(B, b);
-      ta = time_once(B, a);
+      tb = time_once(b);
+      ta = time_once(a);
     } else {
-      ta = time_once(B, a);
-      tb = time_once(B, b);
+      ta = time_once(a);
+      tb = time_once(b);
     }
     if (ta < 0 || tb < 0) return -1.0;
     v[i] = tb / (ta > 1e-9 ? ta : 1e-9);
   }
-  *pairs = n;
   return median_of(v, n);
+}
+
+/* Row r's rate (`bytes` a run) as % of the bandwidth probe's copy (read +
+ * write bytes), the copy run beside each run (paired_ratio); -1 when a run
+ * fails. */
+static double paired_pct_copy(const bench *B, const row *r, double bytes) {
+  row copy;
+  memset(&copy, 0, sizeof copy);
+  copy.fn = run_copy;
+  copy.ctx = (void *)B;
+  const double copy_bytes = 2.0 * (double)B->copy_bytes;
+  const double x = paired_ratio(B, r, &copy, r->ms * 1e-3 + copy_bytes / (B->bw_gbs * 1e9));
+  return x > 0 ? 100.0 * x * bytes / copy_bytes : -1.0;
 }
 
 /* Keeps one result for the targets section (dropped when out of memory:
@@ -327,17 +339,14 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
       /* % of the copy's read + write rate, the copy run beside each run
        * (B->pair_bw: the cases of issue 3's bandwidth targets, fwht from
        * memory and gemm M = 1 with 16 MiB of weights) */
-      int pairs = 0;
-      const double copy_s = 2.0 * (double)B->copy_bytes / (B->bw_gbs * 1e9);
-      const double x = paired_ratio(B, r, NULL, s + copy_s, &pairs);
-      if (x > 0) bw = 100.0 * x * bytes / (2.0 * (double)B->copy_bytes);
+      const double x = paired_pct_copy(B, r, bytes);
+      if (x > 0) bw = x;
     }
     double xpeer = !r->is_peer && peer ? peer->ms / r->ms : -1;
     if (xpeer > 0 && ours && peer->fn) {
       /* ours against the peer: runs in pairs (ref, in no target, keeps the
        * ratio of the medians) */
-      int pairs = 0;
-      const double x = paired_ratio(B, r, peer, s + peer->ms * 1e-3, &pairs);
+      const double x = paired_ratio(B, r, peer, s + peer->ms * 1e-3);
       if (x > 0) xpeer = x;
     }
     char c_pk[16] = "-", c_bw[16] = "-", c_peer[16] = "", c_gf[16] = "-", c_gb[16] = "-",
@@ -479,6 +488,32 @@ static void fwht_flops(int64_t n, double *flop) {
   *flop = (double)n * lg + (double)n * (double)(m - 1) + (double)n; /* butterflies, m-point, scale */
 }
 
+/* For avx512 rows of 2^L in L2: how close the best run came to the vector
+ * ports' limit. The kernel (simd/avx512/fwht_avx512.c, simd/x86/fwht_x86.h)
+ * spends per 16-float vector 7 vector operations on the strides 1 ... 8
+ * inside the register (stride 1 one fma fed by two duplicating loads, each
+ * of strides 2, 4, 8 a shuffle and an fma), one add or subtract per stage
+ * across registers (L - 4) and one multiply by the scale: (n / 16)(L + 4)
+ * per row, all on the two 512-bit ports (p0, p5 on Intel), whose rate the
+ * FMA probe measures (GFLOP/s / 32 per fma). Loads and stores are not
+ * counted (their ports are apart). Session 24 (Intel Xeon VM): 88-100% at
+ * n = 256 ... 4096, 74-91% at 16384 and 65536 (their passes through the
+ * L2), so in L2 only fewer operations could make the transform faster. */
+static void fwht_bound_note(const bench *B, const row *rows, int nr, int64_t n, int64_t batch) {
+  if ((n & (n - 1)) != 0 || n < 16 || !(B->peak_gflops > 0) || !B->peak_isa ||
+      strcmp(B->peak_isa, "avx512") != 0)
+    return;
+  int L = 0;
+  while (((int64_t)1 << L) < n) L++;
+  const double ops = (double)(n / 16) * (double)(L + 4);
+  const double bound_ms = ops * (double)batch / (B->peak_gflops / 32.0 * 1e9) * 1e3;
+  for (int i = 0; i < nr; i++)
+    if (strcmp(rows[i].impl, "avx512") == 0 && rows[i].min_ms > 0)
+      printf("%-10s %-34s avx512's best run: %.0f%% of the vector-op bound (%.0f zmm ops a "
+             "row, FMA probe's rate)\n",
+             "", "", 100.0 * bound_ms / rows[i].min_ms, ops);
+}
+
 static void bench_fwht(bench *B) {
   /* --size small takes the first two; 512 and 2048 last (512: one 32-register
    * chunk per row on avx512, which needed its own prefetch from memory) */
@@ -521,6 +556,7 @@ static void bench_fwht(bench *B) {
       }
       B->pair_bw = k;
       report(B, "fwht", shape, flop, bytes, rows, nr);
+      if (!k) fwht_bound_note(B, rows, nr, n, batch);
       free_f(c.x);
     }
 }
