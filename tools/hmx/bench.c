@@ -496,9 +496,10 @@ static void fwht_flops(int64_t n, double *flop) {
  * across registers (L - 4) and one multiply by the scale: (n / 16)(L + 4)
  * per row, all on the two 512-bit ports (p0, p5 on Intel), whose rate the
  * FMA probe measures (GFLOP/s / 32 per fma). Loads and stores are not
- * counted (their ports are apart). Session 24 (Intel Xeon VM): 88-100% at
- * n = 256 ... 4096, 74-91% at 16384 and 65536 (their passes through the
- * L2), so in L2 only fewer operations could make the transform faster. */
+ * counted (their ports are apart). Session 24 (Intel Xeon VM): 83-100% at
+ * n = 256 ... 4096 (bench runs, and a harness with the batch 16 bytes off a
+ * line or on one), 55-91% at 16384 and 65536 (their passes through the L2),
+ * so in L2 up to 4096 only fewer operations could make it faster. */
 static void fwht_bound_note(const bench *B, const row *rows, int nr, int64_t n, int64_t batch) {
   if ((n & (n - 1)) != 0 || n < 16 || !(B->peak_gflops > 0) || !B->peak_isa ||
       strcmp(B->peak_isa, "avx512") != 0)
@@ -1015,8 +1016,8 @@ static double fma_peak_one(const char **isa, double seconds) {
   return 0.0;
 }
 
-/* The size of the last-level cache in bytes, from Linux's sysfs (the highest
- * cache index of cpu0 that holds data), or 0 where that is not readable
+/* The size of the last-level cache in bytes, from Linux's sysfs (the largest
+ * cache of cpu0 that holds data), or 0 where that is not readable
  * (macOS, other systems): batches "from memory" are then 256 MiB. Sessions
  * 19-23 ran on Intel Xeons whose L3 is 300 MiB (lscpu), where the 256 MiB
  * batch sized for a 32 MiB L3 stayed largely in the cache: fwht in place
