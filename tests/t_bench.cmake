@@ -18,8 +18,8 @@ hmx_add_test(NAME test_bench_targets
                      ${PROJECT_SOURCE_DIR}/tools/hmx/bench_targets.c
              LABELS unit TIMEOUT 60)
 target_include_directories(test_bench_targets PRIVATE ${PROJECT_SOURCE_DIR}/tools/hmx)
-# --rounds: each case's rows measured in turn (exp has a peer: the x peer
-# column becomes the median of the per-round ratios); out of range: usage error.
+# --rounds: each case's rows measured in turn (exp has a peer, whose x peer
+# comes from paired runs, --reps of them); out of range: usage error.
 if(HMX_HAVE_CJSON AND TARGET hmx)
   add_test(NAME cli_bench_rounds_smoke COMMAND hmx bench exp rmsnorm --reps 1 --rounds 2 --size small)
   set_tests_properties(cli_bench_rounds_smoke PROPERTIES LABELS "cli" TIMEOUT 120
