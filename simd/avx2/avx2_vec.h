@@ -29,6 +29,10 @@ typedef __m256i xv_m;  /* lane mask: all ones in the selected lanes */
 #define xv_bcast(p) _mm256_broadcast_ss(p)
 #define xv_load(p) _mm256_loadu_ps(p)
 #define xv_store(p, v) _mm256_storeu_ps((p), (v))
+/* Non-temporal store (p aligned to the vector) and the fence that orders such
+ * stores before what follows (rowops_x86.h: outputs far larger than the caches). */
+#define xv_stream(p, v) _mm256_stream_ps((p), (v))
+#define xv_fence() _mm_sfence()
 #define xv_add(a, b) _mm256_add_ps((a), (b))
 #define xv_sub(a, b) _mm256_sub_ps((a), (b))
 #define xv_mul(a, b) _mm256_mul_ps((a), (b))

@@ -29,6 +29,10 @@ typedef __mmask16 xv_m;  /* lane mask */
 #define xv_bcast(p) _mm512_set1_ps(*(p))
 #define xv_load(p) _mm512_loadu_ps(p)
 #define xv_store(p, v) _mm512_storeu_ps((p), (v))
+/* Non-temporal store (p aligned to the vector) and the fence that orders such
+ * stores before what follows (rowops_x86.h: outputs far larger than the caches). */
+#define xv_stream(p, v) _mm512_stream_ps((p), (v))
+#define xv_fence() _mm_sfence()
 #define xv_add(a, b) _mm512_add_ps((a), (b))
 #define xv_sub(a, b) _mm512_sub_ps((a), (b))
 #define xv_mul(a, b) _mm512_mul_ps((a), (b))

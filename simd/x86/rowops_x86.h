@@ -17,7 +17,8 @@
  * round as written in NUMERICS; their tails are the same vector operations on
  * masked loads and stores. Threads split rows (tokens x heads for rope) only:
  * no bit depends on them. Buffers are only 4-byte aligned: every load/store
- * is unaligned or masked. */
+ * is unaligned or masked, but for the non-temporal stores of large norm
+ * outputs, which start at the output's first cache line (xr_head). */
 #ifndef HMX_ROWOPS_X86_H
 #define HMX_ROWOPS_X86_H
 
@@ -25,6 +26,7 @@
 #include "parallel.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -62,67 +64,134 @@ XV_INLINE float xr_lane_reduce(const int kind, const float *x, int64_t n, float 
   return xv_tree16(l);
 }
 
-static void xr_rmsnorm_row(const float *x, const float *w, float *y, int64_t n, float eps) {
-  /* §rmsnorm scalars, as ref: IEEE division and sqrtf, never rsqrt. */
-  float ms = xr_lane_reduce(XR_SUMSQ, x, n, 0.0f) / (float)n;
-  float inv = 1.0f / sqrtf(ms + eps);
-  const xv_v vinv = xv_set1(inv);
-  int64_t i = 0;
-  for (; i + XV_W <= n; i += XV_W) { /* §rmsnorm: y = (x * inv) * w, two roundings */
+/* Outputs of at least this many bytes, written to a buffer apart from the
+ * input, take non-temporal stores (xr_put): such an output will not be read
+ * back from the caches, and a plain store first reads each line it writes
+ * (write-allocate), a third stream of traffic besides the input and the
+ * output. Intel Xeon VM, avx512, one thread, 600 MiB in and out, 16 bytes
+ * past a line, the old and new code alternating in one process (7 rounds,
+ * two runs): time new / old rmsnorm n = 768 / 2048 / 4096 0.77 / 0.63-0.67 /
+ * 0.62, layernorm 0.88-0.91 / 0.65-0.69 / 0.64-0.67
+ * (docs/results/session24/vm-norm-ab.txt). Which store writes a value does
+ * not change it. */
+#ifndef XR_STREAM_BYTES
+#define XR_STREAM_BYTES ((int64_t)32 << 20)
+#endif
+
+/* The elements [0, n) of a row whose output starts at y, in two spans: a
+ * head up to y's first 64-byte line (none when y is on one or the output is
+ * not streamed) and the rest, whose full vectors a streamed output writes
+ * with non-temporal stores (aligned there). */
+XV_INLINE int64_t xr_head(const float *y, int64_t n, int stream) {
+  if (!stream) return 0;
+  const int64_t h = (int64_t)(((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float));
+  return h < n ? h : n;
+}
+XV_INLINE void xr_put(float *p, xv_v v, int stream) {
+  if (stream) xv_stream(p, v);
+  else xv_store(p, v);
+}
+
+/* §rmsnorm's y = (x * inv) * w, two roundings, on [i, e): each element on its
+ * own, so how the span is cut into vectors changes no bit. */
+XV_INLINE void xr_rmsnorm_span(const float *x, const float *w, float *y, int64_t i, int64_t e,
+                               xv_v vinv, int stream) {
+  for (; i + XV_W <= e; i += XV_W) {
     xv_v v = xv_mul(xv_load(x + i), vinv);
-    xv_store(y + i, xv_mul(v, xv_load(w + i)));
+    xr_put(y + i, xv_mul(v, xv_load(w + i)), stream);
   }
-  if (i < n) { /* §rmsnorm, the same on the last n mod XV_W elements (masked) */
-    const xv_m m = xv_lanes(n - i);
+  if (i < e) { /* the last (e - i) mod XV_W elements (masked) */
+    const xv_m m = xv_lanes(e - i);
     xv_v v = xv_mul(xv_loadn(x + i, m), vinv);
     xv_storen(y + i, m, xv_mul(v, xv_loadn(w + i, m)));
   }
 }
 
-static void xr_layernorm_row(const float *x, const float *w, const float *b, float *y, int64_t n,
-                             float eps) {
-  /* §layernorm scalars, as ref: mean, centred variance, IEEE division and sqrtf. */
-  float mean = xr_lane_reduce(XR_SUM, x, n, 0.0f) / (float)n;
-  float var = xr_lane_reduce(XR_SUMSQ_C, x, n, mean) / (float)n;
-  float inv = 1.0f / sqrtf(var + eps);
-  const xv_v vmean = xv_set1(mean), vinv = xv_set1(inv);
-  int64_t i = 0;
+static void xr_rmsnorm_row(const float *x, const float *w, float *y, int64_t n, float eps,
+                           int stream) {
+  /* §rmsnorm scalars, as ref: IEEE division and sqrtf, never rsqrt. */
+  float ms = xr_lane_reduce(XR_SUMSQ, x, n, 0.0f) / (float)n;
+  float inv = 1.0f / sqrtf(ms + eps);
+  const xv_v vinv = xv_set1(inv);
+  const int64_t h = xr_head(y, n, stream);
+  xr_rmsnorm_span(x, w, y, 0, h, vinv, 0);
+  if (stream) xr_rmsnorm_span(x, w, y, h, n, vinv, 1);
+  else xr_rmsnorm_span(x, w, y, h, n, vinv, 0);
+}
+
+/* §layernorm's z = (x - mean) * inv; y = fma(z, w, b), or y = z * w without
+ * a bias (no fma), on [i, e): elementwise, as xr_rmsnorm_span. */
+XV_INLINE void xr_layernorm_span(const float *x, const float *w, const float *b, float *y,
+                                 int64_t i, int64_t e, xv_v vmean, xv_v vinv, int stream) {
   if (b) {
-    for (; i + XV_W <= n; i += XV_W) { /* §layernorm: z = (x - mean) * inv; y = fma(z, w, b) */
+    for (; i + XV_W <= e; i += XV_W) {
       xv_v z = xv_mul(xv_sub(xv_load(x + i), vmean), vinv);
-      xv_store(y + i, xv_fma(z, xv_load(w + i), xv_load(b + i)));
+      xr_put(y + i, xv_fma(z, xv_load(w + i), xv_load(b + i)), stream);
     }
-    if (i < n) { /* §layernorm with bias, last n mod XV_W elements (masked) */
-      const xv_m m = xv_lanes(n - i);
+    if (i < e) { /* with bias, the last (e - i) mod XV_W elements (masked) */
+      const xv_m m = xv_lanes(e - i);
       xv_v z = xv_mul(xv_sub(xv_loadn(x + i, m), vmean), vinv);
       xv_storen(y + i, m, xv_fma(z, xv_loadn(w + i, m), xv_loadn(b + i, m)));
     }
   } else {
-    for (; i + XV_W <= n; i += XV_W) { /* §layernorm without bias: y = z * w (no fma) */
+    for (; i + XV_W <= e; i += XV_W) {
       xv_v z = xv_mul(xv_sub(xv_load(x + i), vmean), vinv);
-      xv_store(y + i, xv_mul(z, xv_load(w + i)));
+      xr_put(y + i, xv_mul(z, xv_load(w + i)), stream);
     }
-    if (i < n) { /* §layernorm without bias, last n mod XV_W elements (masked) */
-      const xv_m m = xv_lanes(n - i);
+    if (i < e) { /* without bias, the last (e - i) mod XV_W elements (masked) */
+      const xv_m m = xv_lanes(e - i);
       xv_v z = xv_mul(xv_sub(xv_loadn(x + i, m), vmean), vinv);
       xv_storen(y + i, m, xv_mul(z, xv_loadn(w + i, m)));
     }
   }
 }
 
+static void xr_layernorm_row(const float *x, const float *w, const float *b, float *y, int64_t n,
+                             float eps, int stream) {
+  /* §layernorm scalars, as ref: mean, centred variance, IEEE division and sqrtf. */
+  float mean = xr_lane_reduce(XR_SUM, x, n, 0.0f) / (float)n;
+  float var = xr_lane_reduce(XR_SUMSQ_C, x, n, mean) / (float)n;
+  float inv = 1.0f / sqrtf(var + eps);
+  const xv_v vmean = xv_set1(mean), vinv = xv_set1(inv);
+  const int64_t h = xr_head(y, n, stream);
+  xr_layernorm_span(x, w, b, y, 0, h, vmean, vinv, 0);
+  if (stream) xr_layernorm_span(x, w, b, y, h, n, vmean, vinv, 1);
+  else xr_layernorm_span(x, w, b, y, h, n, vmean, vinv, 0);
+}
+
+/* Whether a norm's output is streamed: large, and apart from its input (in
+ * place, the lines are in the cache already). */
+static int xr_stream_out(const hmx_norm_args *a) {
+  const int64_t bytes = a->rows * a->n * (int64_t)sizeof(float);
+  const char *x = (const char *)a->x, *y = (const char *)a->y;
+  return bytes >= XR_STREAM_BYTES && (y + bytes <= x || x + bytes <= y);
+}
+
 hmx_status XR_RMSNORM_FN(const hmx_norm_args *a) {
-  int nt = hmx_thread_count(a->threads, a->rows);
-  HMX_OMP_FOR(nt)
-  for (int64_t r = 0; r < a->rows; r++) /* rows are independent (§rmsnorm per row) */
-    xr_rmsnorm_row(a->x + r * a->n, a->weight, a->y + r * a->n, a->n, a->eps);
+  const int nt = hmx_thread_count(a->threads, a->rows);
+  const int stream = xr_stream_out(a);
+  /* rows are independent (§rmsnorm per row): contiguous ranges per thread,
+   * each thread fencing its own non-temporal stores */
+  HMX_FOR_THREADS(nt, t, {
+    const int64_t r1 = a->rows * (t + 1) / nt;
+    for (int64_t r = a->rows * t / nt; r < r1; r++)
+      xr_rmsnorm_row(a->x + r * a->n, a->weight, a->y + r * a->n, a->n, a->eps, stream);
+    if (stream) xv_fence();
+  });
   return HMX_OK;
 }
 
 hmx_status XR_LAYERNORM_FN(const hmx_norm_args *a) {
-  int nt = hmx_thread_count(a->threads, a->rows);
-  HMX_OMP_FOR(nt)
-  for (int64_t r = 0; r < a->rows; r++) /* rows are independent (§layernorm per row) */
-    xr_layernorm_row(a->x + r * a->n, a->weight, a->bias, a->y + r * a->n, a->n, a->eps);
+  const int nt = hmx_thread_count(a->threads, a->rows);
+  const int stream = xr_stream_out(a);
+  /* rows are independent (§layernorm per row), as in XR_RMSNORM_FN */
+  HMX_FOR_THREADS(nt, t, {
+    const int64_t r1 = a->rows * (t + 1) / nt;
+    for (int64_t r = a->rows * t / nt; r < r1; r++)
+      xr_layernorm_row(a->x + r * a->n, a->weight, a->bias, a->y + r * a->n, a->n, a->eps,
+                       stream);
+    if (stream) xv_fence();
+  });
   return HMX_OK;
 }
 
