@@ -163,8 +163,8 @@ static void xr_layernorm_row(const float *x, const float *w, const float *b, flo
  * place, the lines are in the cache already). */
 static int xr_stream_out(const hmx_norm_args *a) {
   const int64_t bytes = a->rows * a->n * (int64_t)sizeof(float);
-  const char *x = (const char *)a->x, *y = (const char *)a->y;
-  return bytes >= XR_STREAM_BYTES && (y + bytes <= x || x + bytes <= y);
+  const uintptr_t x = (uintptr_t)a->x, y = (uintptr_t)a->y; /* apart: compared as numbers */
+  return bytes >= XR_STREAM_BYTES && (y + (uintptr_t)bytes <= x || x + (uintptr_t)bytes <= y);
 }
 
 hmx_status XR_RMSNORM_FN(const hmx_norm_args *a) {
