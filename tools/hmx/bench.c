@@ -1158,7 +1158,7 @@ static void bench_usage(FILE *out) {
           "  strassen  strassen vs gemm, n = 64 ... 2048: time, error, crossover\n\n"
           "  --backend B    one backend (ref is always measured too), or all\n"
           "  --threads N    threads for the backends (0 = default); ref is single-threaded\n"
-          "  --size S       model (default: model-like shapes, ~2 min) or small (seconds)\n"
+          "  --size S       model (default: model-like shapes, minutes) or small (seconds)\n"
           "  --reps N       timed runs per measurement (default: automatic, ~0.25 s)\n"
           "  --rounds R     measure each case's rows (but ref) R times in turn (1..9,\n"
           "                 default 1): times are medians over the rounds\n"
