@@ -13,6 +13,7 @@
 #include "canon.h" /* hmx_inv_sqrt_n */
 #include "check.h"
 #include "hadamix.h"
+#include "large_batch.h"
 #include "tuning.h"
 
 #include <stdint.h>
@@ -27,14 +28,6 @@ static float *alloc_aligned(int64_t n) {
   return aligned_alloc(64, bytes);
 }
 
-static void fill(float *x, int64_t n, uint64_t seed) {
-  uint64_t s = seed;
-  for (int64_t i = 0; i < n; i++) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x[i] = (float)(s >> 40) * 0x1p-23f - 1.0f;
-  }
-}
-
 /* One case: y = op(x) on `be` with 1 and 2 threads, out of place (into an
  * aligned buffer) and in place, each compared with ref's out-of-place result. */
 static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t bytes) {
@@ -45,9 +38,9 @@ static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t
     CHECK(0, "%s n=%lld: out of memory", op, (long long)n);
     goto done;
   }
-  fill(x, total, (uint64_t)n);
-  fill(alpha, n, 7);
-  fill(beta, n, 8);
+  large_fill(x, total, (uint64_t)n);
+  large_fill(alpha, n, 7);
+  large_fill(beta, n, 8);
   const int mix = strcmp(op, "hadamard_mix") == 0;
   hmx_tensor ta = hmx_tensor_1d(alpha, HMX_F32, n), tb = hmx_tensor_1d(beta, HMX_F32, n);
   hmx_context ref = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
@@ -71,9 +64,7 @@ static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t
                : hmx_fwht(&ctx, &ti, &tg, hmx_inv_sqrt_n(n));
       CHECK(st == HMX_OK, "%s %s n=%lld: %s", hmx_backend_name(be), op, (long long)n,
             hmx_last_error());
-      int64_t first = -1;
-      for (int64_t i = 0; i < total && first < 0; i++)
-        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) first = i;
+      const int64_t first = large_first_diff(got, want, total);
       CHECK(first < 0, "%s %s n=%lld batch=%lld threads=%d %s%s%s: first difference at "
             "row %lld col %lld", hmx_backend_name(be), op, (long long)n, (long long)batch, threads,
             in_place ? "in place" : "out of place",
@@ -86,15 +77,9 @@ done:
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_fwht_large BACKEND\n");
-    return 2;
-  }
-  const hmx_backend *be = hmx_backend_find(argv[1]);
-  if (!be || !hmx_backend_available(be)) {
-    printf("test_fwht_large: backend %s not available here: skipped\n", argv[1]);
-    return 77;
-  }
+  int code = 0;
+  const hmx_backend *be = large_backend_arg(argc, argv, "test_fwht_large", &code);
+  if (!be) return code;
   /* 32 MiB: the streaming threshold of the x86 kernels (and 8x their
    * prefetch threshold); sizes: short rows (one chunk), power-of-two rows of
    * one and several L1 blocks, m = 12 rows with short and long blocks, and

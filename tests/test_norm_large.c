@@ -12,20 +12,13 @@
  * Exit 77 (ctest: skipped) when BACKEND cannot run here. */
 #include "check.h"
 #include "hadamix.h"
+#include "large_batch.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MIB ((int64_t)1 << 20)
-
-static void fill(float *x, int64_t n, uint64_t seed) {
-  uint64_t s = seed;
-  for (int64_t i = 0; i < n; i++) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x[i] = (float)(s >> 40) * 0x1p-23f - 1.0f;
-  }
-}
 
 static hmx_status norm(const hmx_context *c, int layer, const hmx_tensor *x, const hmx_tensor *w,
                        const hmx_tensor *b, hmx_tensor *y) {
@@ -48,9 +41,9 @@ static void check_case(const hmx_backend *be, int layer, int64_t n, int yoff) {
     goto done;
   }
   float *x = xb + 4, *want = wb, *got = gb + yoff;
-  fill(x, total, (uint64_t)n);
-  fill(w, n, 3);
-  fill(bias, n, 4);
+  large_fill(x, total, (uint64_t)n);
+  large_fill(w, n, 3);
+  large_fill(bias, n, 4);
   hmx_tensor tx = hmx_tensor_2d(x, HMX_F32, rows, n), tw = hmx_tensor_1d(w, HMX_F32, n);
   hmx_tensor tb = hmx_tensor_1d(bias, HMX_F32, n);
   hmx_tensor twant = hmx_tensor_2d(want, HMX_F32, rows, n);
@@ -64,9 +57,7 @@ static void check_case(const hmx_backend *be, int layer, int64_t n, int yoff) {
     st = norm(&ctx, layer, &tx, &tw, &tb, &tgot);
     CHECK(st == HMX_OK, "%s %s n=%lld: %s", hmx_backend_name(be), op, (long long)n,
           hmx_last_error());
-    int64_t first = -1;
-    for (int64_t i = 0; i < total && first < 0; i++)
-      if (memcmp(&got[i], &want[i], sizeof(float)) != 0) first = i;
+    const int64_t first = large_first_diff(got, want, total);
     CHECK(first < 0, "%s %s n=%lld rows=%lld threads=%d output %d floats past a line: first "
           "difference at row %lld col %lld", hmx_backend_name(be), op, (long long)n,
           (long long)rows, threads, yoff, (long long)(first / n), (long long)(first % n));
@@ -76,15 +67,9 @@ done:
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_norm_large BACKEND\n");
-    return 2;
-  }
-  const hmx_backend *be = hmx_backend_find(argv[1]);
-  if (!be || !hmx_backend_available(be)) {
-    printf("test_norm_large: backend %s not available here: skipped\n", argv[1]);
-    return 77;
-  }
+  int code = 0;
+  const hmx_backend *be = large_backend_arg(argc, argv, "test_norm_large", &code);
+  if (!be) return code;
   /* rows of 768 (every row starts as the output does), 4100 and 1001 (each
    * row's head a different length: 4100 and 1001 are no multiple of 16) */
   static const int64_t sizes[] = {768, 4100, 1001};
