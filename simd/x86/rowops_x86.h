@@ -75,7 +75,7 @@ XV_INLINE float xr_lane_reduce(const int kind, const float *x, int64_t n, float 
  * (docs/results/session24/vm-norm-ab.txt). Which store writes a value does
  * not change it. */
 #ifndef XR_STREAM_BYTES
-#define XR_STREAM_BYTES ((int64_t)32 << 20)
+#define XR_STREAM_BYTES ((int64_t)32 << 20) /* as the fwht's HX_STREAM_BYTES */
 #endif
 
 /* The elements [0, n) of a row whose output starts at y, in two spans: a
@@ -115,6 +115,7 @@ static void xr_rmsnorm_row(const float *x, const float *w, float *y, int64_t n, 
   const xv_v vinv = xv_set1(inv);
   const int64_t h = xr_head(y, n, stream);
   xr_rmsnorm_span(x, w, y, 0, h, vinv, 0);
+  /* the store kind a constant in each inlined copy, not a test per store */
   if (stream) xr_rmsnorm_span(x, w, y, h, n, vinv, 1);
   else xr_rmsnorm_span(x, w, y, h, n, vinv, 0);
 }
@@ -155,6 +156,7 @@ static void xr_layernorm_row(const float *x, const float *w, const float *b, flo
   const xv_v vmean = xv_set1(mean), vinv = xv_set1(inv);
   const int64_t h = xr_head(y, n, stream);
   xr_layernorm_span(x, w, b, y, 0, h, vmean, vinv, 0);
+  /* as in xr_rmsnorm_row */
   if (stream) xr_layernorm_span(x, w, b, y, h, n, vmean, vinv, 1);
   else xr_layernorm_span(x, w, b, y, h, n, vmean, vinv, 0);
 }
