@@ -164,7 +164,11 @@ static void test_fwht(void) {
   for (int mi = 0; mi < 4; mi++)
     for (int k = 0; k <= 15; k += quick ? 3 : 1) {
       int64_t n = (int64_t)ms[mi] << k;
-      int64_t batch = n >= 65536 ? 1 : n >= 4096 ? 2 : 5;
+      /* more rows than one CTA of fwht_pow2 takes (up to 21 of 12 * 32 in
+       * 16 bits), so that the last columns of every CTA's m-point sums,
+       * shared out by the split plan (cuda/fwht_impl.cuh, Split), are
+       * checked too, and a CTA with fewer rows than it holds */
+      int64_t batch = n >= 65536 ? 1 : n >= 4096 ? 3 : 23;
       for (int d = 0; d < 3; d++) {
         fwht_case(batch, n, ms[mi], dts[d], 0, d == 1, 0);
         if (!quick && k % 2) fwht_case(batch, n, ms[mi], dts[d], 0, 0, 1);
