@@ -935,9 +935,18 @@ template <int M, int L, int LCL> struct Clu {
                 "cluster layout");
 };
 
+/* Registers per thread of fwht_cluster (0: the launch bound's, 64). */
+#ifndef HMX_FWHT_CLUSTER_MAXREG
+#define HMX_FWHT_CLUSTER_MAXREG 0
+#endif
+
 template <Dt DI, Dt DO, int M, int L, int LCL>
 __global__ void __cluster_dims__(1 << LCL, 1, 1)
+#if HMX_FWHT_CLUSTER_MAXREG
+__maxnreg__(HMX_FWHT_CLUSTER_MAXREG)
+#else
 __launch_bounds__(Clu<M, L, LCL>::threads, Clu<M, L, LCL>::min_blocks)
+#endif
 fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
              const float *beta, int vec) {
   using G = Clu<M, L, LCL>;
