@@ -935,20 +935,9 @@ template <int M, int L, int LCL> struct Clu {
                 "cluster layout");
 };
 
-/* Registers per thread of fwht_cluster (0: the launch bound's, 64). */
-#ifndef HMX_FWHT_CLUSTER_MAXREG
-#define HMX_FWHT_CLUSTER_MAXREG 0
-#endif
-
 template <Dt DI, Dt DO, int M, int L, int LCL>
-__global__ void __cluster_dims__(1 << LCL, 1, 1)
-#if HMX_FWHT_CLUSTER_MAXREG
-__maxnreg__(HMX_FWHT_CLUSTER_MAXREG)
-#else
-__launch_bounds__(Clu<M, L, LCL>::threads, Clu<M, L, LCL>::min_blocks)
-#endif
-fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
-             const float *beta, int vec) {
+__device__ __forceinline__ void cluster_body(const void *xv, void *yv, float scale, int epi,
+                                             const float *alpha, const float *beta, int vec) {
   using G = Clu<M, L, LCL>;
   constexpr int E = G::E, LE = G::LE;
   using TI = typename Io<DI>::T;
@@ -1006,6 +995,45 @@ fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
                (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
     }
   }
+}
+
+/* Registers per thread of fwht_cluster, per size and dtype (0: the launch
+ * bound's: 56-80). The cap buys resident CTAs (an SM's registers are four
+ * banks of 16384, one per scheduler, over which a CTA's warps are dealt:
+ * 40 * 1024, 5 warps, at 64 registers 6 CTAs, at 48 8) at the price of
+ * some spills (28-118 bytes at 48; at 40 up to 164, and 900-1064 for
+ * M = 40). Measured on the H100 (session 25, docs/CUDA.md; two rounds, 1 GiB,
+ * % of copy, f32 / bf16): 40 * 1024 76.2 -> 79.5 / 45.3 -> 52.2 at 48,
+ * 40 * 2048 60.4 -> 69.8 / 35.5 -> 41.9 at 48, 12 * 4096 69.0 -> 79.0 at 48
+ * / 44.6 -> 54.8 at 40, 2^16 77.2 -> 80.5 at 48 / 48.1 -> 57.6 at 40,
+ * 2^17 62.7 -> 63.5 at 48 / 37.3 -> 43.9 at 40, 28 * 2048 65.3 (base) /
+ * 37.7 -> 44.6 at 40, 20 * 2048 74.3 (base; 72.3 at 48) / 46.1 -> 54.0 at 48;
+ * f16 as bf16. -DHMX_FWHT_CLUSTER_MAXREG=N: N for every size and dtype. */
+#ifndef HMX_FWHT_CLUSTER_MAXREG
+#define HMX_FWHT_CLUSTER_MAXREG -1
+#endif
+template <Dt DI, int M, int L> __host__ __device__ constexpr int cluster_maxreg() {
+  if (HMX_FWHT_CLUSTER_MAXREG >= 0) return HMX_FWHT_CLUSTER_MAXREG;
+  if (M == 40) return 48;
+  if (DI == Dt::F32) return M == 20 || M == 28 ? 0 : 48;
+  return M == 20 ? 48 : 40;
+}
+
+template <Dt DI, Dt DO, int M, int L, int LCL>
+__global__ void __cluster_dims__(1 << LCL, 1, 1)
+__launch_bounds__(Clu<M, L, LCL>::threads, Clu<M, L, LCL>::min_blocks)
+fwht_cluster(const void *xv, void *yv, float scale, int epi, const float *alpha,
+             const float *beta, int vec) {
+  cluster_body<DI, DO, M, L, LCL>(xv, yv, scale, epi, alpha, beta, vec);
+}
+
+/* fwht_cluster with its registers capped at cluster_maxreg (__maxnreg__ and
+ * __launch_bounds__ do not go together) */
+template <Dt DI, Dt DO, int M, int L, int LCL>
+__global__ void __cluster_dims__(1 << LCL, 1, 1) __maxnreg__((cluster_maxreg<DI, M, L>()))
+fwht_cluster_capped(const void *xv, void *yv, float scale, int epi, const float *alpha,
+                    const float *beta, int vec) {
+  cluster_body<DI, DO, M, L, LCL>(xv, yv, scale, epi, alpha, beta, vec);
 }
 
 /* ------------------------------------------------------------------ fwht_rows */
@@ -1295,7 +1323,9 @@ void launch_cluster_ml(Job *j, const void *x, void *y, int64_t rows, float scale
     return;
   }
   const int vec = (uintptr_t)x % 16 == 0;
-  auto kern = fwht_cluster<DI, DO, M, L, LCL>;
+  void (*kern)(const void *, void *, float, int, const float *, const float *, int);
+  if constexpr (cluster_maxreg<DI, M, L>() > 0) kern = fwht_cluster_capped<DI, DO, M, L, LCL>;
+  else kern = fwht_cluster<DI, DO, M, L, LCL>;
   if (!smem_opt_in(j, kern, smem)) return;
   /* the cluster shape is the kernel's (__cluster_dims__): CL CTAs per row */
   kern<<<(unsigned)(rows << LCL), G::threads, smem, j->stream>>>(x, y, scale, epi, alpha, beta,
