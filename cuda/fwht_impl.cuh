@@ -245,30 +245,24 @@ __device__ __forceinline__ void factor_column(U u, float (&acc)[M]) {
   }
 }
 
-/* factor_column for the K outputs r = R0 .. R0 + K - 1 only (the same
- * chain for each: +-u(0), then +-u(c) for c = 1 .. M-1 in order), then
+/* factor_column for the K outputs r = G0 * K .. G0 * K + K - 1 only (the
+ * same chain for each: +-u(0), then +-u(c) for c = 1 .. M-1 in order), then
  * st(r, acc_r). */
-template <int M, int R0, int K, typename U, typename St>
-__device__ __forceinline__ void factor_span(U u, St st) {
+template <int M, int K, int G0, typename U, typename St>
+__device__ __forceinline__ void factor_rows(U u, St st) {
   float acc[K];
   const float u0 = u(0);
 #pragma unroll
-  for (int i = 0; i < K; i++) acc[i] = (hrow(M, R0 + i) & 1ull) ? u0 : -u0;
+  for (int i = 0; i < K; i++) acc[i] = (hrow(M, G0 * K + i) & 1ull) ? u0 : -u0;
 #pragma unroll
   for (int c = 1; c < M; c++) {
     const float uc = u(c);
 #pragma unroll
     for (int i = 0; i < K; i++)
-      acc[i] = ((hrow(M, R0 + i) >> c) & 1ull) ? __fadd_rn(acc[i], uc) : __fsub_rn(acc[i], uc);
+      acc[i] = ((hrow(M, G0 * K + i) >> c) & 1ull) ? __fadd_rn(acc[i], uc) : __fsub_rn(acc[i], uc);
   }
 #pragma unroll
-  for (int i = 0; i < K; i++) st(R0 + i, acc[i]);
-}
-
-/* The outputs r = G0 * K .. G0 * K + K - 1 (group G0 of M / K). */
-template <int M, int K, int G0, typename U, typename St>
-__device__ __forceinline__ void factor_rows(U u, St st) {
-  factor_span<M, G0 * K, K>(u, st);
+  for (int i = 0; i < K; i++) st(G0 * K + i, acc[i]);
 }
 
 /* Pass g (run time, uniform over a warp) of M / K: factor_rows with the
@@ -414,74 +408,6 @@ template <int M, int L, int LE> struct Pow2 {
   static constexpr int min_blocks_want = want / threads > 0 ? want / threads : 1;
   static constexpr int min_blocks =
       min_blocks_want * warps <= 64 ? min_blocks_want : 64 / warps; /* warps <= 32 */
-};
-
-/* How fwht_pow2 shares one group's m-point sums (C = R * p columns of M
- * outputs) among its T threads. Every thread's fair share is E outputs, but
- * whole columns (one thread per column, q = tid, tid + T, ..) leave some
- * threads with a column more than others:
- *   - T < C (M = 28 with 32 elements per thread: T = 7/8 C): a second round
- *     on 1/8 of the threads, as long as the first, while the rest wait;
- *   - T > C (M = 40 with 32 elements, M = 20 with 16: T = 5/4 C): 1/5 of the
- *     threads idle through the sums.
- * The split plan (HMX_FWHT_SPLIT_DT) evens this out:
- *   tail:   the full rounds, then the CT leftover columns' outputs cut into GT
- *           groups of M / GT rows, the (column, group) pairs taken in turn by
- *           the threads (GT the divisor of M that costs least: M = 28, where
- *           CT = T / 7: 7 groups of 4, one round; M = 20 with 32 elements:
- *           5 groups of 4, three rounds; M = 12: 3 groups of 4, two rounds);
- *   spread: threads 0 .. C - 1 take rows 0 .. K1 - 1 of column tid, the other
- *           T - C threads rows K1 .. M - 1 of CB = C / (T - C) columns each,
- *           K1 chosen so that both are about as long (M = 40: K1 = 33, four
- *           columns of 7 rows; M = 20: K1 = 17, four of 3).
- * A thread's share of K rows of one column costs about M shared loads and
- * K (M + 2) operations (M - 1 additions, the epilogue, the store). Each
- * output is still one thread's chain in ref's order: only which thread
- * computes which output changes. Measured on the H100 (session 25, docs/CUDA.md):
- * slower almost everywhere, 16-bit -3 ... -10 pt (28 * 64 78 -> 75, 40 * 64
- * 84 -> 78), f32 the same +-1 pt: a thread's rows of one column share the
- * additions of their common sign prefixes (the compiler finds them: 696 of
- * H_28's 756, 1129 of H_40's 1560), and rows cut into groups lose that; and
- * the column is read once per group. So 0: whole columns. */
-#ifndef HMX_FWHT_SPLIT_DT /* 1: f32 rows, 2: 16-bit rows, 3: both */
-#define HMX_FWHT_SPLIT_DT 0
-#endif
-__host__ __device__ constexpr int split_cost(int M, int K) { return M + K * (M + 2); }
-/* GT for CT leftover columns on T threads: the divisor of M whose
- * ceil(CT * GT / T) rounds of M / GT rows cost least (1: no tail split) */
-__host__ __device__ constexpr int split_tail_groups(int M, int CT, int T) {
-  int g = 1, best_cost = split_cost(M, M);
-  for (int d = 2; d <= M; d++) {
-    const int c = (CT * d + T - 1) / T * split_cost(M, M / d);
-    if (M % d == 0 && c < best_cost) g = d, best_cost = c;
-  }
-  return g;
-}
-/* K1 for CB columns per spread thread (M: no spread) */
-__host__ __device__ constexpr int split_k1(int M, int CB) {
-  int best = M, best_cost = split_cost(M, M);
-  for (int k = 1; k < M; k++) {
-    const int a = split_cost(M, k), b = CB * split_cost(M, M - k), c = a > b ? a : b;
-    if (c < best_cost) best = k, best_cost = c;
-  }
-  return best;
-}
-template <Dt DO, int M, int L, int LE> struct Split {
-  using G = Pow2<M, L, LE>;
-  static constexpr int C = G::R * G::p, T = G::threads;
-  static constexpr bool on = M > 1 && mpoint_groups<M, LE>() == 1 && !G::one_col &&
-                             (HMX_FWHT_SPLIT_DT & (DO == Dt::F32 ? 1 : 2)) != 0;
-  static constexpr int F = C / T, CT = C - F * T; /* full rounds, leftover columns */
-  static constexpr int GT = on && CT > 0 ? split_tail_groups(M, CT, T) : 1;
-  static constexpr int CB = on && T > C && C % (T - C) == 0 ? C / (T - C) : 0;
-  static constexpr int K1 = CB > 0 ? split_k1(M, CB) : M;
-  /* the longest thread's share under each plan */
-  static constexpr int cost_tail = F * split_cost(M, M) + (CT * GT + T - 1) / T * split_cost(M, M / GT);
-  static constexpr int cost_spread = split_cost(M, K1) > CB * split_cost(M, M - K1)
-                                         ? split_cost(M, K1)
-                                         : CB * split_cost(M, M - K1);
-  static constexpr bool spread = K1 < M && cost_spread <= cost_tail;
-  static constexpr bool tail = GT > 1 && !spread;
 };
 
 /* Persistent fwht_pow2 (HMX_FWHT_PF, m > 1): as many CTAs as are resident,
@@ -689,42 +615,6 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
    * lines, and the pass (which outputs) is uniform over the warp. Element
    * c * p + j of a row sits at c * bs + pad_index(j). With one_col and NG
    * = 1, threads = R * p: one column each. */
-  using SP = Split<DO, M, L, LE>;
-  /* column q = rl * p + j of the group: run(u, st) with u(c) its element c
-   * and st(r, acc) the store of output r */
-  auto take = [&](int q, auto &&run) {
-    const int rl = q / G::p, j = q - rl * G::p;
-    const int64_t grow = grp * G::R + rl;
-    if (grow >= rows) return;
-    const float *col = sm + rl * G::S + pad_index(j);
-    TO *y = (TO *)yv + grow * G::n + j;
-    run([&](int cc) { return col[cc * G::bs]; },
-        [&](int r, float a) {
-          st_out(y + r * G::p, (TO)Io<DO>::narrow(epilogue(a, epi, scale, alpha, beta, r * G::p + j)));
-        });
-  };
-  if constexpr (SP::tail) {
-#pragma unroll 1
-    for (int i = 0; i < SP::F; i++)
-      take((int)tid + i * G::threads, [](auto u, auto st) { factor_span<M, 0, M>(u, st); });
-#pragma unroll 1
-    for (int t = (int)tid; t < SP::CT * SP::GT; t += G::threads) {
-      const int g = t / SP::CT; /* uniform over a warp when CT is a multiple of 32 */
-      take(SP::F * G::threads + t - g * SP::CT,
-           [&](auto u, auto st) { factor_pass<M, M / SP::GT>(g, u, st); });
-    }
-    return;
-  } else if constexpr (SP::spread) {
-    if ((int)tid < SP::C) {
-      take((int)tid, [](auto u, auto st) { factor_span<M, 0, SP::K1>(u, st); });
-    } else {
-#pragma unroll 1
-      for (int i = 0; i < SP::CB; i++)
-        take((int)tid - SP::C + i * (G::threads - SP::C),
-             [](auto u, auto st) { factor_span<M, SP::K1, M - SP::K1>(u, st); });
-    }
-    return;
-  }
   constexpr int NG = mpoint_groups<M, LE>();
   for (int q = tid; q < G::R * NG * G::p; q += G::threads) {
     const int rl = q / (NG * G::p), rem = q - rl * (NG * G::p);

@@ -165,10 +165,8 @@ static void test_fwht(void) {
     for (int k = 0; k <= 15; k += quick ? 3 : 1) {
       int64_t n = (int64_t)ms[mi] << k;
       /* more rows than one CTA of fwht_pow2 takes (up to 21 of 12 * 32 in
-       * 16 bits), so that a CTA's later rounds of m-point columns (whole
-       * columns, or the row groups of HMX_FWHT_SPLIT_DT's plan in
-       * cuda/fwht_impl.cuh) are checked too, and a last CTA with fewer rows
-       * than it holds */
+       * 16 bits), so that a CTA's later rounds of m-point columns are
+       * checked too, and a last CTA with fewer rows than it holds */
       int64_t batch = n >= 65536 ? 1 : n >= 4096 ? 3 : 23;
       for (int d = 0; d < 3; d++) {
         fwht_case(batch, n, ms[mi], dts[d], 0, d == 1, 0);
