@@ -303,12 +303,20 @@ __device__ __forceinline__ void factor_pass(int g, U u, St st) {
 /* M >= this (and M < 32) gives the CTA one thread per column (p per row
  * instead of M * p / 32): the m-point sums, the long part for M = 20, 28,
  * are then one column per thread with no second, partial round; the extra
- * threads idle through the butterflies. 99: off, since it measured no gain
- * where it matters (16-bit M = 28: -4 ... +3 pt; 16-bit M = 20: -9 ... -27 pt,
- * fewer rows per CTA; f32 M = 20, 28 up to 10240: +0.5 ... +3 pt, 20480 and
- * 28672: -2.4 and -6.6 pt). */
+ * threads idle through the butterflies. Before session 26 off (99), since it
+ * measured no gain where it matters (16-bit M = 28: -4 ... +3 pt; 16-bit
+ * M = 20: -9 ... -27 pt, fewer rows per CTA; f32 M = 20, 28 up to 10240:
+ * +0.5 ... +3 pt, 20480 and 28672: -2.4 and -6.6 pt); now M = 28 ... */
 #ifndef HMX_FWHT_ONE_COLUMN_MIN_M
-#define HMX_FWHT_ONE_COLUMN_MIN_M 99
+#define HMX_FWHT_ONE_COLUMN_MIN_M 28
+#endif
+/* ... but only for p <= 2^this: session 26 (lane stages on, register caps
+ * on; docs/results/h100/fwht_ab_12/) measured one column per thread for
+ * 16-bit 28 * 32 87 -> 90-91% of copy and 28 * 64 88.5 -> 81, 28 * 128 -4,
+ * 28 * 512 -3 pt: so M = 28 with p = 32 only (f32 28 * 32 has 16 elements
+ * per thread: not affected). */
+#ifndef HMX_FWHT_ONE_COLUMN_MAX_L
+#define HMX_FWHT_ONE_COLUMN_MAX_L 5
 #endif
 /* 1: output stores with the evict-first hint (st.global.cs): measured
  * 0.5-2 pt slower for f32 and up to 25 pt for 16-bit m-point rows, so off. */
@@ -387,7 +395,8 @@ template <int M, int L, int LE> struct Pow2 {
   static constexpr int E = 1 << LE;
   static constexpr int p = 1 << L, n = M * p;
   static constexpr int tp = p / E, trow = M * tp;
-  static constexpr bool one_col = M > 1 && M < 32 && M >= HMX_FWHT_ONE_COLUMN_MIN_M && LE == 5;
+  static constexpr bool one_col =
+      M > 1 && M < 32 && M >= HMX_FWHT_ONE_COLUMN_MIN_M && L <= HMX_FWHT_ONE_COLUMN_MAX_L && LE == 5;
   static constexpr int trow_all = one_col ? p : trow;
   static constexpr int cta = pow2_cta(M, LE);
   static constexpr int R = trow_all >= cta ? 1 : cta / trow_all;
@@ -470,6 +479,23 @@ template <Dt DI, Dt DO, int M, int L> __host__ __device__ constexpr bool pow2_pr
          pow2_smem<DI, M, L, pow2_log_e<DI, M, L>()>(true) <= kMaxSmemOptIn;
 }
 
+/* The stages above the register window by lane shuffles (lane_stages)
+ * instead of shared memory, for fwht_pow2 with M > 1 when there are at most
+ * this many of them (a p-block of at most 2^that threads); 0: off. One such
+ * stage (p = 2E: 16-bit 12 * 64 ... 40 * 64, f32 12 * 32 ... 40 * 32) costs a
+ * shuffle and an fma an element where shared memory cost a store, a load, an
+ * add and two barriers: measured on the H100 (docs/results/h100/fwht_ab_12/,
+ * % of copy, two rounds) 16-bit 28 * 64 86-87 -> 91, 40 * 64 86-87 -> 89,
+ * hadamard_mix 768 81 -> 84-85; f32 and the other sizes +-1 (noise). Two
+ * stages (p = 4E): as many instructions as the shared-memory trip, measured
+ * 28 * 128 -1.5 pt, so 1. */
+#ifndef HMX_FWHT_LANE_STAGES
+#define HMX_FWHT_LANE_STAGES 1
+#endif
+static_assert(HMX_FWHT_LANE_STAGES <= 5, "a p-block's threads must be lanes of one warp");
+template <int M, int L, int LE> __host__ __device__ constexpr bool pow2_lane_stages() {
+  return M > 1 && L > LE && L - LE <= HMX_FWHT_LANE_STAGES;
+}
 __host__ __device__ constexpr int window(int q, int L, int e) {
   return e * q < L - e ? e * q : L - e;
 }
@@ -535,6 +561,30 @@ __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, i
   }
 }
 
+/* Lane stages (HMX_FWHT_LANE_STAGES): the stages s = LE .. LB - 1 of a
+ * p-block whose tp = 2^(LB - LE) threads are lanes tau of one warp, done by
+ * shuffles instead of a trip through shared memory. In phase 0's layout
+ * thread tau holds elements tau * E + k, so the pair (j, j + 2^s) of stage
+ * s = LE + t is register k of lanes tau and tau ^ 2^t (a p-block's threads
+ * are tp consecutive lanes, tp-aligned). Each lane takes its partner's
+ * value; the lower lane keeps lo + hi, the upper lo - hi, both as one fma
+ * whose product is exact: fma(+1, lo, hi) = RN(lo + hi) and fma(-1, hi, lo)
+ * = RN(lo - hi) (NUMERICS §fwht step 1: the same rounding as FADD / FSUB,
+ * signed zeros included: a + b = b + a and a - b = a + (-b) in IEEE 754).
+ * Every lane of the warp takes part (idle threads on zeros); mask: the
+ * lanes that exist in this warp of a CTA of `threads`. */
+template <int LB, int LE>
+__device__ __forceinline__ void lane_stages(float (&v)[1 << LE], int tau, unsigned mask) {
+  constexpr int E = 1 << LE;
+  reg_stages<E>(v, 0, LE);
+#pragma unroll
+  for (int t = 0; t < LB - LE; t++) {
+    const float sgn = (tau >> t) & 1 ? -1.0f : 1.0f;
+#pragma unroll
+    for (int k = 0; k < E; k++) v[k] = __fmaf_rn(sgn, v[k], __shfl_xor_sync(mask, v[k], 1 << t));
+  }
+}
+
 /* One group of G::R rows of fwht_pow2 (rows grp * R .. grp * R + R - 1) by
  * thread tid, sm the dynamic shared memory: load(v, x) fills the thread's E
  * elements for phase 0 (x: its first input element); when M > 1,
@@ -562,8 +612,18 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
   for (int k = 0; k < E; k++) v[k] = 0.0f;
   if (valid && bf) /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
     load(v, (const TI *)xv + row * G::n + c * G::p + tau * E);
-  block_stages<L, LE>(v, sblk, tau, bf);
-  constexpr int wl = G::phases > 1 ? L - LE : 0; /* the last window */
+  constexpr bool lanes = pow2_lane_stages<M, L, LE>();
+  if constexpr (lanes) {
+    /* the lanes of this warp that exist (a constant for CTAs of whole warps) */
+    const unsigned wb = tid & ~31u;
+    lane_stages<L, LE>(v, tau, G::threads % 32 == 0 || wb + 32 <= (unsigned)G::threads
+                                   ? 0xffffffffu
+                                   : (1u << (G::threads - wb)) - 1u);
+  } else {
+    block_stages<L, LE>(v, sblk, tau, bf);
+  }
+  /* the last window (0 after lane stages: phase 0's layout) */
+  constexpr int wl = G::phases > 1 && !lanes ? L - LE : 0;
 
   if (M == 1) { /* step 3 */
     const int t0 = tau_part(tau, wl, LE);
@@ -601,7 +661,7 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
     return;
   }
   /* step 2 through shared memory */
-  if (G::phases > 1) __syncthreads();
+  if (G::phases > 1 && !lanes) __syncthreads(); /* block_stages' reads of sblk are done */
   if (bf) {
     float *s0 = sblk + pad_index(tau_part(tau, wl, LE));
 #pragma unroll

@@ -6,6 +6,7 @@
  * side (tools/cuda/bench_torch.py).
  *
  *   hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only LIST]
+ *                  [--fwht-n LIST]
  *
  * fwht: every size of the table below, f32 / bf16 / f16, inputs of M MiB
  * (default 1024: cold L2) out of place; each timed call is checked against
@@ -34,6 +35,20 @@ static int want(const char *kind) {
   return 0;
 }
 static size_t mib = 1024;
+/* --fwht-n LIST: only these row lengths of the fwht table (comma-separated,
+ * e.g. 1792,2560; for A/B runs of a few sizes) */
+static const char *fwht_n;
+static int want_n(int64_t n) {
+  if (!fwht_n) return 1;
+  for (const char *p = fwht_n; *p;) {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p) return 0;
+    if (v == n) return 1;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
 
 #define HK(call)                                                                        \
   do {                                                                                  \
@@ -171,7 +186,7 @@ static void bench_fwht(const hmx_backend *cuda, double copy_gbs) {
     CK(cudaMalloc(&y, bytes));
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
       int64_t n = sizes[i][0];
-      if (quick && n != 1024 && n != 16384 && n != 768) continue;
+      if ((quick && n != 1024 && n != 16384 && n != 768) || !want_n(n)) continue;
       int64_t rows = (int64_t)(bytes / ((size_t)n * es));
       fwht_arg a;
       memset(&a, 0, sizeof a);
@@ -192,6 +207,7 @@ static void bench_fwht(const hmx_backend *cuda, double copy_gbs) {
     }
     /* hadamard_mix at two model widths */
     for (int64_t n = 768; n <= 4096; n += 4096 - 768) {
+      if (fwht_n) continue; /* an A/B of chosen sizes: fwht only */
       int64_t rows = (int64_t)(bytes / ((size_t)n * es));
       fwht_arg a;
       memset(&a, 0, sizeof a);
@@ -338,10 +354,12 @@ int main(int argc, char **argv) {
       reps = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!strcmp(argv[i], "--fwht-n") && i + 1 < argc) {
+      fwht_n = argv[++i];
     } else if (!strcmp(argv[i], "--quick")) {
       quick = 1;
     } else {
-      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention]\n");
+      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention] [--fwht-n LIST]\n");
       return 2;
     }
   }

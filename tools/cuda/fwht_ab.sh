@@ -10,7 +10,8 @@
 # checked bit for bit against ref). Run from the repository root:
 #   VARIANTS='base:;e16:-DHMX_FWHT_E_F32=16' [TEST='e16'] [ROUNDS=1]
 #   [CJ=dir holding cJSON's include/ and lib/] [OUT=dir] [B=build prefix]
-#   [NCU='regex ...'] bash tools/cuda/fwht_ab.sh
+#   [NCU='regex ...'] [FWHT_N=1792,2560] bash tools/cuda/fwht_ab.sh
+# FWHT_N: only those row lengths (hmx-cuda-bench --fwht-n).
 # NCU: mangled kernel names (regexes) profiled with Nsight Compute on the
 # first variant (64 MiB inputs, the first matching launch), into
 # $OUT/ncu-N.txt.
@@ -45,7 +46,7 @@ done
 for r in $(seq 1 "${ROUNDS:-1}"); do
   for name in "${names[@]}"; do
     "$B-$name/hmx-cuda-bench" --only fwht --out "$OUT/ab-$name-$r.jsonl" --mib "${MIB:-1024}" \
-      --reps "${REPS:-15}" || echo "bench $name failed"
+      --reps "${REPS:-15}" ${FWHT_N:+--fwht-n "$FWHT_N"} || echo "bench $name failed"
   done
 done
 date -u
