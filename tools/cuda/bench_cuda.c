@@ -36,7 +36,7 @@ static int want(const char *kind) {
 }
 static size_t mib = 1024;
 /* --fwht-n LIST: only these row lengths of the fwht table (comma-separated,
- * e.g. 1792,2560; for A/B runs of a few sizes) */
+ * e.g. 1792,2560, checked in main; for A/B runs of a few sizes) */
 static const char *fwht_n;
 static int want_n(int64_t n) {
   if (!fwht_n) return 1;
@@ -356,6 +356,17 @@ int main(int argc, char **argv) {
       only = argv[++i];
     } else if (!strcmp(argv[i], "--fwht-n") && i + 1 < argc) {
       fwht_n = argv[++i];
+      for (const char *p = fwht_n;;) { /* positive integers, comma-separated */
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v <= 0 || (*end != ',' && *end != '\0')) {
+          fprintf(stderr, "hmx-cuda-bench: --fwht-n wants row lengths like 1792,2560, not '%s'\n",
+                  fwht_n);
+          return 2;
+        }
+        if (*end == '\0') break;
+        p = end + 1;
+      }
     } else if (!strcmp(argv[i], "--quick")) {
       quick = 1;
     } else {
