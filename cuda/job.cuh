@@ -38,6 +38,11 @@ struct Job {
 
 inline int check(Job *j, cudaError_t e, const char *what) {
   if (e == cudaSuccess) return 1;
+  /* The runtime keeps e as its last error; hmx reports it (the status and
+   * hmx_last_error), so it is taken off, lest the caller's next
+   * cudaGetLastError() blame their own work for it. (A sticky error, one
+   * that breaks the context, stays whatever we do.) */
+  (void)cudaGetLastError();
   if (j->st == HMX_OK)
     j->st = hmx_fail(e == cudaErrorMemoryAllocation ? HMX_ERR_NO_MEMORY : HMX_ERR_INTERNAL,
                      "cuda %s: %s failed: %s (%s)", j->op, what, cudaGetErrorString(e),

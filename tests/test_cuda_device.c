@@ -6,8 +6,9 @@
  * f16 I/O read and written by the kernel,
  * in place and out of place, 16-byte aligned and not (vector and scalar
  * loads), hadamard_mix, the other seven ops (gemm and attention also at
- * sizes that take every path of their tiled kernels), a user stream, and the same
- * fwht sizes through the host-memory path. Inputs are finite random
+ * sizes that take every path of their tiled kernels), a user stream, the same
+ * fwht sizes through the host-memory path, empty batches of every op and a
+ * device allocation that fails. Inputs are finite random
  * numbers, so memcmp is the exact rule (no NaN payloads involved).
  *
  *   test_cuda_device [quick]     (quick: fewer sizes, for compute-sanitizer)
@@ -364,6 +365,110 @@ static void test_big_shapes(void) {
   }
 }
 
+/* Empty calls on device memory: every op accepts a batch of zero rows
+ * (ref does), so the cuda backend must return HMX_OK without launching a
+ * kernel of zero blocks (an invalid configuration) or leaving a CUDA error
+ * behind; gemm with K = 0 writes C = bias (or +0), the same bits as ref; and
+ * attention with no keys for its queries fails with ref's status. Then (not
+ * in quick mode: compute-sanitizer counts the failed allocation as an API
+ * error) a host-memory fwht too large for any GPU: HMX_ERR_NO_MEMORY naming
+ * cudaMalloc, nothing read from the host buffer, and the device still works. */
+static void test_empty_and_oom(void) {
+  static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
+  static const int64_t ns[][2] = {{1024, 0}, {1792, 28}, {131072, 0}, {1 << 20, 0}, {40 * 2048, 40}};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (int d = 0; d < 3; d++) {
+      fwht_case(0, ns[i][0], (int)ns[i][1], dts[d], 0, 0, 0);
+      fwht_case(0, ns[i][0], (int)ns[i][1], dts[d], 1, 0, 0);
+    }
+  /* gemm: M = 0, N = 0, K = 0 (with and without bias), both layouts */
+  static const int64_t gs[][3] = {{0, 45, 70}, {67, 45, 0}, {67, 0, 70}};
+  for (size_t s = 0; s < sizeof gs / sizeof gs[0]; s++)
+    for (int tb = 0; tb <= 1; tb++) {
+      const int64_t m = gs[s][0], kk = gs[s][1], n = gs[s][2];
+      hmx_tensor a = rnd_tensor(2, m, kk, 0, 0), b = tb ? rnd_tensor(2, n, kk, 0, 0)
+                                                        : rnd_tensor(2, kk, n, 0, 0);
+      hmx_tensor bias = rnd_tensor(1, n, 0, 0, 0), c = rnd_tensor(2, m, n, 0, 0);
+      char what[64];
+      snprintf(what, sizeof what, "empty gemm %lldx%lldx%lld%s", (long long)m, (long long)kk,
+               (long long)n, tb ? " trans_b" : "");
+      hmx_tensor *t[] = {&a, &b, &bias, &c}, *t2[] = {&a, &b, &c};
+      op_case(what, t, 4, run_gemm, &tb);
+      op_case(what, t2, 3, run_gemm_nobias, &tb);
+      free(a.data), free(b.data), free(bias.data), free(c.data);
+    }
+  {
+    hmx_tensor x = rnd_tensor(2, 0, 777, 0, 0), w = rnd_tensor(1, 777, 0, 0, 0);
+    hmx_tensor bb = rnd_tensor(1, 777, 0, 0, 0), y = rnd_tensor(2, 0, 777, 0, 0);
+    hmx_tensor *t1[] = {&x, &w, &y}, *t2[] = {&x, &w, &bb, &y};
+    op_case("empty rmsnorm", t1, 3, run_rms, NULL);
+    op_case("empty layernorm", t2, 4, run_ln, NULL);
+    free(x.data), free(w.data), free(bb.data), free(y.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor(3, 0, 4, 64, 0), y = rnd_tensor(3, 0, 4, 64, 0);
+    int32_t pos[1] = {0};
+    hmx_tensor tp = hmx_tensor_1d(pos, HMX_I32, 0);
+    int rot = 48;
+    hmx_tensor *t[] = {&x, &tp, &y};
+    op_case("empty rope", t, 3, run_rope, &rot);
+    free(x.data), free(y.data);
+  }
+  for (int causal = 0; causal <= 1; causal++) { /* no queries; no batch */
+    hmx_attention_params p = {causal, -1, 0.0f};
+    hmx_tensor q = rnd_tensor(4, 2, 0, 6, 64), k = rnd_tensor(4, 2, 30, 2, 64);
+    hmx_tensor v = rnd_tensor(4, 2, 30, 2, 64), o = rnd_tensor(4, 2, 0, 6, 64);
+    hmx_tensor *t[] = {&q, &k, &v, &o};
+    op_case("empty attention (Sq = 0)", t, 4, run_att, &p);
+    hmx_tensor q0 = rnd_tensor(4, 0, 5, 6, 64), k0 = rnd_tensor(4, 0, 30, 2, 64);
+    hmx_tensor v0 = rnd_tensor(4, 0, 30, 2, 64), o0 = rnd_tensor(4, 0, 5, 6, 64);
+    hmx_tensor *t0[] = {&q0, &k0, &v0, &o0};
+    op_case("empty attention (B = 0)", t0, 4, run_att, &p);
+    free(q.data), free(k.data), free(v.data), free(o.data);
+    free(q0.data), free(k0.data), free(v0.data), free(o0.data);
+  }
+  { /* queries with no keys: ref's error, on device memory too */
+    hmx_attention_params p = {0, -1, 0.0f};
+    hmx_tensor q = rnd_tensor(4, 2, 1, 6, 64), k = rnd_tensor(4, 2, 0, 2, 64);
+    hmx_tensor v = rnd_tensor(4, 2, 0, 2, 64), o = rnd_tensor(4, 2, 1, 6, 64);
+    const hmx_status want = hmx_attention(&ref_ctx, &q, &k, &v, &p, &o);
+    CHECK(want != HMX_OK, "ref accepts attention with no keys");
+    dbuf dq = dev_copy(q.data, 2 * 6 * 64 * 4, 4, 0), dk = dev_copy(NULL, 0, 4, 0);
+    dbuf dv = dev_copy(NULL, 0, 4, 0), dout = dev_copy(NULL, 2 * 6 * 64 * 4, 4, 0);
+    if (dq.p && dk.p && dv.p && dout.p) {
+      hmx_tensor gq = on_dev(q, dq.p), gk = on_dev(k, dk.p), gv = on_dev(v, dv.p);
+      hmx_tensor go = on_dev(o, dout.p);
+      const hmx_status got = hmx_attention(&cuda_ctx, &gq, &gk, &gv, &p, &go);
+      CHECK(got == want, "attention with no keys on device memory: %s, ref %s (%s)",
+            hmx_status_string(got), hmx_status_string(want), hmx_last_error());
+    }
+    dev_free(&dq), dev_free(&dk), dev_free(&dv), dev_free(&dout);
+    free(q.data), free(k.data), free(v.data), free(o.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor(2, 0, 96, 0, 0), w1 = rnd_tensor(2, 96, 200, 0, 0);
+    hmx_tensor w3 = rnd_tensor(2, 96, 200, 0, 0), w2 = rnd_tensor(2, 200, 80, 0, 0);
+    hmx_tensor y = rnd_tensor(2, 0, 80, 0, 0);
+    hmx_tensor *t[] = {&x, &w1, &w3, &w2, &y};
+    op_case("empty swiglu", t, 5, run_swiglu, NULL);
+    free(x.data), free(w1.data), free(w3.data), free(w2.data), free(y.data);
+  }
+  cuda_ok(cudaDeviceSynchronize(), "after the empty calls");
+  cuda_ok(cudaGetLastError(), "error left by the empty calls");
+  if (quick) return;
+  /* 2^20 rows of 2^20 floats (4 TiB) through the host-memory path: the
+   * device copy cannot be allocated, so the call fails before it reads x */
+  float small[64] = {0};
+  hmx_tensor hx = hmx_tensor_2d(small, HMX_F32, (int64_t)1 << 20, (int64_t)1 << 20);
+  hmx_tensor hy = hx;
+  const hmx_status s = hmx_fwht(&cuda_ctx, &hx, &hy, 1.0f);
+  CHECK(s == HMX_ERR_NO_MEMORY && strstr(hmx_last_error(), "cudaMalloc") != NULL,
+        "4 TiB host fwht: got %s (%s), want no memory from cudaMalloc", hmx_status_string(s),
+        hmx_last_error());
+  cuda_ok(cudaGetLastError(), "error left by the failed allocation");
+  fwht_host_case(3, 4096, 0); /* and the backend still works */
+}
+
 /* Device calls on a user stream (hmx_set_cuda_stream), and with no backend
  * chosen (the device backend is picked). */
 static void test_stream_and_default(void) {
@@ -407,6 +512,7 @@ int main(int argc, char **argv) {
   test_other_ops();
   test_big_shapes();
   test_stream_and_default();
+  test_empty_and_oom();
   cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   return check_finish(quick ? "test_cuda_device quick" : "test_cuda_device");
 }
