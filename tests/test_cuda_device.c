@@ -262,6 +262,29 @@ static hmx_tensor rnd_tensor(int nd, int64_t a, int64_t b, int64_t c, int64_t d)
   return t;
 }
 
+/* rmsnorm and layernorm of `rows` rows of 777 (what: a name prefix) */
+static void norm_cases(const char *what, int64_t rows) {
+  hmx_tensor x = rnd_tensor(2, rows, 777, 0, 0), w = rnd_tensor(1, 777, 0, 0, 0);
+  hmx_tensor bb = rnd_tensor(1, 777, 0, 0, 0), y = rnd_tensor(2, rows, 777, 0, 0);
+  hmx_tensor *t1[] = {&x, &w, &y}, *t2[] = {&x, &w, &bb, &y};
+  char name[64];
+  snprintf(name, sizeof name, "%srmsnorm", what);
+  op_case(name, t1, 3, run_rms, NULL);
+  snprintf(name, sizeof name, "%slayernorm", what);
+  op_case(name, t2, 4, run_ln, NULL);
+  free(x.data), free(w.data), free(bb.data), free(y.data);
+}
+
+/* swiglu of `tokens` tokens, d = 96, h = 200, output 80 */
+static void swiglu_case(const char *what, int64_t tokens) {
+  hmx_tensor x = rnd_tensor(2, tokens, 96, 0, 0), w1 = rnd_tensor(2, 96, 200, 0, 0);
+  hmx_tensor w3 = rnd_tensor(2, 96, 200, 0, 0), w2 = rnd_tensor(2, 200, 80, 0, 0);
+  hmx_tensor y = rnd_tensor(2, tokens, 80, 0, 0);
+  hmx_tensor *t[] = {&x, &w1, &w3, &w2, &y};
+  op_case(what, t, 5, run_swiglu, NULL);
+  free(x.data), free(w1.data), free(w3.data), free(w2.data), free(y.data);
+}
+
 static void test_other_ops(void) {
   /* gemm, both layouts, with and without bias */
   for (int tb = 0; tb <= 1; tb++) {
@@ -272,15 +295,7 @@ static void test_other_ops(void) {
     op_case(tb ? "gemm trans_b" : "gemm", t, 4, run_gemm, &tb);
     free(a.data), free(b.data), free(bias.data), free(c.data);
   }
-  {
-    hmx_tensor x = rnd_tensor(2, 9, 777, 0, 0), w = rnd_tensor(1, 777, 0, 0, 0);
-    hmx_tensor bb = rnd_tensor(1, 777, 0, 0, 0), y = rnd_tensor(2, 9, 777, 0, 0);
-    hmx_tensor *t1[] = {&x, &w, &y};
-    op_case("rmsnorm", t1, 3, run_rms, NULL);
-    hmx_tensor *t2[] = {&x, &w, &bb, &y};
-    op_case("layernorm", t2, 4, run_ln, NULL);
-    free(x.data), free(w.data), free(bb.data), free(y.data);
-  }
+  norm_cases("", 9);
   {
     hmx_tensor x = rnd_tensor(3, 11, 4, 64, 0), y = rnd_tensor(3, 11, 4, 64, 0);
     int32_t *pos = malloc(11 * sizeof *pos);
@@ -301,14 +316,7 @@ static void test_other_ops(void) {
     op_case("attention", t, 4, run_att, &p);
     free(q.data), free(k.data), free(v.data), free(o.data);
   }
-  {
-    hmx_tensor x = rnd_tensor(2, 5, 96, 0, 0), w1 = rnd_tensor(2, 96, 200, 0, 0);
-    hmx_tensor w3 = rnd_tensor(2, 96, 200, 0, 0), w2 = rnd_tensor(2, 200, 80, 0, 0);
-    hmx_tensor y = rnd_tensor(2, 5, 80, 0, 0);
-    hmx_tensor *t[] = {&x, &w1, &w3, &w2, &y};
-    op_case("swiglu", t, 5, run_swiglu, NULL);
-    free(x.data), free(w1.data), free(w3.data), free(w2.data), free(y.data);
-  }
+  swiglu_case("swiglu", 5);
 }
 
 /* gemm and attention at sizes that take every path of the tiled kernels
@@ -397,14 +405,7 @@ static void test_empty_and_oom(void) {
       op_case(what, t2, 3, run_gemm_nobias, &tb);
       free(a.data), free(b.data), free(bias.data), free(c.data);
     }
-  {
-    hmx_tensor x = rnd_tensor(2, 0, 777, 0, 0), w = rnd_tensor(1, 777, 0, 0, 0);
-    hmx_tensor bb = rnd_tensor(1, 777, 0, 0, 0), y = rnd_tensor(2, 0, 777, 0, 0);
-    hmx_tensor *t1[] = {&x, &w, &y}, *t2[] = {&x, &w, &bb, &y};
-    op_case("empty rmsnorm", t1, 3, run_rms, NULL);
-    op_case("empty layernorm", t2, 4, run_ln, NULL);
-    free(x.data), free(w.data), free(bb.data), free(y.data);
-  }
+  norm_cases("empty ", 0);
   {
     hmx_tensor x = rnd_tensor(3, 0, 4, 64, 0), y = rnd_tensor(3, 0, 4, 64, 0);
     int32_t pos[1] = {0};
@@ -445,14 +446,7 @@ static void test_empty_and_oom(void) {
     dev_free(&dq), dev_free(&dk), dev_free(&dv), dev_free(&dout);
     free(q.data), free(k.data), free(v.data), free(o.data);
   }
-  {
-    hmx_tensor x = rnd_tensor(2, 0, 96, 0, 0), w1 = rnd_tensor(2, 96, 200, 0, 0);
-    hmx_tensor w3 = rnd_tensor(2, 96, 200, 0, 0), w2 = rnd_tensor(2, 200, 80, 0, 0);
-    hmx_tensor y = rnd_tensor(2, 0, 80, 0, 0);
-    hmx_tensor *t[] = {&x, &w1, &w3, &w2, &y};
-    op_case("empty swiglu", t, 5, run_swiglu, NULL);
-    free(x.data), free(w1.data), free(w3.data), free(w2.data), free(y.data);
-  }
+  swiglu_case("empty swiglu", 0);
   cuda_ok(cudaDeviceSynchronize(), "after the empty calls");
   cuda_ok(cudaGetLastError(), "error left by the empty calls");
   if (quick) return;
