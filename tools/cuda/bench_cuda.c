@@ -36,18 +36,30 @@ static int want(const char *kind) {
 }
 static size_t mib = 1024;
 /* --fwht-n LIST: only these row lengths of the fwht table (comma-separated,
- * e.g. 1792,2560, checked in main; for A/B runs of a few sizes) */
-static const char *fwht_n;
+ * e.g. 1792,2560; for A/B runs of a few sizes), parsed once by parse_fwht_n */
+enum { MAX_FWHT_N = 64 };
+static int64_t fwht_ns[MAX_FWHT_N];
+static int n_fwht_ns; /* 0: every size */
 static int want_n(int64_t n) {
-  if (!fwht_n) return 1;
-  for (const char *p = fwht_n; *p;) {
+  if (n_fwht_ns == 0) return 1;
+  for (int i = 0; i < n_fwht_ns; i++)
+    if (fwht_ns[i] == n) return 1;
+  return 0;
+}
+/* Fills fwht_ns from LIST; 0 (with a message) unless it is 1 to MAX_FWHT_N
+ * positive integers separated by commas. */
+static int parse_fwht_n(const char *list) {
+  for (const char *p = list;;) {
     char *end;
     long long v = strtoll(p, &end, 10);
-    if (end == p) return 0;
-    if (v == n) return 1;
-    p = *end == ',' ? end + 1 : end;
+    if (end == p || v <= 0 || (*end != ',' && *end != '\0') || n_fwht_ns == MAX_FWHT_N) {
+      fprintf(stderr, "hmx-cuda-bench: --fwht-n wants row lengths like 1792,2560, not '%s'\n", list);
+      return 0;
+    }
+    fwht_ns[n_fwht_ns++] = v;
+    if (*end == '\0') return 1;
+    p = end + 1;
   }
-  return 0;
 }
 
 #define HK(call)                                                                        \
@@ -207,7 +219,7 @@ static void bench_fwht(const hmx_backend *cuda, double copy_gbs) {
     }
     /* hadamard_mix at two model widths */
     for (int64_t n = 768; n <= 4096; n += 4096 - 768) {
-      if (fwht_n) continue; /* an A/B of chosen sizes: fwht only */
+      if (n_fwht_ns > 0) continue; /* an A/B of chosen sizes: fwht only */
       int64_t rows = (int64_t)(bytes / ((size_t)n * es));
       fwht_arg a;
       memset(&a, 0, sizeof a);
@@ -355,18 +367,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else if (!strcmp(argv[i], "--fwht-n") && i + 1 < argc) {
-      fwht_n = argv[++i];
-      for (const char *p = fwht_n;;) { /* positive integers, comma-separated */
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v <= 0 || (*end != ',' && *end != '\0')) {
-          fprintf(stderr, "hmx-cuda-bench: --fwht-n wants row lengths like 1792,2560, not '%s'\n",
-                  fwht_n);
-          return 2;
-        }
-        if (*end == '\0') break;
-        p = end + 1;
-      }
+      if (!parse_fwht_n(argv[++i])) return 2;
     } else if (!strcmp(argv[i], "--quick")) {
       quick = 1;
     } else {
