@@ -196,6 +196,16 @@ static void test_fwht(void) {
                                   5120,  12288, 16384, 40960, 49152, 65536, 98304};
   for (size_t i = 0; i < sizeof mix_n / sizeof mix_n[0]; i++)
     for (int d = 0; d < 3; d++) fwht_case(mix_n[i] >= 65536 ? 1 : 3, mix_n[i], 0, dts[d], 1, d == 2, 0);
+  /* Rows above 32768 elements in batches of more than 33 MiB as f32:
+   * fwht_cluster (40 * 1024, 2^17 with the mix epilogue) with more clusters
+   * than are resident at once (213 and 69 clusters of 8 CTAs). Session 27 ran it
+   * also on two passes chunk by chunk (docs/results/h100/fwht_ab_13/). */
+  static const int chunk_ml[][2] = {{40, 10}, {1, 17}};
+  for (size_t i = 0; i < sizeof chunk_ml / sizeof chunk_ml[0] && !quick; i++) {
+    const int64_t n = (int64_t)chunk_ml[i][0] << chunk_ml[i][1];
+    const int64_t rows = ((int64_t)33 << 20) / (n * 4) + 3;
+    for (int d = 0; d < 2; d++) fwht_case(rows, n, chunk_ml[i][0], dts[d], (int)i, 0, 0);
+  }
 }
 
 /* One f32 op on device memory against ref: `run` calls the op on tensors
