@@ -20,6 +20,7 @@
  * column tiles. Measured (M = 64, K = 576 .. 1536, N = 576 .. 1536, 2
  * threads, Zen 4, a scratch harness of this tile code): 400-418 GFLOP/s,
  * oneDNN's bf16 matmul on rows 316-390 (docs/results/model/session15-bf16-fast). */
+#include "unroll.h"
 #include "cpu_fast.h"
 #include "internal.h"
 #include "parallel.h"
@@ -33,11 +34,7 @@
 /* The loops over a tile's R rows unroll fully (R is a constant), which keeps
  * the accumulators in registers: without it gcc -O2 kept them in memory
  * (137-167 GFLOP/s in the harness instead of 400-418). */
-#if defined(__clang__)
-#define UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define UNROLL _Pragma("GCC unroll 16")
-#endif
+#define UNROLL HMX_UNROLL(16) /* src/unroll.h */
 
 /* the permutation putting 16 columns' element k and element k + 1 (the low
  * and high halves of a 32-value load) side by side: lane j = (k + j % 2,

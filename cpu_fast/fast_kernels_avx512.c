@@ -2,6 +2,7 @@
  * portable C of fast_kernels_impl.h vectorizes 16 wide, with fma contraction
  * allowed in this fast-tier file only) and exp through SLEEF's 16-lane
  * Sleef_expf16_u10avx512f (max error 1.0 ulp). Built only with SLEEF. */
+#include "unroll.h"
 #include "cpu_fast.h"
 
 #include <immintrin.h>
@@ -53,12 +54,12 @@ static hmx_status fk512_attention_few(const hmx_attention_args *a);
 static inline __m512 fk512_hsum16(const __m512 v[16]) {
   __m512 t[8], u[4];
   /* per 128-bit lane: (a0+a2, b0+b2, a1+a3, b1+b3) of v[2i] = a, v[2i+1] = b */
-#pragma GCC unroll 8
+  HMX_UNROLL(8)
   for (int i = 0; i < 8; i++)
     t[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
                          _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
   /* per 128-bit lane L: the lane-L sums of v[4k .. 4k+3] */
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int k = 0; k < 4; k++)
     u[k] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44),
                          _mm512_shuffle_ps(t[2 * k], t[2 * k + 1], 0xEE));
@@ -80,15 +81,15 @@ static inline __mmask16 fk512_lanes(int64_t n) {
 static void fk512_scores16(const float *q, const float *k, int64_t ldk, int64_t j0, int64_t n,
                            int64_t d, __m512 scale, float *s) {
   const float *kp[16];
-#pragma GCC unroll 16
+  HMX_UNROLL(16)
   for (int jj = 0; jj < 16; jj++) kp[jj] = k + (j0 + jj < n ? j0 + jj : n - 1) * ldk;
   __m512 v[16];
-#pragma GCC unroll 16
+  HMX_UNROLL(16)
   for (int jj = 0; jj < 16; jj++) v[jj] = _mm512_setzero_ps();
   for (int64_t c0 = 0; c0 < d; c0 += 16) {
     const __mmask16 m = fk512_lanes(d - c0);
     const __m512 qc = _mm512_maskz_loadu_ps(m, q + c0);
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int jj = 0; jj < 16; jj++)
       v[jj] = _mm512_fmadd_ps(qc, _mm512_maskz_loadu_ps(m, kp[jj] + c0), v[jj]);
   }
@@ -102,37 +103,37 @@ FK512_INLINE void fk512_pv64(const int QT, const float *const *p, const int64_t 
                               int64_t d0, int64_t d) {
   __m512 acc[4][4];
   __mmask16 mk[4];
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int c = 0; c < 4; c++) mk[c] = fk512_lanes(d - d0 - 16 * c);
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < 4; t++)
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int c = 0; c < 4; c++) acc[t][c] = _mm512_setzero_ps();
   int64_t nmin = n[0];
   for (int t = 1; t < QT; t++) nmin = n[t] < nmin ? n[t] : nmin;
   const float *vp = v + d0;
   for (int64_t j = 0; j < nmin; j++, vp += ldv) {
     __m512 vv[4];
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int c = 0; c < 4; c++) vv[c] = _mm512_maskz_loadu_ps(mk[c], vp + 16 * c);
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int t = 0; t < QT; t++) {
       const __m512 x = _mm512_set1_ps(p[t][j]);
-#pragma GCC unroll 4
+      HMX_UNROLL(4)
       for (int c = 0; c < 4; c++) acc[t][c] = _mm512_fmadd_ps(x, vv[c], acc[t][c]);
     }
   }
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < QT; t++) {
     const float *vq = v + d0 + nmin * ldv;
     for (int64_t j = nmin; j < n[t]; j++, vq += ldv) {
       const __m512 x = _mm512_set1_ps(p[t][j]);
-#pragma GCC unroll 4
+      HMX_UNROLL(4)
       for (int c = 0; c < 4; c++)
         acc[t][c] = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(mk[c], vq + 16 * c), acc[t][c]);
     }
     const __m512 sum = _mm512_set1_ps(l[t]);
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int c = 0; c < 4; c++)
       if (d0 + 16 * c < d) _mm512_mask_storeu_ps(o[t] + d0 + 16 * c, mk[c], _mm512_div_ps(acc[t][c], sum));
   }

@@ -3,6 +3,7 @@
  * 8-lane ymm registers (32 keys per transposed chunk; 16 registers, so P.V
  * tiles of 2 rows x 4 chunks or 1 row x 8 chunks = 8 accumulators), plus the
  * 8 x 8 transpose. */
+#include "unroll.h"
 #include "avx2_attention.h"
 
 #include "vexp_avx2.h"
@@ -22,32 +23,32 @@ static void xa_transpose(const void *k, int64_t ldk, int nkeys, int64_t d0, int 
                          int wt) {
   __m256 r[8], t[8], u[8];
   if (nkeys == 8 && dn == 8) { /* the common whole block: plain loads */
-#pragma GCC unroll 8
+    HMX_UNROLL(8)
     for (int i = 0; i < 8; i++) r[i] = xw_load(k, i * ldk + d0, wt);
   } else {
     for (int i = 0; i < 8; i++)
       r[i] = i < nkeys ? xw_loadn(k, i * ldk + d0, dn, wt) : _mm256_setzero_ps();
   }
-#pragma GCC unroll 8
+  HMX_UNROLL(8)
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
   /* u[4g + e], 128-bit half L: rows 4g..4g+3, element 4L + e. */
-#pragma GCC unroll 2
+  HMX_UNROLL(2)
   for (int g = 0; g < 2; g++) {
     u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
     u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
     u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
     u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
   }
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int e = 0; e < 4; e++) {
     r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
     r[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
   }
   if (dn == 8) {
-#pragma GCC unroll 8
+    HMX_UNROLL(8)
     for (int dd = 0; dd < 8; dd++) _mm256_storeu_ps(out + dd * 8, r[dd]);
   } else {
     for (int dd = 0; dd < dn; dd++) _mm256_storeu_ps(out + dd * 8, r[dd]);

@@ -2,6 +2,7 @@
  * with 8-lane ymm vectors and a 6 x 16 microkernel (12 ymm accumulators,
  * 2 ymm of B, 1 broadcast of A: 15 of the 16 ymm registers).
  * Every output: acc = bias[j] or +0, then fma over p = 0 .. K-1 in order. */
+#include "unroll.h"
 #include "avx2_gemm.h"
 #include "avx2_vec.h" /* xv_ loads of 16-bit weights (weights16_x86.h) */
 
@@ -30,13 +31,13 @@ static inline __m256i gx_lanes(int n) {
  * arithmetic. */
 static inline void gx_transpose_cols(__m256 r[8]) {
   __m256 t[8];
-  #pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
   /* u[4g + e]: rows 4g..4g+3, column 4L+e in 128-bit lane L. */
-  #pragma GCC unroll 2
+  HMX_UNROLL(2)
   for (int g = 0; g < 2; g++) {
     __m256d t0 = _mm256_castps_pd(t[4 * g]), t1 = _mm256_castps_pd(t[4 * g + 1]);
     __m256d t2 = _mm256_castps_pd(t[4 * g + 2]), t3 = _mm256_castps_pd(t[4 * g + 3]);
@@ -45,12 +46,12 @@ static inline void gx_transpose_cols(__m256 r[8]) {
     r[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(t1, t3));
     r[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(t1, t3));
   }
-  #pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int e = 0; e < 4; e++) {
     t[e] = _mm256_permute2f128_ps(r[e], r[4 + e], 0x20);
     t[4 + e] = _mm256_permute2f128_ps(r[e], r[4 + e], 0x31);
   }
-  #pragma GCC unroll 8
+  HMX_UNROLL(8)
   for (int i = 0; i < 8; i++) r[i] = t[i];
 }
 

@@ -2,6 +2,7 @@
  * ref/attention.c: the design and loops of simd/x86/attention_x86.h on
  * 16-lane zmm registers (64 keys per transposed chunk; 32 registers, so P.V
  * tiles of 4 rows x 4 chunks = 16 accumulators), plus the 16 x 16 transpose. */
+#include "unroll.h"
 #include "avx512_attention.h"
 
 #include "vexp_avx512.h"
@@ -19,20 +20,20 @@
  * them on the stack: measured 2x slower decode attention). */
 XV_INLINE void xa_transpose_regs(__m512 r[16], int dn, float *out) {
   __m512 t[16], u[16];
-#pragma GCC unroll 16
+  HMX_UNROLL(16)
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
   }
   /* u[4g + e], 128-bit lane L: rows 4g..4g+3, element 4L + e. */
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int g = 0; g < 4; g++) {
     u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
     u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
     u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
     u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
   }
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int e = 0; e < 4; e++) {
     __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
     __m512 w0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xDD);
@@ -44,7 +45,7 @@ XV_INLINE void xa_transpose_regs(__m512 r[16], int dn, float *out) {
     r[12 + e] = _mm512_shuffle_f32x4(w0, w1, 0xDD);
   }
   if (dn == 16) {
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int dd = 0; dd < 16; dd++) _mm512_storeu_ps(out + dd * 16, r[dd]);
   } else {
     for (int dd = 0; dd < dn; dd++) _mm512_storeu_ps(out + dd * 16, r[dd]);
@@ -60,7 +61,7 @@ static void xa_transpose(const void *k, int64_t ldk, int nkeys, int64_t d0, int 
                          int wt) {
   __m512 r[16];
   if (nkeys == 16 && dn == 16) { /* the common whole block: plain loads */
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int i = 0; i < 16; i++) r[i] = xw_load(k, i * ldk + d0, wt);
   } else {
     for (int i = 0; i < 16; i++)

@@ -2,6 +2,7 @@
  * with 16-lane zmm vectors and an 8 x 32 microkernel (16 zmm accumulators,
  * 2 zmm of B, 1 broadcast of A; 12 x 32 makes gcc 12 spill in the p loop).
  * Every output: acc = bias[j] or +0, then fma over p = 0 .. K-1 in order. */
+#include "unroll.h"
 #include "avx512_gemm.h"
 #include "avx512_vec.h" /* xv_ loads of 16-bit weights (weights16_x86.h) */
 
@@ -31,13 +32,13 @@ static inline __mmask16 gx_lanes(int n) { return (__mmask16)((1u << n) - 1u); }
  * registers. */
 static inline void gx_transpose_cols(__m512 r[16]) {
   __m512 t[16];
-  #pragma GCC unroll 8
+  HMX_UNROLL(8)
   for (int i = 0; i < 8; i++) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
   /* u[4g + e]: rows 4g..4g+3, column 4L+e in 128-bit lane L. */
-  #pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int g = 0; g < 4; g++) {
     __m512d t0 = _mm512_castps_pd(t[4 * g]), t1 = _mm512_castps_pd(t[4 * g + 1]);
     __m512d t2 = _mm512_castps_pd(t[4 * g + 2]), t3 = _mm512_castps_pd(t[4 * g + 3]);
@@ -46,7 +47,7 @@ static inline void gx_transpose_cols(__m512 r[16]) {
     r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
     r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
   }
-  #pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int e = 0; e < 4; e++) {
     __m512 v0 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0x88);
     __m512 v1 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0xDD);
@@ -57,7 +58,7 @@ static inline void gx_transpose_cols(__m512 r[16]) {
     t[4 + e] = _mm512_shuffle_f32x4(v1, v3, 0x88);
     t[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
   }
-  #pragma GCC unroll 16
+  HMX_UNROLL(16)
   for (int i = 0; i < 16; i++) r[i] = t[i];
 }
 

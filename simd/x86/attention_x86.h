@@ -45,6 +45,7 @@
 #ifndef HMX_ATTENTION_X86_H
 #define HMX_ATTENTION_X86_H
 
+#include "unroll.h"
 #include "backend.h"
 #include "internal.h"
 #include "parallel.h"
@@ -114,25 +115,25 @@ XV_INLINE void xa_score_tile(const int QT, const float *const *q, const void *kt
                              const int64_t *ko, int64_t ds, int64_t D, xv_v scale,
                              float *const *s, const int wt) {
   xv_v acc[XA_SC_ROWS][4];
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < QT; t++)
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int i = 0; i < 4; i++) acc[t][i] = xv_zero();
   for (int64_t d = 0; d < D; d++) { /* §attention: dot sequential over d */
     xv_v k[4];
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int i = 0; i < 4; i++) k[i] = xw_load(kt, d * ds + ko[i], wt);
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int t = 0; t < QT; t++) {
       const xv_v x = xv_bcast(q[t] + d);
-#pragma GCC unroll 4
+      HMX_UNROLL(4)
       for (int i = 0; i < 4; i++) acc[t][i] = xv_fma(x, k[i], acc[t][i]);
     }
   }
   /* s_j = dot * scale: one multiply (§attention). */
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < QT; t++)
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int i = 0; i < 4; i++) xv_store(s[t] + i * XV_W, xv_mul(acc[t][i], scale));
 }
 
@@ -198,13 +199,13 @@ XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, con
    * (unrolling took prefill attention from 35 to 53 GFLOP/s, Xeon EMR). */
   xv_v acc[XA_PV_ROWS][XA_PV_CT_MAX];
   xv_m mk[XA_PV_CT_MAX];
-#pragma GCC unroll 8
+  HMX_UNROLL(8)
   for (int c = 0; c < CT; c++) mk[c] = xv_lanes_clamped(D - d0 - XV_W * c);
   /* chunk c lies inside D (below `whole`): a plain load, no mask */
   const int whole = D - d0 >= (int64_t)XV_W * CT ? CT : (int)((D - d0) / XV_W);
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < QT; t++)
-#pragma GCC unroll 8
+    HMX_UNROLL(8)
     for (int c = 0; c < CT; c++) acc[t][c] = xv_zero();
   int64_t nmin = n[0], nmaxr = n[0];
   for (int t = 1; t < QT; t++) {
@@ -218,10 +219,10 @@ XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, con
 #define XA_PV_KEYS(VLOAD)                                                              \
   for (int64_t j = 0; j < nmin; j++) {                                                \
     xv_v v[XA_PV_CT_MAX];                                                             \
-    _Pragma("GCC unroll 8") for (int c = 0; c < CT; c++) v[c] = (VLOAD);              \
-    _Pragma("GCC unroll 4") for (int t = 0; t < QT; t++) {                            \
+    HMX_UNROLL(8) for (int c = 0; c < CT; c++) v[c] = (VLOAD);              \
+    HMX_UNROLL(4) for (int t = 0; t < QT; t++) {                            \
       const xv_v x = xv_bcast(e[t] + j);                                              \
-      _Pragma("GCC unroll 8") for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, v[c], acc[t][c]); \
+      HMX_UNROLL(8) for (int c = 0; c < CT; c++) acc[t][c] = xv_fma(x, v[c], acc[t][c]); \
     }                                                                                 \
   }
   if (whole == CT)
@@ -230,21 +231,21 @@ XV_INLINE void xa_pv_tile(const int QT, const int CT, const float *const *e, con
     XA_PV_KEYS(xa_vload(vbase, j * ldv + d0, c, whole, D - d0, mk, wt))
 #undef XA_PV_KEYS
   if (nmaxr > nmin) {
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int t = 0; t < QT; t++) {
       for (int64_t jj = nmin; jj < n[t]; jj++) { /* same order, row alone */
         const xv_v x = xv_bcast(e[t] + jj);
-#pragma GCC unroll 8
+        HMX_UNROLL(8)
         for (int c = 0; c < CT; c++)
           acc[t][c] =
               xv_fma(x, xa_vload(vbase, jj * ldv + d0, c, whole, D - d0, mk, wt), acc[t][c]);
       }
     }
   }
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < QT; t++) { /* o_d = acc / sum: one IEEE division */
     const xv_v sv = xv_set1(sum[t]);
-#pragma GCC unroll 8
+    HMX_UNROLL(8)
     for (int c = 0; c < CT; c++)
       if (d0 + XV_W * c < D) xv_storen(o[t] + d0 + XV_W * c, mk[c], xv_div(acc[t][c], sv));
   }

@@ -46,6 +46,7 @@
 #ifndef HMX_FWHT_X86_H
 #define HMX_FWHT_X86_H
 
+#include "unroll.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,9 +78,9 @@ HX_INL void hx_bfly(hx_v *x, hx_v *y) {
  * The chunk and radix passes' register stages, fully unrolled (compile-time
  * bounds). */
 HX_INL void hx_bfly_stages(hx_v *v, const int count, const int stages) {
-#pragma GCC unroll 5
+  HMX_UNROLL(5)
   for (int s = 0; s < stages; s++) {
-#pragma GCC unroll 32
+    HMX_UNROLL(32)
     for (int t = 0; t < count; t++) {
       const int h = 1 << s;
       if (t & h) continue;
@@ -224,13 +225,13 @@ HX_INL void hx_chunk_impl(const float *src, float *dst, int64_t len, int64_t bas
     hx_v v[HX_CHUNK_REGS];
     if (pfon) hx_pf_tick(&pf, K);
     /* §fwht step 1, strides 1 .. HX_W/2 in increasing order, inside each register */
-#pragma GCC unroll 32
+    HMX_UNROLL(32)
     for (int k = 0; k < K; k++) v[k] = hx_intra_at(src + o + (int64_t)k * HX_W);
     /* §fwht step 1, strides HX_W .. R*HX_W/2 in increasing order: register k
      * pairs with k + h (h < R: the same chunk) */
     hx_bfly_stages(v, K, lr);
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-#pragma GCC unroll 32
+    HMX_UNROLL(32)
     for (int k = 0; k < K; k++)
       hx_put(dst + o + (int64_t)k * HX_W, hx_finish(v[k], f, base + o + (int64_t)k * HX_W, fm), f,
              fs);
@@ -330,7 +331,7 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
       for (int64_t j = g; j < g + h; j += 2 * HX_W) {
         hx_v v[1 << HX_RADIX_LOG2], w[1 << HX_RADIX_LOG2];
         if (pfon) hx_pf_tick(&pf, 2 * T);
-#pragma GCC unroll 16
+        HMX_UNROLL(16)
         for (int t = 0; t < T; t++) {
           v[t] = hx_load(src + j + t * h);
           w[t] = hx_load(src + j + HX_W + t * h);
@@ -339,7 +340,7 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
         hx_bfly_stages(v, T, r);
         hx_bfly_stages(w, T, r);
         /* §fwht step 3 / §hadamard_mix: this is the row's last pass */
-#pragma GCC unroll 16
+        HMX_UNROLL(16)
         for (int t = 0; t < T; t++) {
           hx_stream(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm));
           hx_stream(d + j + HX_W + t * h, hx_finish(w[t], f, base + j + HX_W + t * h, fm));
@@ -357,12 +358,12 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
     for (int64_t j = g; j < g + h; j += HX_W) {
       hx_v v[1 << HX_RADIX_LOG2];
       if (pfon) hx_pf_tick(&pf, T);
-#pragma GCC unroll 16
+      HMX_UNROLL(16)
       for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
       /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
       hx_bfly_stages(v, T, r);
       /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-#pragma GCC unroll 16
+      HMX_UNROLL(16)
       for (int t = 0; t < T; t++)
         hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm), f, fs);
     }
@@ -743,14 +744,14 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   const int64_t h = p >> 1;
   const hx_v u0 = hx_mp_u(src, j, h, half), u1 = hx_mp_u(src, p + j, h, half);
   /* c = 0 (and c = 1 where -u[0] + u[1] is written u[1] - u[0], the same rounding) */
-#pragma GCC unroll 40
+  HMX_UNROLL(40)
   for (int r = g; r < ge; r++) {
     const uint64_t s = neg[r];
     if ((s & 3) == 1) acc[r - g] = hx_sub(u1, u0);
     else acc[r - g] = (s & 1) ? hx_neg(u0) : u0;
   }
   /* c = 1 for the other rows */
-#pragma GCC unroll 40
+  HMX_UNROLL(40)
   for (int r = g; r < ge; r++) {
     const uint64_t s = neg[r];
     if ((s & 3) == 1) continue;
@@ -759,10 +760,10 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
     else acc[r - g] = minus ? hx_fnma(u1, one, acc[r - g]) : hx_fma(u1, one, acc[r - g]);
   }
   /* §fwht step 2: acc = acc +- u[c], c = 2 .. m-1 in increasing order */
-#pragma GCC unroll 40
+  HMX_UNROLL(40)
   for (int c = 2; c < m; c++) {
     const hx_v u = hx_mp_u(src, c * p + j, h, half);
-#pragma GCC unroll 40
+    HMX_UNROLL(40)
     for (int r = g; r < ge; r++) {
       const int minus = (int)((neg[r] >> c) & 1);
       if (HX_MP_ADD(r, c)) acc[r - g] = minus ? hx_sub(acc[r - g], u) : hx_add(acc[r - g], u);
@@ -770,7 +771,7 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
     }
   }
   /* §fwht step 3: one multiply; §hadamard_mix: one fma */
-#pragma GCC unroll 40
+  HMX_UNROLL(40)
   for (int r = g; r < ge; r++) {
     hx_v v = hx_mul(acc[r - g], sc);
     const int64_t idx = r * p + j;
@@ -816,10 +817,10 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int
     }
     hx_mpoint_col(src, p, j, f, m, neg, fm, fused ? 1 : 0, out);
     if (fused) hx_mpoint_col(src, p, j + (p >> 1), f, m, neg, fm, 2, out2);
-#pragma GCC unroll 40
+    HMX_UNROLL(40)
     for (int r = 0; r < m; r++) hx_put(y + r * p + j, out[r], f, fs);
     if (fused) {
-#pragma GCC unroll 40
+      HMX_UNROLL(40)
       for (int r = 0; r < m; r++) hx_put(y + r * p + j + (p >> 1), out2[r], f, fs);
     }
   }
@@ -956,12 +957,12 @@ HX_INL void hx_radix_cols_impl(float *d, int64_t h, int64_t base, const hx_fin *
     const int64_t g = q / cols;
     const int64_t j = g * (h << r) + (q - g * cols) * HX_W;
     hx_v v[1 << HX_RADIX_LOG2];
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int t = 0; t < T; t++) v[t] = hx_load(d + j + t * h);
     /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
     hx_bfly_stages(v, T, r);
     /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int t = 0; t < T; t++)
       hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm), f, fs);
   }

@@ -57,6 +57,7 @@
 #ifndef HMX_GEMM_X86_H
 #define HMX_GEMM_X86_H
 
+#include "unroll.h"
 #include "backend.h"
 #include "parallel.h"
 #include "weights16_x86.h"
@@ -170,7 +171,7 @@ typedef void (*gx_kernel_fn)(int64_t, const float *, const float *, float *, int
 /* dst[t*ldd + i] = lane t of r[i] for a VL x VL block. Copies only. */
 GX_INLINE void gx_transpose_regs(gx_v r[GX_VL], float *dst, int64_t ldd) {
   gx_transpose_cols(r);
-#pragma GCC unroll 16
+  HMX_UNROLL(16)
   for (int t = 0; t < GX_VL; t++) gx_storeu(dst + t * ldd, r[t]);
 }
 
@@ -179,10 +180,10 @@ GX_INLINE void gx_transpose_regs(gx_v r[GX_VL], float *dst, int64_t ldd) {
 GX_INLINE void gx_load_rows_w(const void *w, int64_t idx, int64_t lds, int rows, gx_v r[GX_VL],
                               const int wt) {
   if (rows == GX_VL) { /* whole blocks: plain loads, unrolled (r stays in registers) */
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int i = 0; i < GX_VL; i++) r[i] = xw_load(w, idx + i * lds, wt);
   } else {
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int i = 0; i < GX_VL; i++) r[i] = i < rows ? xw_load(w, idx + i * lds, wt) : gx_zero();
   }
 }
@@ -260,10 +261,10 @@ static void gx_pack_a(const float *a, int64_t k, int64_t i0, int64_t mb, int64_t
     const float *s = a + (i0 + ip) * k + p0; /* a[i0+ip][p0] */
     for (int64_t p = 0; p < pv; p += GX_VL) {
       gx_v r[GX_VL];
-#pragma GCC unroll 16
+      HMX_UNROLL(16)
       for (int i = 0; i < GX_VL; i++) r[i] = i < h ? gx_loadu(s + i * k + p) : gx_zero();
       gx_transpose_cols(r); /* r[t] = a[i0+ip+0 .. +VL][p0+p+t] */
-#pragma GCC unroll 16
+      HMX_UNROLL(16)
       for (int t = 0; t < GX_VL; t++) gx_storeu_n(d + (p + t) * GX_MR, r[t], GX_MR);
     }
     for (int64_t p = pv; p < kc; p++) /* the last kc % VL values */
@@ -344,7 +345,7 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
   for (int q = 0; q < ng; q++) acc[q] = gx_loadu(bias_pad + j + q * GX_VL); /* bias or +0 */
   gx_v ahead[GX_GEMV_G][GX_VL]; /* rows h >= 8 at the next step (see below) */
   for (int q = 0; q < ng; q++)
-#pragma GCC unroll 16
+    HMX_UNROLL(16)
     for (int i = 0; i < GX_VL; i++)
       ahead[q][i] = GX_GEMV_INREG && rows == GX_VL && kv > 0 && q * GX_VL + i >= 8
                         ? xw_load(b, (j + q * GX_VL + i) * k, wt) : gx_zero();
@@ -378,7 +379,7 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
     for (int q = 0; q < ng; q++) {
       gx_v r[GX_VL];
       if (rows == GX_VL) {
-#pragma GCC unroll 16
+        HMX_UNROLL(16)
         for (int i = 0; i < GX_VL; i++) {
           const int64_t row = (j + q * GX_VL + i) * k;
           if (q * GX_VL + i < 8) {
@@ -392,7 +393,7 @@ GX_INLINE void gx_gemv_nt_groups(const hmx_gemm_args *g, const void *b, const fl
         gx_load_rows_w(b, (j + q * GX_VL) * k + p, k, rows, r, wt);
       }
       gx_transpose_cols(r);
-#pragma GCC unroll 16
+      HMX_UNROLL(16)
       for (int t = 0; t < GX_VL; t++) acc[q] = gx_fma(gx_bcast(a + p + t), r[t], acc[q]);
     }
   }

@@ -44,6 +44,7 @@
 #ifndef HMX_SWIGLU_X86_H
 #define HMX_SWIGLU_X86_H
 
+#include "unroll.h"
 #include "backend.h"
 #include "internal.h"
 #include "parallel.h"
@@ -97,30 +98,30 @@ XV_INLINE void xs_gate_tile(const int TT, const float *x, int64_t ldx, const xs_
   const void *w = w1->w;
   const int64_t ld = w1->ld;
   xv_v a[XS_TT][XS_UV], b[XS_TT][XS_UV];
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < TT; t++)
-#pragma GCC unroll 2
+    HMX_UNROLL(2)
     for (int v = 0; v < XS_UV; v++) a[t][v] = b[t][v] = xv_zero();
   for (int64_t p = 0; p < d; p++) { /* §swiglu: a, b sequential over p from +0 */
     xv_v w1v[XS_UV], w3v[XS_UV];
-#pragma GCC unroll 2
+    HMX_UNROLL(2)
     for (int v = 0; v < XS_UV; v++) {
       w1v[v] = xw_load(w, w1->off[v] + p * ld, wt);
       w3v[v] = xw_load(w3, w1->off[v] + p * ld, wt);
     }
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int t = 0; t < TT; t++) {
       const xv_v xp = xv_bcast(x + t * ldx + p);
-#pragma GCC unroll 2
+      HMX_UNROLL(2)
       for (int v = 0; v < XS_UV; v++) {
         a[t][v] = xv_fma(xp, w1v[v], a[t][v]);
         b[t][v] = xv_fma(xp, w3v[v], b[t][v]);
       }
     }
   }
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < TT; t++) /* §swiglu, §E: g = silu(a) * b */
-#pragma GCC unroll 2
+    HMX_UNROLL(2)
     for (int v = 0; v < XS_UV; v++)
       if (un > v * XV_W)
         xv_storen(g + t * ldg + v * XV_W, xv_lanes_clamped(un - v * XV_W),
@@ -162,28 +163,28 @@ XV_INLINE void xs_down_tile(const int TT, const float *g, int64_t ldg, const xs_
   xv_m mk[XS_CV];
   const void *w = w2->w;
   const int64_t ld = w2->ld;
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int c = 0; c < XS_CV; c++) mk[c] = xv_lanes_clamped(jn - XV_W * c);
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < TT; t++)
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int c = 0; c < XS_CV; c++)
       acc[t][c] = first ? xv_zero() : xv_loadn(y + t * ldy + XV_W * c, mk[c]);
   for (int64_t u = 0; u < un; u++) { /* §swiglu: y accumulates over u in order */
     /* W2[u][j .. j+XS_DJ) (+0 past jn when packed; a repeat of vector 0 in G16) */
     xv_v v[XS_CV];
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int c = 0; c < XS_CV; c++) v[c] = xw_load(w, w2->off[c] + u * ld, wt);
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int t = 0; t < TT; t++) {
       const xv_v gv = xv_bcast(g + t * ldg + u);
-#pragma GCC unroll 4
+      HMX_UNROLL(4)
       for (int c = 0; c < XS_CV; c++) acc[t][c] = xv_fma(gv, v[c], acc[t][c]);
     }
   }
-#pragma GCC unroll 4
+  HMX_UNROLL(4)
   for (int t = 0; t < TT; t++)
-#pragma GCC unroll 4
+    HMX_UNROLL(4)
     for (int c = 0; c < XS_CV; c++)
       if (jn > XV_W * c) xv_storen(y + t * ldy + XV_W * c, mk[c], acc[t][c]);
 }
@@ -317,7 +318,7 @@ XV_INLINE void xs_rows4_vec(const void *w, int64_t w0, int64_t ldw, int64_t o, i
 XV_INLINE void xs_rows8_vec(const void *w, int64_t w0, int64_t ldw, int64_t o, const xv_v *x,
                             int first, float *acc, const int wt) {
   xv_v a = first ? xv_zero() : xv_load(acc + o);
-#pragma GCC unroll 8
+  HMX_UNROLL(8)
   for (int i = 0; i < 8; i++) a = xv_fma(x[i], xw_load(w, w0 + i * ldw + o, wt), a);
   xv_store(acc + o, a);
 }
