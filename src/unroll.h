@@ -8,9 +8,11 @@
  * loop before the caller's constants reach it: a partial unroll with a
  * run-time remainder, after which the register arrays stayed on the stack
  * (the avx512 fwht object built with clang 14 had 8313 stack loads and
- * stores of zmm registers against GCC's 2332, and ran at 0.7-1.0x FFHT's
- * speed where the GCC build runs at 2-2.7x). `clang loop unroll(full)`
- * waits until the trip count is known. Neither changes any arithmetic. */
+ * stores of zmm registers against GCC's 2332; its fwht ran at 0.6-1.0x
+ * FFHT's speed for n >= 1024 and the avx2 one at 0.3-0.5x, where the GCC
+ * build runs at 1.9-2.8x and 1.3-2.0x: docs/results/session27).
+ * `clang loop unroll(full)` waits until the trip count is known. Neither
+ * changes any arithmetic. */
 #ifndef HMX_UNROLL_H
 #define HMX_UNROLL_H
 

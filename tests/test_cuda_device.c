@@ -200,11 +200,11 @@ static void test_fwht(void) {
    * fwht_cluster (40 * 1024, 2^17 with the mix epilogue) with more clusters
    * than are resident at once (213 and 69 clusters of 8 CTAs). Session 27 ran it
    * also on two passes chunk by chunk (docs/results/h100/fwht_ab_13/). */
-  static const int chunk_ml[][2] = {{40, 10}, {1, 17}};
-  for (size_t i = 0; i < sizeof chunk_ml / sizeof chunk_ml[0] && !quick; i++) {
-    const int64_t n = (int64_t)chunk_ml[i][0] << chunk_ml[i][1];
+  static const int many_ml[][2] = {{40, 10}, {1, 17}};
+  for (size_t i = 0; i < sizeof many_ml / sizeof many_ml[0] && !quick; i++) {
+    const int64_t n = (int64_t)many_ml[i][0] << many_ml[i][1];
     const int64_t rows = ((int64_t)33 << 20) / (n * 4) + 3;
-    for (int d = 0; d < 2; d++) fwht_case(rows, n, chunk_ml[i][0], dts[d], (int)i, 0, 0);
+    for (int d = 0; d < 2; d++) fwht_case(rows, n, many_ml[i][0], dts[d], (int)i, 0, 0);
   }
 }
 
