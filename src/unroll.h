@@ -16,11 +16,12 @@
 #ifndef HMX_UNROLL_H
 #define HMX_UNROLL_H
 
-#define HMX_UNROLL_PRAGMA_(x) _Pragma(#x)
+#include "parallel.h" /* HMX_PRAGMA */
+
 #if defined(__clang__)
-#define HMX_UNROLL(n) HMX_UNROLL_PRAGMA_(clang loop unroll(full))
+#define HMX_UNROLL(n) HMX_PRAGMA(clang loop unroll(full))
 #elif defined(__GNUC__)
-#define HMX_UNROLL(n) HMX_UNROLL_PRAGMA_(GCC unroll n)
+#define HMX_UNROLL(n) HMX_PRAGMA(GCC unroll n)
 #else
 #define HMX_UNROLL(n)
 #endif
