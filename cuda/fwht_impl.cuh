@@ -816,7 +816,7 @@ fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, c
  *   b. after a cluster barrier (every CTA's reads of its own shared memory
  *      are done), writes each butterflied element to the CTA that owns its
  *      column: CTA q owns columns q * PC .. q * PC + PC - 1 (PC = PB / CL) of
- *      every block, [NB][PC] (padded) in q's shared memory;
+ *      every block, [NB][PC] in q's shared memory (cluster_send);
  *   c. after a second cluster barrier (all of those writes are visible), takes
  *      its own columns: the m-point sums (NUMERICS §fwht step 2) when M > 1;
  *      when M = 1 the stages h = PB, 2 PB, .. n / 2, in that order (the CL
@@ -866,16 +866,27 @@ __host__ __device__ constexpr int cluster_log(int M, int L) {
   return best;
 }
 
+/* Step b's stores (cluster_send): 1 (default) two neighbouring columns per
+ * 8-byte st.shared::cluster, 0 one generic 4-byte store per element (the
+ * kernel before session 28) */
+#ifndef HMX_FWHT_CLUSTER_PAIRS
+#define HMX_FWHT_CLUSTER_PAIRS 1
+#endif
+
 template <int M, int L, int LCL> struct Clu {
   static constexpr int LE = 5, E = 32; /* elements per thread in step a */
-  static constexpr int CL = 1 << LCL;
+  static constexpr int lcl = LCL, CL = 1 << LCL;
   static constexpr int NB = M > 1 ? M : CL;
   static constexpr int LB = M > 1 ? L : L - LCL;
   static constexpr int PB = 1 << LB, n = NB * PB;
   static constexpr int NC = NB / CL, PC = PB / CL;
   static constexpr int tp = PB / E, threads = NC * tp;
   static constexpr int bs = PB + PB / 32;  /* a block in step a */
-  static constexpr int bsc = PC + PC / 32; /* a block's PC columns in step c */
+  /* a block's PC columns in step c; padded only for the one-element stores
+   * (step b's and c's accesses are runs of consecutive words either way,
+   * and the pair stores need 8-byte alignment) */
+  static constexpr int bsc = HMX_FWHT_CLUSTER_PAIRS ? PC : PC + PC / 32;
+  __device__ static int cidx(int i) { return HMX_FWHT_CLUSTER_PAIRS ? i : pad_index(i); }
   static constexpr int S = NC * bs > NB * bsc ? NC * bs : NB * bsc;
   static constexpr int phases = (LB + LE - 1) / LE;
   static constexpr int wl = phases > 1 ? LB - LE : 0; /* the last window */
@@ -884,6 +895,60 @@ template <int M, int L, int LCL> struct Clu {
   static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024,
                 "cluster layout");
 };
+
+/* A shared-memory address of this CTA as the 32-bit shared::cluster address
+ * of the same location in CTA q of the cluster. */
+__device__ __forceinline__ unsigned cluster_addr(const void *p, int q) {
+  unsigned r;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;"
+      : "=r"(r)
+      : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(q));
+  return r;
+}
+
+/* Step b of fwht_cluster: this thread's E butterflied values (block c of the
+ * row; in the last window register k holds column t0 + (k << wl), t0 < 2^wl
+ * the lane's part) to the CTAs that own their columns: the owner of register
+ * k is k >> (LE - LCL), known at compile time, and the lanes of a warp hold
+ * consecutive columns. Every element crosses the cluster's SM-to-SM network
+ * once (the row's size in f32 for every dtype), and the number of store
+ * requests, not the bytes, is what costs: with HMX_FWHT_CLUSTER_PAIRS lanes
+ * t0 and t0 ^ 1 swap one of registers k, k + 1 (a shuffle) and each stores
+ * two neighbouring columns of one register with one 8-byte store, half the
+ * requests of one store per element (H100, docs/CUDA.md: f32 +1.6 .. +10
+ * pt of the copy bandwidth, bf16 / f16 +5 .. +13 pt). Quads of columns (two
+ * rounds of swaps, 16-byte stores) were slower again: the swaps cost more
+ * instructions than the requests they save. */
+template <class G>
+__device__ __forceinline__ void cluster_send(const float (&v)[G::E], float *sm,
+                                             cooperative_groups::cluster_group &cluster, int c,
+                                             int t0) {
+  constexpr int LE = G::LE, LCL = G::lcl, wl = G::wl;
+  static_assert(G::threads % 32 == 0 && wl >= 1 && LE - LCL >= 1,
+                "full warps; lanes t0, t0 ^ 1 of one block; pairs of registers per owner");
+#pragma unroll
+  for (int q = 0; q < G::CL; q++) {
+    if constexpr (HMX_FWHT_CLUSTER_PAIRS) {
+      const unsigned a = cluster_addr(sm + c * G::bsc, q);
+      const bool odd = t0 & 1;
+#pragma unroll
+      for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k += 2) {
+        /* the even lane stores register k of t0, t0 + 1; the odd lane
+         * register k + 1 of t0 - 1, t0 */
+        const float got = __shfl_xor_sync(0xffffffffu, odd ? v[k] : v[k + 1], 1);
+        const float lo = odd ? got : v[k], hi = odd ? v[k + 1] : got;
+        const int col = ((t0 & ~1) + ((k + (odd ? 1 : 0)) << wl)) & (G::PC - 1);
+        asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(a + 4u * (unsigned)col),
+                     "f"(lo), "f"(hi));
+      }
+    } else {
+      float *dst = cluster.map_shared_rank(sm, q) + c * G::bsc;
+#pragma unroll
+      for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
+        dst[G::cidx((t0 + (k << wl)) & (G::PC - 1))] = v[k];
+    }
+  }
+}
 
 template <Dt DI, Dt DO, int M, int L, int LCL>
 __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float scale, int epi,
@@ -905,27 +970,16 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
   load_run<DI>(v, (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E, vec);
   block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true);
 
-  /* b. to the owners of the columns. In the last window register k holds
-   * column t0 + (k << wl), t0 = tau < 2^wl, so its owner k >> (LE - LCL) is
-   * known at compile time; the lanes of a warp write consecutive columns. */
+  /* b. to the owners of the columns, after a cluster barrier (every CTA's
+   * reads of its own shared memory are done) */
   cluster.sync();
-  {
-    constexpr int wl = G::wl;
-    const int t0 = tau_part(tau, wl, LE);
-#pragma unroll
-    for (int q = 0; q < G::CL; q++) {
-      float *dst = cluster.map_shared_rank(sm, q) + c * G::bsc;
-#pragma unroll
-      for (int k = q << (LE - LCL); k < (q + 1) << (LE - LCL); k++)
-        dst[pad_index((t0 + (k << wl)) & (G::PC - 1))] = v[k];
-    }
-  }
+  cluster_send<G>(v, sm, cluster, c, tau_part(tau, G::wl, LE));
   cluster.sync();
 
   /* c. this CTA's columns, from its own shared memory */
   TO *y = (TO *)yv + row * G::n + rank * G::PC;
   for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
-    const float *col = sm + pad_index(jl);
+    const float *col = sm + G::cidx(jl);
     const int j = rank * G::PC + jl; /* column in the block */
     if constexpr (M > 1) {
       float acc[M];
@@ -962,10 +1016,16 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
 #ifndef HMX_FWHT_CLUSTER_MAXREG
 #define HMX_FWHT_CLUSTER_MAXREG -1
 #endif
+/* f32 20 * 2048 and 28 * 2048: 40 since session 28's pair stores (step b),
+ * which left registers to spare: 77.2 -> 80.7 and 67.2 -> 72.1% of the copy
+ * bandwidth (48: 80.0, 66.8); 0 (uncapped) before, when 48 had lost 1-3 pt. */
+#ifndef HMX_FWHT_CLUSTER_F32_M20_28_MAXREG
+#define HMX_FWHT_CLUSTER_F32_M20_28_MAXREG 40
+#endif
 template <Dt DI, int M, int L> __host__ __device__ constexpr int cluster_maxreg() {
   if (HMX_FWHT_CLUSTER_MAXREG >= 0) return HMX_FWHT_CLUSTER_MAXREG;
   if (M == 40) return 48;
-  if (DI == Dt::F32) return M == 20 || M == 28 ? 0 : 48;
+  if (DI == Dt::F32) return M == 20 || M == 28 ? HMX_FWHT_CLUSTER_F32_M20_28_MAXREG : 48;
   return M == 20 ? 48 : 40;
 }
 
