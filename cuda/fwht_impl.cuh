@@ -915,10 +915,11 @@ __device__ __forceinline__ unsigned cluster_addr(const void *p, int q) {
  * requests, not the bytes, is what costs: with HMX_FWHT_CLUSTER_PAIRS lanes
  * t0 and t0 ^ 1 swap one of registers k, k + 1 (a shuffle) and each stores
  * two neighbouring columns of one register with one 8-byte store, half the
- * requests of one store per element (H100, docs/CUDA.md: f32 +1.6 .. +10
- * pt of the copy bandwidth, bf16 / f16 +5 .. +13 pt). Quads of columns (two
- * rounds of swaps, 16-byte stores) were slower again: the swaps cost more
- * instructions than the requests they save. */
+ * requests of one store per element (H100, docs/results/h100/fwht_ab_15:
+ * f32 +1.6 .. +11 pt of the copy bandwidth, bf16 / f16 +6 .. +13 pt; the
+ * same stores one element at a time at 32-bit cluster addresses gained
+ * nothing). Quads of columns (two rounds of swaps, 16-byte stores) were
+ * slower again: the swaps cost more instructions than the requests save. */
 template <class G>
 __device__ __forceinline__ void cluster_send(const float (&v)[G::E], float *sm,
                                              cooperative_groups::cluster_group &cluster, int c,
