@@ -940,7 +940,8 @@ __device__ __forceinline__ void cluster_send(const float (&v)[G::E], float *sm,
         const float lo = odd ? got : v[k], hi = odd ? v[k + 1] : got;
         const int col = ((t0 & ~1) + ((k + (odd ? 1 : 0)) << wl)) & (G::PC - 1);
         asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(a + 4u * (unsigned)col),
-                     "f"(lo), "f"(hi));
+                     "f"(lo), "f"(hi)
+                     : "memory"); /* stays before the cluster barrier that publishes it */
       }
     } else {
       float *dst = cluster.map_shared_rank(sm, q) + c * G::bsc;
