@@ -135,11 +135,21 @@ int main(void) {
   sc.op = "gemm_scaling";
   sc.m = 512, sc.k = 768, sc.nn = 2048;
   sc.value = 1.85, sc.lo = 1.7, sc.hi = 1.9;
+  sc.x_peer = -1; /* oneDNN's scaling not measured: the rounds alone */
   r[nr++] = sc;
   s = section(r, nr, &notes, &t);
   CHECK(has_line(s, "oneDNN sgemm M=512 K=768 N=2048", "missed by 0.01x"), "%s", s);
   CHECK(has_line(s, "M=1, % of memcpy M=1 K=2048 N=2048", "met"), "%s", s);
   CHECK(has_line(s, "2 threads / 1 M=512 K=768 N=2048", "met (rounds 1.70-1.90)"), "%s", s);
+  CHECK(!has_line(s, "2 threads / 1 M=512 K=768 N=2048", "oneDNN"), "%s", s);
+  /* with oneDNN's own scaling: printed beside ours, the verdict still ours alone */
+  r[nr - 1].value = 1.45, r[nr - 1].lo = 1.4, r[nr - 1].hi = 1.5, r[nr - 1].x_peer = 1.47;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2 threads / 1 M=512 K=768 N=2048",
+                 "missed by 0.35x (81% of the target) (rounds 1.40-1.50; oneDNN 1.47x in the same rounds)"),
+        "%s", s);
+  r[nr - 1].value = 1.85, r[nr - 1].lo = 1.7, r[nr - 1].hi = 1.9, r[nr - 1].x_peer = -1;
+  s = section(r, nr, &notes, &t);
   /* shapes no gemm row had are left out, not reported as missing */
   CHECK(!has_line(s, "M=64 K=768 N=768", NULL), "%s", s);
   CHECK(t.met == 2 && t.missed == 1 && t.unmeasured == 0, "%d %d %d:\n%s", t.met, t.missed,

@@ -622,6 +622,16 @@ static int run_onednn(void *p) {
                         g->n) != 0;
 }
 
+/* oneDNN's sgemm on g->b.threads threads (gemm_scaling's peer rounds). */
+static int run_onednn_threads(void *p) {
+  gemm_ctx *g = p;
+#if defined(_OPENMP)
+  omp_set_num_threads(g->b.threads);
+#endif
+  return g_bench->sgemm('N', 'T', g->m, g->n, g->k, 1.0f, g->a, g->k, g->w, g->k, 0.0f, g->c,
+                        g->n) != 0;
+}
+
 /* The least time of `runs` calls of fn, in seconds (-1 when one fails). */
 static double best_of(bench_fn fn, void *ctx, int runs) {
   double best = 1e30;
@@ -638,7 +648,10 @@ static double best_of(bench_fn fn, void *ctx, int runs) {
  * "Targets"), when the table ran one thread: the avx512 gemm at M = 64 and
  * 512 alternating 1 and 2 threads in this process, 7 rounds of the best of 5
  * runs each, recorded as the median of the rounds' ratios (one after the
- * other in separate runs, the same ratios moved by 20%). */
+ * other in separate runs, the same ratios moved by 20%). With --onednn, each
+ * round also times oneDNN's sgemm on 1 and 2 threads, and the median of its
+ * ratios goes beside ours (x_peer): what this machine lets a tuned gemm
+ * gain from its second core in the same minutes. */
 static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
   const hmx_backend *be = hmx_backend_find("avx512");
   int sel = 0;
@@ -657,8 +670,9 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
     if (m < 64) continue;
     gemm_ctx g = {{be, 1, HMX_TIER_DEFAULT}, alloc_f(m * k, 6), alloc_f(n * k, 7),
                   alloc_f(m * n, 0), m, n, k};
-    double ratio[ROUNDS];
+    double ratio[ROUNDS], peer[ROUNDS];
     int ok = g.a && g.w && g.c && run_gemm(&g) == 0;
+    int with_peer = B->sgemm != NULL;
     for (int r = 0; ok && r < ROUNDS; r++) {
       g.b.threads = 1;
       double t1 = best_of(run_gemm, &g, 5);
@@ -666,7 +680,18 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
       double t2 = best_of(run_gemm, &g, 5);
       ok = t1 > 0 && t2 > 0;
       if (ok) ratio[r] = t1 / t2;
+      if (ok && with_peer) {
+        g.b.threads = 1;
+        double p1 = best_of(run_onednn_threads, &g, 5);
+        g.b.threads = 2;
+        double p2 = best_of(run_onednn_threads, &g, 5);
+        with_peer = p1 > 0 && p2 > 0;
+        if (with_peer) peer[r] = p1 / p2;
+      }
     }
+#if defined(_OPENMP)
+    if (B->sgemm) omp_set_num_threads(B->threads); /* as the table's oneDNN rows had it */
+#endif
     if (ok) {
       const double med = median_of(ratio, ROUNDS);
       hmx_bench_result x;
@@ -678,7 +703,8 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
       x.value = med;
       x.lo = ratio[0];
       x.hi = ratio[ROUNDS - 1];
-      x.gbs = x.pct_bw = x.x_peer = -1;
+      x.gbs = x.pct_bw = -1;
+      x.x_peer = with_peer ? median_of(peer, ROUNDS) : -1;
       record(B, &x);
     }
     free_f(g.a); free_f(g.w); free_f(g.c);

@@ -19,7 +19,8 @@ typedef struct hmx_bench_result {
   int64_t m, k, nn;/* gemm, gemm_scaling: M, K, N */
   double gbs;      /* GB/s (minimal traffic); fwht: per element, comparable across n */
   double pct_bw;   /* % of the single-thread memcpy probe; < 0 when unknown */
-  double x_peer;   /* peer time / our time; < 0 when the peer did not run */
+  double x_peer;   /* peer time / our time; < 0 when the peer did not run;
+                      gemm_scaling: oneDNN's own 2 threads / 1 in the same rounds */
   const char *peer_note; /* why it did not, when the bench knows (else NULL) */
   double value;    /* gemm_scaling: median of the per-round ratios */
   double lo, hi;   /* gemm_scaling: the smallest and largest round */
