@@ -613,24 +613,22 @@ static int run_gemm(void *p) {
 
 static bench *g_bench; /* for the oneDNN callback */
 
-static int run_onednn(void *p) {
-  gemm_ctx *g = p;
+/* oneDNN's sgemm (the peer) of g on `threads` OpenMP threads. */
+static int onednn_sgemm(const gemm_ctx *g, int threads) {
 #if defined(_OPENMP)
-  omp_set_num_threads(g_bench->threads);
+  omp_set_num_threads(threads);
+#else
+  (void)threads;
 #endif
   return g_bench->sgemm('N', 'T', g->m, g->n, g->k, 1.0f, g->a, g->k, g->w, g->k, 0.0f, g->c,
                         g->n) != 0;
 }
 
-/* oneDNN's sgemm on g->b.threads threads (gemm_scaling's peer rounds). */
-static int run_onednn_threads(void *p) {
-  gemm_ctx *g = p;
-#if defined(_OPENMP)
-  omp_set_num_threads(g->b.threads);
-#endif
-  return g_bench->sgemm('N', 'T', g->m, g->n, g->k, 1.0f, g->a, g->k, g->w, g->k, 0.0f, g->c,
-                        g->n) != 0;
-}
+/* the table's oneDNN row: the bench's threads */
+static int run_onednn(void *p) { return onednn_sgemm(p, g_bench->threads); }
+
+/* gemm_scaling's peer rounds: g->b.threads */
+static int run_onednn_threads(void *p) { return onednn_sgemm(p, ((gemm_ctx *)p)->b.threads); }
 
 /* The least time of `runs` calls of fn, in seconds (-1 when one fails). */
 static double best_of(bench_fn fn, void *ctx, int runs) {
