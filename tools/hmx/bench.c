@@ -642,6 +642,16 @@ static double best_of(bench_fn fn, void *ctx, int runs) {
   return best;
 }
 
+/* One round of gemm_scaling: fn(g) on 1 thread over fn(g) on 2 (the best
+ * of 5 runs each), or -1 when a run fails. */
+static double two_over_one(bench_fn fn, gemm_ctx *g) {
+  g->b.threads = 1;
+  const double t1 = best_of(fn, g, 5);
+  g->b.threads = 2;
+  const double t2 = best_of(fn, g, 5);
+  return t1 > 0 && t2 > 0 ? t1 / t2 : -1.0;
+}
+
 /* Issue 3's "two threads >= 1.8x one thread" for gemm (docs/BENCH.md
  * "Targets"), when the table ran one thread: the avx512 gemm at M = 64 and
  * 512 alternating 1 and 2 threads in this process, 7 rounds of the best of 5
@@ -672,19 +682,11 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
     int ok = g.a && g.w && g.c && run_gemm(&g) == 0;
     int with_peer = B->sgemm != NULL;
     for (int r = 0; ok && r < ROUNDS; r++) {
-      g.b.threads = 1;
-      double t1 = best_of(run_gemm, &g, 5);
-      g.b.threads = 2;
-      double t2 = best_of(run_gemm, &g, 5);
-      ok = t1 > 0 && t2 > 0;
-      if (ok) ratio[r] = t1 / t2;
+      ratio[r] = two_over_one(run_gemm, &g);
+      ok = ratio[r] > 0;
       if (ok && with_peer) {
-        g.b.threads = 1;
-        double p1 = best_of(run_onednn_threads, &g, 5);
-        g.b.threads = 2;
-        double p2 = best_of(run_onednn_threads, &g, 5);
-        with_peer = p1 > 0 && p2 > 0;
-        if (with_peer) peer[r] = p1 / p2;
+        peer[r] = two_over_one(run_onednn_threads, &g);
+        with_peer = peer[r] > 0;
       }
     }
 #if defined(_OPENMP)
