@@ -690,7 +690,9 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
       }
     }
 #if defined(_OPENMP)
-    if (B->sgemm) omp_set_num_threads(B->threads); /* as the table's oneDNN rows had it */
+    /* the OpenMP default back where the table's oneDNN rows leave it (the
+     * rounds left it at 2; later ops with the default thread count read it) */
+    if (B->sgemm) omp_set_num_threads(B->threads);
 #endif
     if (ok) {
       const double med = median_of(ratio, ROUNDS);
