@@ -28,3 +28,10 @@ if(HMX_HAVE_CJSON AND TARGET hmx)
   set_tests_properties(cli_bench_rounds_bad PROPERTIES LABELS "cli" TIMEOUT 60
                        PASS_REGULAR_EXPRESSION "--rounds '10' is not an integer in 1..9")
 endif()
+# The GEMV read orders hmx bench times beside the copy (tools/read_bandwidth.h):
+# every weight read exactly once at any shape.
+hmx_add_test(NAME test_read_orders
+             SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_read_orders.c
+                     ${PROJECT_SOURCE_DIR}/tools/read_bandwidth.c
+             LABELS unit TIMEOUT 60)
+target_include_directories(test_read_orders PRIVATE ${PROJECT_SOURCE_DIR}/tools)

@@ -49,3 +49,38 @@ double hmx_read_bandwidth(int threads) {
   (void)sink;
   return best;
 }
+
+/* 16 lane sums a step, two sets (even and odd rows) so that the adds of one
+ * step are two chains of 8 rather than one of 16: the loops stay bound by
+ * memory, not by add latency. */
+float hmx_read_in_order(const float *w, int64_t n, int64_t k) {
+  const int64_t count = n * k;
+  float lane[16] = {0}, tail = 0;
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16)
+    for (int j = 0; j < 16; j++) lane[j] += w[i + j];
+  for (; i < count; i++) tail += w[i];
+  for (int j = 0; j < 16; j++) tail += lane[j];
+  return tail;
+}
+
+float hmx_read_16_rows(const float *w, int64_t n, int64_t k) {
+  float even[16] = {0}, odd[16] = {0}, tail = 0;
+  int64_t r = 0;
+  for (; r + 16 <= n; r += 16) {
+    int64_t p = 0;
+    for (; p + 16 <= k; p += 16)
+      for (int i = 0; i < 16; i += 2) {
+        const float *a = w + (r + i) * k + p, *b = a + k;
+        for (int j = 0; j < 16; j++) {
+          even[j] += a[j];
+          odd[j] += b[j];
+        }
+      }
+    for (int i = 0; i < 16; i++) /* the k % 16 last columns */
+      for (int64_t q = p; q < k; q++) tail += w[(r + i) * k + q];
+  }
+  for (int64_t i = r * k; i < n * k; i++) tail += w[i];
+  for (int j = 0; j < 16; j++) tail += even[j] + odd[j];
+  return tail;
+}

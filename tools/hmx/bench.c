@@ -14,6 +14,7 @@
 #include "opspec.h"
 #include "bench_study.h"
 #include "bench_targets.h"
+#include "read_bandwidth.h" /* hmx_read_in_order, hmx_read_16_rows */
 
 #include <math.h>
 #include <stdlib.h>
@@ -717,6 +718,42 @@ static void gemm_scaling(bench *B, const int64_t (*shapes)[3], int count) {
 #endif
 }
 
+/* The weights of a GEMV read without arithmetic (read_bandwidth.h). */
+typedef struct read_ctx {
+  const float *w;
+  int64_t n, k;
+  int rows16; /* 1: in the kernel's order, 16 rows at a time; 0: in address order */
+} read_ctx;
+static volatile float read_sink; /* keeps the reads */
+static int run_read(void *p) {
+  const read_ctx *c = p;
+  read_sink += c->rows16 ? hmx_read_16_rows(c->w, c->n, c->k) : hmx_read_in_order(c->w, c->n, c->k);
+  return 0;
+}
+
+/* gemm M = 1 with weights from memory, context for its target: the same
+ * weights only read, cold (each read paired with the copy, as the kernel's
+ * runs are), in address order and in the order the kernel reads them, as
+ * % of the copy. What the machine's memory gives one thread in that order
+ * is the kernel's ceiling; the first is what a layout read in order would
+ * get. Into B->key (the next report()). */
+static void decode_read_context(bench *B, const gemm_ctx *g) {
+  if (B->copy_bytes == 0) return;
+  for (int v = 0; v < 2; v++) {
+    read_ctx c = {g->w, g->n, g->k, v};
+    row r;
+    memset(&r, 0, sizeof r);
+    r.fn = run_read;
+    r.ctx = &c;
+    const double s = time_once(&r);
+    if (s < 0) return;
+    r.ms = s * 1e3;
+    const double pct = paired_pct_copy(B, &r, 4.0 * (double)(g->n * g->k));
+    if (v) B->key.pct_read_16_rows = pct > 0 ? pct : 0;
+    else B->key.pct_read_in_order = pct > 0 ? pct : 0;
+  }
+}
+
 static void bench_gemm(bench *B) {
   /* (M, K, N): decode (M = 1) in L2 and with 16 MiB of weights; M = 64 and
    * 512 at issue 3's transformer shapes (K x N = 768 x 768, 768 x 2048,
@@ -750,6 +787,7 @@ static void bench_gemm(bench *B) {
       B->key.k = k;
       B->key.nn = n;
       B->pair_bw = m == 1 && n * k * 4 >= (16 << 20);
+      if (B->pair_bw) decode_read_context(B, &g);
       report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
              4.0 * (double)(m * k + n * k + m * n), rows, nr);
     }

@@ -24,6 +24,10 @@ typedef struct hmx_bench_result {
   const char *peer_note; /* why it did not, when the bench knows (else NULL) */
   double value;    /* gemm_scaling: median of the per-round ratios */
   double lo, hi;   /* gemm_scaling: the smallest and largest round */
+  /* gemm M = 1 from memory: the same weights read cold with no arithmetic,
+   * % of the copy as pct_bw (0: not measured): in address order, and in the
+   * order the kernel reads them (16 rows at a time; read_bandwidth.h) */
+  double pct_read_in_order, pct_read_16_rows;
 } hmx_bench_result;
 
 /* Why a peer's ratio may be missing (printed with "not measured"); and,
