@@ -42,8 +42,13 @@ static hmx_cpu_features detect_uncached(void) {
   cpuid(0, 0, l0);
   /* the vendor string is EBX, EDX, ECX of leaf 0 */
   f.intel = !memcmp(&l0[1], "Genu", 4) && !memcmp(&l0[3], "ineI", 4) && !memcmp(&l0[2], "ntel", 4);
+  const int amd = !memcmp(&l0[1], "Auth", 4) && !memcmp(&l0[3], "enti", 4) && !memcmp(&l0[2], "cAMD", 4);
   cpuid(1, 0, l1);
   cpuid(7, 0, l7);
+  /* family: the base family (EAX bits 8-11), plus the extended family
+   * (bits 20-27) when the base is 0xF */
+  const unsigned base_family = (l1[0] >> 8) & 0xf;
+  const unsigned family = base_family == 0xf ? base_family + ((l1[0] >> 20) & 0xff) : base_family;
   int osxsave = (l1[2] >> 27) & 1, avx = (l1[2] >> 28) & 1, fma = (l1[2] >> 12) & 1;
   int f16c = (l1[2] >> 29) & 1;
   unsigned long long xcr0 = osxsave ? xgetbv0() : 0;
@@ -57,6 +62,7 @@ static hmx_cpu_features detect_uncached(void) {
   unsigned l71[4] = {0, 0, 0, 0};
   if (l7[0] >= 1) cpuid(7, 1, l71); /* l7[0]: the highest subleaf of leaf 7 */
   f.avx512_bf16 = f.avx512 && ((l71[0] >> 5) & 1);
+  f.zen4 = amd && family == 0x19 && f.avx512;
 #elif defined(__aarch64__) || defined(_M_ARM64)
   f.neon = 1;
 #endif
@@ -65,7 +71,7 @@ static hmx_cpu_features detect_uncached(void) {
 
 /* CPUID traps to the hypervisor in a virtual machine (tens of microseconds),
  * and every op call asks whether its backend can run: detect once. The cache
- * holds the five flags plus a "known" bit; concurrent first calls compute
+ * holds the six flags plus a "known" bit; concurrent first calls compute
  * the same value, and the atomic makes that race well defined. */
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
@@ -83,7 +89,7 @@ hmx_cpu_features hmx_cpu_detect(void) {
   if (!c) {
     hmx_cpu_features f = detect_uncached();
     c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0) |
-        (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0);
+        (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0) | (f.zen4 ? 64 : 0);
     CACHE_STORE(c);
   }
   hmx_cpu_features f;
@@ -92,5 +98,6 @@ hmx_cpu_features hmx_cpu_detect(void) {
   f.neon = (c & 4) != 0;
   f.avx512_bf16 = (c & 16) != 0;
   f.intel = (c & 32) != 0;
+  f.zen4 = (c & 64) != 0;
   return f;
 }

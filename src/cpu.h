@@ -9,6 +9,8 @@ typedef struct hmx_cpu_features {
                       bf16 gemm (cpu_fast/fast_bf16_g16.c) */
   int neon;        /* AArch64 Advanced SIMD (always present on AArch64) */
   int intel;       /* x86 vendor string "GenuineIntel" (picks the kernels' tuning, src/tuning.h) */
+  int zen4;        /* "AuthenticAMD", family 19h and avx512: Zen 4 (Zen 3, also 19h, has no
+                      AVX-512; Zen 5 is 1Ah) (picks the kernels' tuning) */
 } hmx_cpu_features;
 
 /* Detected on the first call, then cached (CPUID is slow under a hypervisor). */

@@ -13,7 +13,7 @@ static const hmx_x86_tuning profiles[] = {
      * aligned scratch row avoids the two-line accesses of unaligned vectors
      * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
      * prefetch the next row. */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, 4096, 0, 0, 0, 0},
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, {4096, 4096}, {0, 0}, 0, 0, 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -37,7 +37,25 @@ static const hmx_x86_tuning profiles[] = {
      * sub-blocks and m > 1 blocks: 16384 +12% in L2, +8% from memory,
      * 12 * 2^k +3-5% (simd/x86/fwht_x86.h). The zen profile keeps its split
      * chunks (not measured there). */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, 1024, 1, 1, 8192, 1},
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1},
+    /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
+     * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each
+     * profile in turn, then under intel with one field changed at a time (two
+     * rounds), then this one against intel and zen (three rounds). Against
+     * zen: in L2, x FFHT at 1024 / 2048 / 4096 1.69-1.74 / 1.67-1.69 /
+     * 1.46-1.47 -> 1.85-1.86 / 1.79-1.80 / 1.68-1.69 (two-pass rows; without
+     * them intel's fields lose 0.1-0.25x there), 16384 / 65536 from memory
+     * 65-71% / 60-65% of the copy -> 97-99% / 76-80% (no scratch row: 85-92%
+     * with it; no split chunks: 16384 in L2 1.42x with them); against intel:
+     * prefetching the next row from 4096 elements, not 1024, from memory
+     * 1024 / 2048 124-128% / 114-121% -> 144-148% / 143-147%, and none for
+     * m > 1 one-chunk rows, 768 / 1536 110-114% / 103-108% -> 127-138% /
+     * 111-128%; every other case within a round's spread. Those two are
+     * avx512's: avx2 (`--backend avx2`, zen4 / intel / zen, two rounds)
+     * wants intel's, from memory x FFHT at 1024 / 2048 0.95-0.96 / 0.88-0.89
+     * -> 1.18-1.19 / 1.17-1.19 and 768 / 1536 83-86% / 69-72% -> 111-114% /
+     * 94-98% of the copy. */
+    {"zen4", "AMD EPYC Zen 4, 2 vCPUs", 0, 0, {1024, 4096}, {1, 0}, 1, 8192, 1},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 
@@ -69,7 +87,10 @@ static int choose(void) {
     const char *env = getenv("HMX_X86_TUNING");
     const hmx_x86_tuning *t = hmx_x86_tuning_find(env);
     int src = t ? SRC_ENV : env && *env ? SRC_VENDOR_BAD_ENV : SRC_VENDOR;
-    if (!t) t = hmx_x86_tuning_find(hmx_cpu_detect().intel ? "intel" : "zen");
+    if (!t) {
+      const hmx_cpu_features f = hmx_cpu_detect();
+      t = hmx_x86_tuning_find(f.intel ? "intel" : f.zen4 ? "zen4" : "zen");
+    }
     c = 1 + (int)(t - profiles) + 16 * src;
     CHOSEN_STORE(c);
   }

@@ -9,16 +9,17 @@
 #define HMX_TUNING_H
 
 typedef struct hmx_x86_tuning {
-  const char *name;           /* "zen" or "intel" */
+  const char *name;           /* "zen", "intel" or "zen4" */
   const char *measured_on;    /* the machine the numbers behind it come from */
   /* fwht / hadamard_mix (simd/x86/fwht_x86.h) */
   int fwht_split_chunks;      /* cache-resident rows that take passes: two short in-register
                                  chunks side by side instead of one long one (HX_SPLIT_LR) */
   int fwht_unaligned_scratch; /* rows not on a cache line that take passes in L2: those
                                  passes in a 64-byte aligned scratch row instead of in place */
-  int fwht_pf_min_p;          /* batches from memory: prefetch the next row during the passes
+  /* the next two per backend, [0] avx2 and [1] avx512 (they differ on Zen 4) */
+  int fwht_pf_min_p[2];       /* batches from memory: prefetch the next row during the passes
                                  of blocks of at least this many elements (hx_pf) */
-  int fwht_pf_mpoint_rows;    /* batches from memory, m > 1 rows whose blocks fit one chunk
+  int fwht_pf_mpoint_rows[2]; /* batches from memory, m > 1 rows whose blocks fit one chunk
                                  (768, 1536, ...): prefetch the next row during the first pass */
   int fwht_pf_spread;         /* hx_pf: one line of the next row per (vector loads of a row /
                                  its lines), counted on the first row, instead of per two loads */
@@ -30,9 +31,10 @@ typedef struct hmx_x86_tuning {
                                  streamed outputs) */
 } hmx_x86_tuning;
 
-/* The profile in force: the one HMX_X86_TUNING names ("zen" or "intel"),
- * else "intel" on a GenuineIntel CPU and "zen" on any other (AMD, and the
- * default). Decided on the first call. */
+/* The profile in force: the one HMX_X86_TUNING names ("zen", "intel" or
+ * "zen4"), else "intel" on a GenuineIntel CPU, "zen4" on an AMD Zen 4 (family
+ * 19h with AVX-512) and "zen" on any other (other AMD, and the default).
+ * Decided on the first call. */
 const hmx_x86_tuning *hmx_x86_tuning_current(void);
 
 /* Where the current profile came from: "cpu vendor", "HMX_X86_TUNING", or

@@ -166,8 +166,9 @@ HX_INL void hx_pf_tick(hx_pf *c, int loads) {
 #define HX_PF_BYTES ((int64_t)8 << 20) /* batches of 8 MiB or more: prefetch the next row */
 #endif
 /* Which blocks prefetch the next row: the tuning profile's fwht_pf_min_p
- * (src/tuning.h): Zen 5 from 4096 elements (smaller rows measured >= 100% of
- * copy without), Intel from 1024 (1024 / 2048 from memory 66-72% -> 95-100%). */
+ * (src/tuning.h), per backend: Zen 5 from 4096 elements (smaller rows
+ * measured >= 100% of copy without), Intel from 1024 (1024 / 2048 from memory
+ * 66-72% -> 95-100%), Zen 4 avx512 from 4096 and avx2 from 1024. */
 #ifndef HX_PF_LOADS
 #define HX_PF_LOADS 2 /* 64-byte vector loads per prefetched line */
 #endif
@@ -1118,13 +1119,13 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * 65536: 2 beats 1, 3, 4 and 6, which finish the next row too early or
    * too late). */
   int pf_every = 0;
-  if (from_memory && p >= tune->fwht_pf_min_p)
+  if (from_memory && p >= tune->fwht_pf_min_p[HX_W == 16])
     pf_every = HX_PF_LOADS * (64 / (HX_W * (int)sizeof(float)));
   /* m > 1 rows whose blocks are one chunk each (768, 1536, ...): their one
    * pass over memory (hx_chunk_multi) prefetches the whole next row, a line
    * per line it loads (the m-point pass after it stays in L1), where the
    * profile says so (fwht_pf_mpoint_rows). */
-  else if (from_memory && hx_mpoint_row_one_pass(m, lp) && tune->fwht_pf_mpoint_rows)
+  else if (from_memory && hx_mpoint_row_one_pass(m, lp) && tune->fwht_pf_mpoint_rows[HX_W == 16])
     pf_every = 64 / (HX_W * (int)sizeof(float));
   /* Where the profile says so, rows whose blocks take three passes (16384,
    * 65536) prefetch one line per three loads instead of two, so that the
