@@ -816,7 +816,9 @@ fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, c
  *   b. after a cluster barrier (every CTA's reads of its own shared memory
  *      are done), writes each butterflied element to the CTA that owns its
  *      column: CTA q owns columns q * PC .. q * PC + PC - 1 (PC = PB / CL) of
- *      every block, [NB][PC] in q's shared memory (cluster_send);
+ *      every block, [NB][PC] in q's shared memory (cluster_send); or, for the
+ *      sizes that pull (cluster_pull: M = 1, 12, 20), into its own shared
+ *      memory laid out by owner, for the owners to read after one barrier;
  *   c. after a second cluster barrier (all of those writes are visible), takes
  *      its own columns: the m-point sums (NUMERICS §fwht step 2) when M > 1;
  *      when M = 1 the stages h = PB, 2 PB, .. n / 2, in that order (the CL
@@ -872,6 +874,28 @@ __host__ __device__ constexpr int cluster_log(int M, int L) {
 #ifndef HMX_FWHT_CLUSTER_PAIRS
 #define HMX_FWHT_CLUSTER_PAIRS 1
 #endif
+
+/* Step b by pulling instead of pushing: each CTA writes its butterflied
+ * values into its own shared memory, laid out by owner (a CTA barrier, not a
+ * cluster barrier, guards step a's reads of it), one cluster barrier
+ * publishes them, and each owner reads its columns from the CTAs that hold
+ * them (distributed shared memory loads, in step c's order); a CTA then
+ * waits, at its very end, until the others are done reading it (an arrive
+ * after its reads, the wait before it exits). One blocking cluster barrier
+ * instead of two, but the remote loads' latency wants registers. Measured on
+ * the H100 (session 29, docs/results/h100/fwht_ab_16, % of the copy, f32 /
+ * bf16): 2^16 83.3 -> 86.7 / 67.5 -> 75.2, 2^17 74.3 -> 77.8 / 57.2 -> 62.5,
+ * 12 * 4096 80.7 -> 84.0 / 63.4 -> 69.3, 20 * 2048 80.5 -> 83.7 (f32
+ * uncapped; 72.8 at its cap of 40) / 60.1 -> 61.9; slower for M = 28 and 40
+ * (71.1 -> 69.5, 72.5 -> 66.6, 40 * 1024 82.3 -> 80.7 even uncapped, the
+ * m-point sums' M accumulators and the loads in flight spill). So by size:
+ * -1 (default) pull for M = 1, 12, 20; 0 never; 1 always. */
+#ifndef HMX_FWHT_CLUSTER_PULL
+#define HMX_FWHT_CLUSTER_PULL -1
+#endif
+__host__ __device__ constexpr bool cluster_pull(int M) {
+  return HMX_FWHT_CLUSTER_PULL < 0 ? M == 1 || M == 12 || M == 20 : HMX_FWHT_CLUSTER_PULL > 0;
+}
 
 template <int M, int L, int LCL> struct Clu {
   static constexpr int LE = 5, E = 32; /* elements per thread in step a */
@@ -972,6 +996,56 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
   load_run<DI>(v, (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E, vec);
   block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true);
 
+  if constexpr (cluster_pull(M)) {
+    /* b. into this CTA's own shared memory, by owner: owner q's columns of
+     * local block cl at [q][cl][PC] (after step a's reads of it) */
+    static_assert(G::CL * G::NC * G::PC <= G::S, "pull layout");
+    __syncthreads();
+    const int t0 = tau_part(tau, G::wl, LE);
+#pragma unroll
+    for (int k = 0; k < E; k++) {
+      const int q = k >> (LE - LCL), col = (t0 + (k << G::wl)) & (G::PC - 1);
+      sm[(q * G::NC + cl) * G::PC + col] = v[k];
+    }
+    cluster.sync(); /* everyone's values are in place */
+    /* c. this CTA's columns, read from the CTAs that hold them: block cc
+     * (of the row) is local block cc % NC of CTA cc / NC */
+    TO *y = (TO *)yv + row * G::n + rank * G::PC;
+    const float *mine = sm + rank * G::NC * G::PC;
+    for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
+      const int j = rank * G::PC + jl;
+      auto u = [&](int cc) { /* 32-bit cluster addresses: no 64-bit pointers held */
+        float x;
+        asm("ld.shared::cluster.f32 %0, [%1];"
+            : "=f"(x)
+            : "r"(cluster_addr(mine + (cc % G::NC) * G::PC + jl, cc / G::NC))
+            : "memory");
+        return x;
+      };
+      if constexpr (M > 1) {
+        float acc[M];
+        factor_column<M>(u, acc);
+#pragma unroll
+        for (int r = 0; r < M; r++)
+          st_out(y + r * G::PB + jl,
+                 (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
+      } else {
+        float w[G::CL];
+#pragma unroll
+        for (int r = 0; r < G::CL; r++) w[r] = u(r);
+        reg_stages<G::CL>(w, 0, LCL);
+#pragma unroll
+        for (int r = 0; r < G::CL; r++)
+          st_out(y + r * G::PB + jl,
+                 (TO)Io<DO>::narrow(epilogue(w[r], epi, scale, alpha, beta, r * G::PB + j)));
+      }
+    }
+    /* this CTA's shared memory stays until every CTA is done reading it */
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    return;
+  }
+
   /* b. to the owners of the columns, after a cluster barrier (every CTA's
    * reads of its own shared memory are done) */
   cluster.sync();
@@ -1018,15 +1092,18 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
 #ifndef HMX_FWHT_CLUSTER_MAXREG
 #define HMX_FWHT_CLUSTER_MAXREG -1
 #endif
-/* f32 20 * 2048 and 28 * 2048: 40 since session 28's pair stores (step b),
- * which left registers to spare: 77.2 -> 80.7 and 67.2 -> 72.1% of the copy
- * bandwidth (48: 80.0, 66.8); 0 (uncapped) before, when 48 had lost 1-3 pt. */
+/* f32 20 * 2048 and 28 * 2048 when they push (step b): 40 since session 28's
+ * pair stores, which left registers to spare: 77.2 -> 80.7 and 67.2 -> 72.1%
+ * of the copy bandwidth (48: 80.0, 66.8); 0 (uncapped) before, when 48 had
+ * lost 1-3 pt. f32 20 * 2048 pulling (cluster_pull): uncapped, 72.8 -> 83.7
+ * (session 29). */
 #ifndef HMX_FWHT_CLUSTER_F32_M20_28_MAXREG
 #define HMX_FWHT_CLUSTER_F32_M20_28_MAXREG 40
 #endif
 template <Dt DI, int M, int L> __host__ __device__ constexpr int cluster_maxreg() {
   if (HMX_FWHT_CLUSTER_MAXREG >= 0) return HMX_FWHT_CLUSTER_MAXREG;
   if (M == 40) return 48;
+  if (DI == Dt::F32 && M == 20 && cluster_pull(M)) return 0;
   if (DI == Dt::F32) return M == 20 || M == 28 ? HMX_FWHT_CLUSTER_F32_M20_28_MAXREG : 48;
   return M == 20 ? 48 : 40;
 }
