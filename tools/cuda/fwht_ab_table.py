@@ -27,6 +27,9 @@ def main():
                     order.append(key)
                 vals.setdefault((key, name), []).append(o["gbs"])
                 exact[(key, name)] = exact.get((key, name), True) and o["bitexact"]
+    if not copy:  # ROUNDS=0 (build and test only), or every bench run failed
+        print(f"no bench results (ab-NAME-ROUND.jsonl with a copy line) in {d}")
+        return
     top = max(max(v) for v in copy.values())
     print("copy GB/s of each bench run: " + "  ".join(f"{n} " + "/".join(f"{c:.0f}" for c in copy[n]) for n in names if n in copy)
           + f"; % below = of {top:.0f}")
