@@ -976,6 +976,29 @@ __device__ __forceinline__ void cluster_send(const float (&v)[G::E], float *sm,
   }
 }
 
+/* Step c for column jl of this CTA's range (j in the block), either way
+ * step b went: u(cc) is block cc's butterflied value in that column. The
+ * m-point sums when M > 1; when M = 1 the stages PB, 2 PB, .. (bit b of the
+ * chunk index); then the epilogue and the stores. */
+template <class G, Dt DO, int M, typename U>
+__device__ __forceinline__ void cluster_column(U u, typename Io<DO>::T *y, int jl, int j,
+                                               float scale, int epi, const float *alpha,
+                                               const float *beta) {
+  constexpr int R = M > 1 ? M : G::CL;
+  float a[R];
+  if constexpr (M > 1) {
+    factor_column<M>(u, a);
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; r++) a[r] = u(r);
+    reg_stages<R>(a, 0, G::lcl);
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    st_out(y + r * G::PB + jl,
+           (typename Io<DO>::T)Io<DO>::narrow(epilogue(a[r], epi, scale, alpha, beta, r * G::PB + j)));
+}
+
 template <Dt DI, Dt DO, int M, int L, int LCL>
 __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float scale, int epi,
                                              const float *alpha, const float *beta, int vec) {
@@ -1022,23 +1045,7 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
             : "memory");
         return x;
       };
-      if constexpr (M > 1) {
-        float acc[M];
-        factor_column<M>(u, acc);
-#pragma unroll
-        for (int r = 0; r < M; r++)
-          st_out(y + r * G::PB + jl,
-                 (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
-      } else {
-        float w[G::CL];
-#pragma unroll
-        for (int r = 0; r < G::CL; r++) w[r] = u(r);
-        reg_stages<G::CL>(w, 0, LCL);
-#pragma unroll
-        for (int r = 0; r < G::CL; r++)
-          st_out(y + r * G::PB + jl,
-                 (TO)Io<DO>::narrow(epilogue(w[r], epi, scale, alpha, beta, r * G::PB + j)));
-      }
+      cluster_column<G, DO, M>(u, y, jl, j, scale, epi, alpha, beta);
     }
     /* this CTA's shared memory stays until every CTA is done reading it */
     asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
@@ -1056,24 +1063,8 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
   TO *y = (TO *)yv + row * G::n + rank * G::PC;
   for (int jl = threadIdx.x; jl < G::PC; jl += G::threads) {
     const float *col = sm + G::cidx(jl);
-    const int j = rank * G::PC + jl; /* column in the block */
-    if constexpr (M > 1) {
-      float acc[M];
-      factor_column<M>([&](int cc) { return col[cc * G::bsc]; }, acc);
-#pragma unroll
-      for (int r = 0; r < M; r++)
-        st_out(y + r * G::PB + jl,
-               (TO)Io<DO>::narrow(epilogue(acc[r], epi, scale, alpha, beta, r * G::PB + j)));
-    } else {
-      float u[G::CL];
-#pragma unroll
-      for (int r = 0; r < G::CL; r++) u[r] = col[r * G::bsc];
-      reg_stages<G::CL>(u, 0, LCL); /* stages PB, 2 PB, ..: bit b of the chunk index */
-#pragma unroll
-      for (int r = 0; r < G::CL; r++)
-        st_out(y + r * G::PB + jl,
-               (TO)Io<DO>::narrow(epilogue(u[r], epi, scale, alpha, beta, r * G::PB + j)));
-    }
+    cluster_column<G, DO, M>([&](int cc) { return col[cc * G::bsc]; }, y, jl,
+                             rank * G::PC + jl, scale, epi, alpha, beta);
   }
 }
 
