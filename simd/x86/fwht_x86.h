@@ -1119,13 +1119,14 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * 65536: 2 beats 1, 3, 4 and 6, which finish the next row too early or
    * too late). */
   int pf_every = 0;
-  if (from_memory && p >= tune->fwht_pf_min_p[HX_W == 16])
+  const int isa = HX_W == 16; /* the profile's per-backend fields: [0] avx2, [1] avx512 */
+  if (from_memory && p >= tune->fwht_pf_min_p[isa])
     pf_every = HX_PF_LOADS * (64 / (HX_W * (int)sizeof(float)));
   /* m > 1 rows whose blocks are one chunk each (768, 1536, ...): their one
    * pass over memory (hx_chunk_multi) prefetches the whole next row, a line
    * per line it loads (the m-point pass after it stays in L1), where the
    * profile says so (fwht_pf_mpoint_rows). */
-  else if (from_memory && hx_mpoint_row_one_pass(m, lp) && tune->fwht_pf_mpoint_rows[HX_W == 16])
+  else if (from_memory && hx_mpoint_row_one_pass(m, lp) && tune->fwht_pf_mpoint_rows[isa])
     pf_every = 64 / (HX_W * (int)sizeof(float));
   /* Where the profile says so, rows whose blocks take three passes (16384,
    * 65536) prefetch one line per three loads instead of two, so that the

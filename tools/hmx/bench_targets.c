@@ -144,13 +144,14 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
     return;
   case M_BW: {
     char d[112];
-    if (x->pct_read_in_order > 0 && x->pct_read_16_rows > 0) /* context, not judged */
+    const int reads = x->pct_read_in_order > 0 && x->pct_read_16_rows > 0;
+    if (reads) /* context, not judged */
       snprintf(d, sizeof d,
                "(the same bytes only read, same rounds: in order %.0f%%, 16 rows at a time %.0f%%)",
                x->pct_read_in_order, x->pct_read_16_rows);
     line(out, tally, t->what, where, x->pct_bw, t->goal, unit,
          x->pct_bw >= 0 ? NULL : "no memcpy probe",
-         x->pct_read_in_order > 0 && x->pct_read_16_rows > 0 ? d : NULL);
+         reads ? d : NULL);
     return;
   }
   case M_SCALING: {
