@@ -53,67 +53,98 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
   return xv_add(xv_mul(xv_cvt_i(n), gg_f16(blk + l0 * 2)), gg_f16(blk + HMX_QG * 2 + l0 * 2));
 }
 
-/* M = 1: y[j0 .. j0+nt) (j0 a multiple of 16: thread tiles are whole NR),
- * one group of 16 outputs at a time, GG_V accumulators; for each element p
- * in order, one broadcast of a[p] and one fma per vector (§gemm). The block
- * scales are loaded once per block; within a block the 32 elements go in
- * order (Q4: low nibbles of the 16 byte rows, then the high nibbles). */
-GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *bias_pad,
-                           int64_t j0, int64_t nt, const int wt) {
+/* Groups of 16 outputs the M = 1 GEMV takes side by side. One group is one
+ * fma chain per vector (p in order, §gemm), so a lone group waits out the
+ * fma latency at every element (avx512 f32 with 16 MiB of weights: 55% of
+ * the copy on Zen 4); GG_SIDE groups are GG_SIDE independent chains and as
+ * many sequential streams, which the hardware prefetchers follow (98–102%
+ * there). xs_decode_g16 (swiglu_x86.h) streams its groups the same way. */
+#define GG_SIDE 4
+
+/* M = 1: outputs j .. j + 16 ng (ng <= GG_SIDE, a constant in each
+ * instance; the last group may have fewer than 16 rows, j + 16 ng past
+ * jend), GG_V accumulators per group; for each element p in order, one
+ * broadcast of a[p] and one fma per vector (§gemm). The block scales are
+ * loaded once per block; within a block the 32 elements go in order (Q4:
+ * low nibbles of the 16 byte rows, then the high nibbles). */
+GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size_t gbytes,
+                            const float *bias_pad, int64_t j, int64_t jend, const int ng,
+                            const int wt) {
   const int64_t k = g->k;
   const float *a = g->a;
-  const unsigned char *b = bv;
-  const size_t gbytes = gg_group_bytes(k, wt);
-  for (int64_t j = j0; j < j0 + nt; j += HMX_QG) { /* groups: independent outputs */
-    const unsigned char *gb = b + (size_t)(j / HMX_QG) * gbytes;
-    __builtin_prefetch(gb + gbytes, 0, 2);
-    gx_v acc[GG_V];
-    for (int v = 0; v < GG_V; v++) acc[v] = gx_loadu(bias_pad + j + v * GX_VL); /* bias or +0 */
-    if (wt == XW_G16_F16 || wt == XW_G16_BF16 || wt == XW_G16_F32) {
-      for (int64_t p = 0; p < k; p++) {
-        const gx_v av = gx_bcast(a + p);
-        for (int v = 0; v < GG_V; v++) acc[v] = gx_fma(av, gg_load(gb, p, v * GX_VL, wt), acc[v]);
-      }
-    } else {
-      const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
-      for (int64_t p0 = 0; p0 < k; p0 += 32) {
-        const unsigned char *blk = gb + (p0 / 32) * HMX_QG * bs;
+  const unsigned char *gb[GG_SIDE];
+  gx_v acc[GG_SIDE][GG_V];
+  for (int q = 0; q < ng; q++) {
+    gb[q] = b + (size_t)(j / HMX_QG + q) * gbytes;
+    __builtin_prefetch(gb[q] + (size_t)ng * gbytes, 0, 2); /* the next pass's group */
+    for (int v = 0; v < GG_V; v++) /* bias or +0 */
+      acc[q][v] = gx_loadu(bias_pad + j + q * HMX_QG + v * GX_VL);
+  }
+  if (wt == XW_G16_F16 || wt == XW_G16_BF16 || wt == XW_G16_F32) {
+    for (int64_t p = 0; p < k; p++) {
+      const gx_v av = gx_bcast(a + p);
+      for (int q = 0; q < ng; q++)
+        for (int v = 0; v < GG_V; v++) acc[q][v] = gx_fma(av, gg_load(gb[q], p, v * GX_VL, wt), acc[q][v]);
+    }
+  } else {
+    const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
+    for (int64_t p0 = 0; p0 < k; p0 += 32) {
+      xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
+      const unsigned char *qs[GG_SIDE];
+      for (int q = 0; q < ng; q++) {
+        const unsigned char *blk = gb[q] + (p0 / 32) * HMX_QG * bs;
         __builtin_prefetch(blk + 8 * HMX_QG * bs, 0, 2);
-        xv_v d[GG_V], mn[GG_V];
+        qs[q] = blk + (wt == XW_G16_Q4_1 ? 4 : 2) * HMX_QG;
         for (int v = 0; v < GG_V; v++) {
-          d[v] = gg_f16(blk + v * GX_VL * 2);
-          mn[v] = wt == XW_G16_Q4_1 ? gg_f16(blk + HMX_QG * 2 + v * GX_VL * 2) : xv_zero();
+          d[q][v] = gg_f16(blk + v * GX_VL * 2);
+          mn[q][v] = wt == XW_G16_Q4_1 ? gg_f16(blk + HMX_QG * 2 + v * GX_VL * 2) : xv_zero();
         }
-        if (wt == XW_G16_Q8_0) {
-          const unsigned char *qs = blk + 2 * HMX_QG;
-          for (int jj = 0; jj < 32; jj++) {
-            const gx_v av = gx_bcast(a + p0 + jj);
+      }
+      if (wt == XW_G16_Q8_0) {
+        for (int jj = 0; jj < 32; jj++) {
+          const gx_v av = gx_bcast(a + p0 + jj);
+          for (int q = 0; q < ng; q++)
             for (int v = 0; v < GG_V; v++)
-              acc[v] = gx_fma(av, xv_mul(xv_cvt_i(xv_i8_i(qs + jj * HMX_QG + v * GX_VL)), d[v]),
-                              acc[v]);
-          }
-        } else {
-          const unsigned char *qs = blk + (wt == XW_G16_Q4_1 ? 4 : 2) * HMX_QG;
-          for (int half = 0; half < 2; half++) /* elements 0..15 (low nibbles), then 16..31 */
-            for (int jj = 0; jj < 16; jj++) {
-              const gx_v av = gx_bcast(a + p0 + half * 16 + jj);
+              acc[q][v] = gx_fma(av, xv_mul(xv_cvt_i(xv_i8_i(qs[q] + jj * HMX_QG + v * GX_VL)), d[q][v]),
+                                 acc[q][v]);
+        }
+      } else {
+        for (int half = 0; half < 2; half++) /* elements 0..15 (low nibbles), then 16..31 */
+          for (int jj = 0; jj < 16; jj++) {
+            const gx_v av = gx_bcast(a + p0 + half * 16 + jj);
+            for (int q = 0; q < ng; q++)
               for (int v = 0; v < GG_V; v++) {
-                const xv_i u = xv_u8_i(qs + jj * HMX_QG + v * GX_VL);
+                const xv_i u = xv_u8_i(qs[q] + jj * HMX_QG + v * GX_VL);
                 const xv_i n = half ? xv_srli_i(u, 4) : xv_and_i(u, xv_set1_i(0x0F));
                 /* Q4_1: fma(n, d, m), which NUMERICS allows: n * d is exact,
                  * so the fma rounds the same sum once, as the add does */
-                const xv_v w = wt == XW_G16_Q4_1 ? xv_fma(xv_cvt_i(n), d[v], mn[v])
-                                                 : xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), d[v]);
-                acc[v] = gx_fma(av, w, acc[v]);
+                const xv_v w = wt == XW_G16_Q4_1 ? xv_fma(xv_cvt_i(n), d[q][v], mn[q][v])
+                                                 : xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), d[q][v]);
+                acc[q][v] = gx_fma(av, w, acc[q][v]);
               }
-            }
-        }
+          }
       }
     }
-    const int64_t rows = j0 + nt - j < HMX_QG ? j0 + nt - j : HMX_QG;
-    for (int v = 0; v < GG_V; v++)
-      gx_storeu_n(g->c + j + v * GX_VL, acc[v], gx_clamp_lanes((int)rows - v * GX_VL));
   }
+  for (int q = 0; q < ng; q++) {
+    const int64_t j1 = j + q * HMX_QG, rows = jend - j1 < HMX_QG ? jend - j1 : HMX_QG;
+    for (int v = 0; v < GG_V; v++)
+      gx_storeu_n(g->c + j1 + v * GX_VL, acc[q][v], gx_clamp_lanes((int)rows - v * GX_VL));
+  }
+}
+
+/* M = 1: y[j0 .. j0+nt) (j0 a multiple of 16: thread tiles are whole NR),
+ * GG_SIDE groups of 16 outputs at a time, then the groups left one by one:
+ * the groups are independent outputs. */
+GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *bias_pad,
+                           int64_t j0, int64_t nt, const int wt) {
+  const unsigned char *b = bv;
+  const size_t gbytes = gg_group_bytes(g->k, wt);
+  const int64_t jend = j0 + nt;
+  int64_t j = j0;
+  for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG)
+    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, wt);
+  for (; j < jend; j += HMX_QG) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, wt);
 }
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) into NR-wide panels (as gx_pack_b_nt;

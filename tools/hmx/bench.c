@@ -15,6 +15,8 @@
 #include "bench_study.h"
 #include "bench_targets.h"
 #include "read_bandwidth.h" /* hmx_read_in_order, hmx_read_16_rows */
+#include "gemm_quant.h"    /* hmx_gemm_quant, the G16 layout */
+#include "gguf.h"          /* HMX_GGML_F32 */
 
 #include <math.h>
 #include <stdlib.h>
@@ -612,6 +614,56 @@ static int run_gemm(void *p) {
   return hmx_gemm(&ctx, &a, &w, 1, NULL, &c) != HMX_OK;
 }
 
+/* gemm M = 1 with g's weights in the G16 layout (src/gemm_quant.h), the
+ * layout hmx_model_prepare gives a model's projections for decode on a
+ * backend whose exact gemm reads it in place (docs/MODEL.md "Weight
+ * layout"): the same products in the same order, so the same bits. */
+typedef struct gemm_g16_ctx {
+  const gemm_ctx *g;
+  const void *w16;
+  const hmx_backend *be;
+  int threads;
+} gemm_g16_ctx;
+
+static int run_gemm_g16(void *p) {
+  const gemm_g16_ctx *x = p;
+  const gemm_ctx *g = x->g;
+  hmx_context ctx = {x->be, x->threads, 0, HMX_TIER_DEFAULT};
+  hmx_tensor a = hmx_tensor_2d(g->a, HMX_F32, g->m, g->k);
+  hmx_tensor c = hmx_tensor_2d(g->c, HMX_F32, g->m, g->n);
+  const hmx_qmatrix w = {HMX_GGML_F32, x->w16, g->n, g->k, HMX_QLAYOUT_G16};
+  return hmx_gemm_quant(&ctx, &a, &w, &c) != HMX_OK;
+}
+
+/* For M = 1: a row "<backend>/g16" per selected backend that reads G16
+ * weights in place, after the rows of hmx_gemm on the [N, K] rows. ctxs has
+ * MAX_BACKENDS entries; *w16 is the G16 copy (the caller frees it). */
+static void add_g16_rows(bench *B, const gemm_ctx *g, gemm_g16_ctx *ctxs, void **w16, row *rows,
+                         int *nr) {
+  *w16 = NULL;
+  if (g->m != 1 || g->n % HMX_QG) return;
+  for (int i = 0; i < B->nbe && *nr < MAX_ROWS - 1; i++) {
+    const hmx_backend *be = B->be[i];
+    if (!hmx_backend_available(be) || !(be->weights16 & HMX_WG16_GEMM)) continue;
+    if (!*w16) {
+      *w16 = malloc(hmx_qlayout_g16_bytes(HMX_GGML_F32, g->n, g->k));
+      if (!*w16) return;
+      hmx_qlayout_to_g16(HMX_GGML_F32, g->w, g->n, g->k, *w16);
+    }
+    gemm_g16_ctx *x = &ctxs[i];
+    x->g = g;
+    x->w16 = *w16;
+    x->be = be;
+    x->threads = B->threads_opt;
+    row *r = &rows[(*nr)++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->impl, sizeof r->impl, "%s/g16", hmx_backend_name(be));
+    row_how(r, run_gemm_g16, x, 0, be, B->threads_opt, HMX_TIER_DEFAULT);
+    r->ms = measure(B, run_gemm_g16, x, &r->runs, &r->min_ms);
+    if (r->ms < 0) r->note = hmx_last_error();
+  }
+}
+
 static bench *g_bench; /* for the oneDNN callback */
 
 /* oneDNN's sgemm (the peer) of g on `threads` OpenMP threads. */
@@ -774,6 +826,9 @@ static void bench_gemm(bench *B) {
                (long long)n);
       row rows[MAX_ROWS];
       int nr = run_backends(B, "gemm", run_gemm, &g.b, rows);
+      gemm_g16_ctx g16[MAX_BACKENDS];
+      void *w16;
+      add_g16_rows(B, &g, g16, &w16, rows, &nr);
       row *r = add_peer(rows, &nr, "onednn");
       if (!B->sgemm) r->note = B->onednn_note;
       else {
@@ -790,6 +845,7 @@ static void bench_gemm(bench *B) {
       if (B->pair_bw) decode_read_context(B, &g);
       report(B, "gemm", shape, 2.0 * (double)m * (double)n * (double)k,
              4.0 * (double)(m * k + n * k + m * n), rows, nr);
+      free(w16);
     }
     free_f(g.a); free_f(g.w); free_f(g.c);
   }

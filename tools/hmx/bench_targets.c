@@ -45,7 +45,10 @@ static const target targets[] = {
      NULL},
     {"gemm avx512 vs oneDNN sgemm", "gemm", "avx512", -1, NULL, gemm_model, M_PEER, 0.85,
      "onednn"},
-    {"gemm avx512 M=1, % of memcpy", "gemm", "avx512", -1, NULL, gemm_decode, M_BW, 80.0, NULL},
+    /* decode reads a model's projections in the G16 layout (hmx_model_prepare);
+     * hmx_gemm on the same weights as [N, K] rows is printed beside it */
+    {"gemm avx512 M=1 G16 weights, % of memcpy", "gemm", "avx512/g16", -1, NULL, gemm_decode,
+     M_BW, 80.0, NULL},
     {"gemm avx512 2 threads / 1", "gemm_scaling", "avx512", -1, NULL, gemm_model, M_SCALING, 1.8,
      "scaling"},
     {"exp avx512 vs SLEEF expf16_u10", "exp", "avx512", 0, n_lanes16, NULL, M_PEER, 1.0, "sleef"},
@@ -143,15 +146,26 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
          x->x_peer > 0 ? NULL : x->peer_note ? x->peer_note : peer_note(t, notes), NULL);
     return;
   case M_BW: {
-    char d[112];
+    char d[224] = "";
     const int reads = x->pct_read_in_order > 0 && x->pct_read_16_rows > 0;
-    if (reads) /* context, not judged */
-      snprintf(d, sizeof d,
-               "(the same bytes only read, same rounds: in order %.0f%%, 16 rows at a time %.0f%%)",
-               x->pct_read_in_order, x->pct_read_16_rows);
+    /* context, not judged: for the G16 row, hmx_gemm on the [N, K] rows
+     * (the impl without "/g16") in the same run */
+    const char *g16 = strstr(t->impl, "/g16");
+    const hmx_bench_result *rows = NULL;
+    if (g16) {
+      char plain[24];
+      snprintf(plain, sizeof plain, "%.*s", (int)(g16 - t->impl), t->impl);
+      rows = find(r, nr, t->op, plain, n, memory, shape);
+    }
+    if (rows && rows->pct_bw > 0)
+      snprintf(d, sizeof d, "(the [N, K] rows: %.0f%%", rows->pct_bw);
+    if (reads)
+      snprintf(d + strlen(d), sizeof d - strlen(d),
+               "%sthe same bytes only read, same rounds: in order %.0f%%, 16 rows at a time %.0f%%",
+               *d ? "; " : "(", x->pct_read_in_order, x->pct_read_16_rows);
+    if (*d) snprintf(d + strlen(d), sizeof d - strlen(d), ")");
     line(out, tally, t->what, where, x->pct_bw, t->goal, unit,
-         x->pct_bw >= 0 ? NULL : "no memcpy probe",
-         reads ? d : NULL);
+         x->pct_bw >= 0 ? NULL : "no memcpy probe", *d ? d : NULL);
     return;
   }
   case M_SCALING: {
