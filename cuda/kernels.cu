@@ -255,9 +255,10 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
 }
 
 
-/* ---- attention, tiled (prefill): one block (256 threads) per (query tile of
- * kAQ = 64 rows, head, batch). Two passes over the visible keys in tiles of
- * kAK = 64 keys through shared memory, double-buffered with cp.async (the
+/* ---- attention, tiled (prefill; D = 64 or 128): one block (256 threads) per
+ * (query tile of kAQ = 64 rows, head, batch). Two passes over the visible
+ * keys in tiles of kAK = att_kt<D>() keys (64, or 32 for D = 128) through
+ * shared memory, double-buffered with cp.async (the
  * next tile is in flight while the current one is used)
  * (docs/NUMERICS.md §attention: the row
  * maximum comes first, no online rescaling):
@@ -277,7 +278,20 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  * Then the tree (+8, +4, +2, +1) per row and one __fdiv_rn per output. Only
  * keys j < n_r of each row enter the max, the sums and P·V (partial tiles
  * test j < n_r; full tiles do not need to). */
-constexpr int kAQ = 64, kAK = 64, kAThreads = 256;
+constexpr int kAQ = 64, kAThreads = 256;
+
+/* Keys per tile: 64 for D = 64; 32 for D = 128, so that two blocks still
+ * share an SM (111 KB of shared memory each, the per-row scratch of the
+ * tree aliased into Ps; 64-key tiles would leave one block of 8 warps).
+ * Tiles start at multiples of 16 either way (the §R lanes). With D = 128 a
+ * thread owns d = 4tx .. +3 and 64 + 4tx .. +3 of its rows in P·V. */
+template <int D> __host__ __device__ constexpr int att_kt() { return D == 64 ? 64 : 32; }
+
+/* Whether D = 128 prefills (Sq >= 16) take attention_tiled<128> (1,
+ * default) or attention_row<128> as before (0): for A/B runs. */
+#ifndef HMX_ATT_TILED_D128
+#define HMX_ATT_TILED_D128 1
+#endif
 
 /* cp.async (sm_80+): copy 16 bytes global -> shared without passing
  * through registers; with in == false nothing is read and the destination
@@ -295,8 +309,8 @@ __device__ __forceinline__ void cp_async_wait() {
 
 template <int D>
 constexpr size_t att_tiled_smem() {
-  return sizeof(float) * ((size_t)D * (kAQ + 4) + 4 * (size_t)kAK * (D + 4) +
-                          (size_t)kAK * (kAQ + 4));
+  return sizeof(float) * ((size_t)D * (kAQ + 4) + 4 * (size_t)att_kt<D>() * (D + 4) +
+                          (size_t)att_kt<D>() * (kAQ + 4));
 }
 
 template <int D>
@@ -304,7 +318,8 @@ __global__ void __launch_bounds__(kAThreads, 2)
 attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
                 const float *__restrict__ v, float *__restrict__ o, int64_t sq, int64_t skv,
                 int64_t hq, int64_t hkv, int causal, int64_t q_offset, float scale) {
-  static_assert(D == 64, "attention_tiled: the thread layout assumes D = 64");
+  static_assert(D == 64 || D == 128, "attention_tiled: the thread layout is for D = 64, 128");
+  constexpr int kAK = att_kt<D>(), KC = kAK / 16, DC = D / 64; /* keys, d groups a thread */
   extern __shared__ __align__(16) float att_sm[];
   /* Qs[d][q]; Ks[buf][d][j] and Vs[buf][j][d], two buffers each (cp.async
    * fills one while the other is used); Ps[j][q] = e */
@@ -314,9 +329,18 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       reinterpret_cast<float(*)[kAK][D + 4]>(att_sm + D * (kAQ + 4) + 2 * kAK * (D + 4));
   float(*Ps)[kAQ + 4] = reinterpret_cast<float(*)[kAQ + 4]>(
       att_sm + D * (kAQ + 4) + 4 * kAK * (D + 4));
-  __shared__ float lanes[kAQ][17];
-  __shared__ float rsum[kAQ];
-  __shared__ float mred[kAQ][4];
+  /* the row maxima of pass 1 (mred) and the lane sums' tree (lanes, rsum):
+   * their own arrays for D = 64; for D = 128 in Ps, which is unused while
+   * they are (mred is read before pass 2's first barrier, Ps written after
+   * it; lanes after the last tile's closing barrier) */
+  constexpr bool alias = D != 64;
+  static_assert(!alias || kAK * (kAQ + 4) >= kAQ * 17 + kAQ, "tree scratch in Ps");
+  __shared__ float lanes_own[alias ? 1 : kAQ][17];
+  __shared__ float rsum_own[alias ? 1 : kAQ];
+  __shared__ float mred_own[alias ? 1 : kAQ][4];
+  float(*lanes)[17] = alias ? reinterpret_cast<float(*)[17]>(&Ps[0][0]) : lanes_own;
+  float *rsum = alias ? &Ps[0][0] + kAQ * 17 : rsum_own;
+  float(*mred)[4] = alias ? reinterpret_cast<float(*)[4]>(&Ps[0][0]) : mred_own;
 
   /* thread -> (ty, tx), 16 x 16: a warp holds 8 ty x 4 tx, so each 16-byte
    * shared read of Q / P (by ty) and of K / V (by tx) is one wavefront */
@@ -365,19 +389,19 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     }
     cp_async_commit();
   };
-  /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c: a sequential fma chain
+  /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c (c < KC): a sequential fma chain
    * over d = 0 .. D-1 (four d per step from one 16-byte read of the key row;
    * a quarter warp reads 8 rows 68 floats apart: no bank conflict) */
-  auto scores = [&](float (&s)[4][4], int buf) {
+  auto scores = [&](float (&s)[4][KC], int buf) {
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-      for (int c = 0; c < 4; c++) s[i][c] = 0.0f;
+      for (int c = 0; c < KC; c++) s[i][c] = 0.0f;
 #pragma unroll
     for (int d4 = 0; d4 < D; d4 += 4) {
-      float kv[4][4];
+      float kv[KC][4];
 #pragma unroll
-      for (int c = 0; c < 4; c++) {
+      for (int c = 0; c < KC; c++) {
         const float4 x = *reinterpret_cast<const float4 *>(&Ks[buf][tx + 16 * c][d4]);
         kv[c][0] = x.x; kv[c][1] = x.y; kv[c][2] = x.z; kv[c][3] = x.w;
       }
@@ -388,13 +412,13 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
 #pragma unroll
         for (int i = 0; i < 4; i++)
 #pragma unroll
-          for (int c = 0; c < 4; c++) s[i][c] = __fmaf_rn(av[i], kv[c][u], s[i][c]);
+          for (int c = 0; c < KC; c++) s[i][c] = __fmaf_rn(av[i], kv[c][u], s[i][c]);
       }
     }
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-      for (int c = 0; c < 4; c++) s[i][c] = __fmul_rn(s[i][c], scale);
+      for (int c = 0; c < KC; c++) s[i][c] = __fmul_rn(s[i][c], scale);
   };
 
   /* ---- pass 1: row maxima */
@@ -411,13 +435,13 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       cp_async_wait<0>();
     }
     __syncthreads(); /* tile kt (and Qs) visible to all */
-    float s[4][4];
+    float s[4][KC];
     scores(s, buf);
     const bool full = j0 + kAK <= n_lo;
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-      for (int c = 0; c < 4; c++)
+      for (int c = 0; c < KC; c++)
         if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
     __syncthreads(); /* Ks[buf] free for tile kt + 2 */
   }
@@ -445,11 +469,11 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
   const int lrow = t / 4, lbase = (t % 4) * 4;
   const int64_t nl = nvis(lrow);
   float lane[4] = {0.f, 0.f, 0.f, 0.f};
-  float acc[4][4];
+  float acc[4][4 * DC]; /* [i][4h + c]: d = 64h + 4tx + c */
 #pragma unroll
   for (int i = 0; i < 4; i++)
 #pragma unroll
-    for (int c = 0; c < 4; c++) acc[i][c] = 0.0f;
+    for (int c = 0; c < 4 * DC; c++) acc[i][c] = 0.0f;
   if (ntiles > 0) load_kv(0, 0, true);
   for (int64_t kt = 0; kt < ntiles; kt++) {
     const int64_t j0 = kt * kAK;
@@ -461,10 +485,10 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       cp_async_wait<0>();
     }
     __syncthreads(); /* tile kt visible; Ps free (the last P·V is done) */
-    float s[4][4];
+    float s[4][KC];
     scores(s, buf);
 #pragma unroll
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < KC; c++) {
       float e[4];
 #pragma unroll
       for (int i = 0; i < 4; i++) e[i] = dev_expf(__fsub_rn(s[i][c], m[i]));
@@ -480,12 +504,16 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
 #pragma unroll 16
       for (int jj = 0; jj < kAK; jj++) {
         const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
-        const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][4 * tx]);
-        const float pv[4] = {p.x, p.y, p.z, p.w}, xv[4] = {x.x, x.y, x.z, x.w};
+        const float pv[4] = {p.x, p.y, p.z, p.w};
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+        for (int h = 0; h < DC; h++) {
+          const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][64 * h + 4 * tx]);
+          const float xv[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
-          for (int c = 0; c < 4; c++) acc[i][c] = __fmaf_rn(pv[i], xv[c], acc[i][c]);
+          for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[i][4 * h + c] = __fmaf_rn(pv[i], xv[c], acc[i][4 * h + c]);
+        }
       }
     } else {
 #pragma unroll
@@ -495,13 +523,17 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
           if (j0 + lbase + u + 16 * w < nl) lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
       for (int jj = 0; jj < kAK; jj++) {
         const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
-        const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][4 * tx]);
-        const float pv[4] = {p.x, p.y, p.z, p.w}, xv[4] = {x.x, x.y, x.z, x.w};
+        const float pv[4] = {p.x, p.y, p.z, p.w};
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-          if (j0 + jj < nr[i])
+        for (int h = 0; h < DC; h++) {
+          const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][64 * h + 4 * tx]);
+          const float xv[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
-            for (int c = 0; c < 4; c++) acc[i][c] = __fmaf_rn(pv[i], xv[c], acc[i][c]);
+          for (int i = 0; i < 4; i++)
+            if (j0 + jj < nr[i])
+#pragma unroll
+              for (int c = 0; c < 4; c++) acc[i][4 * h + c] = __fmaf_rn(pv[i], xv[c], acc[i][4 * h + c]);
+        }
       }
     }
     __syncthreads(); /* Ks/Vs[buf] and Ps free for the next tile's loads */
@@ -521,10 +553,13 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     const int r = 4 * ty + i;
     if (r >= nq) continue;
     const float sum = rsum[r];
-    float *op = o + ((b * sq + i0 + r) * hq + h) * D + 4 * tx;
-    *reinterpret_cast<float4 *>(op) =
-        make_float4(__fdiv_rn(acc[i][0], sum), __fdiv_rn(acc[i][1], sum),
-                    __fdiv_rn(acc[i][2], sum), __fdiv_rn(acc[i][3], sum));
+#pragma unroll
+    for (int hh = 0; hh < DC; hh++) {
+      float *op = o + ((b * sq + i0 + r) * hq + h) * D + 64 * hh + 4 * tx;
+      *reinterpret_cast<float4 *>(op) =
+          make_float4(__fdiv_rn(acc[i][4 * hh], sum), __fdiv_rn(acc[i][4 * hh + 1], sum),
+                      __fdiv_rn(acc[i][4 * hh + 2], sum), __fdiv_rn(acc[i][4 * hh + 3], sum));
+    }
   }
 }
 
@@ -920,8 +955,8 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
 
 /* att_smem_limit: cuda/dev_math.cuh */
 
-/* Which kernel: attention_tiled for D = 64 and at least 16 query rows per
- * (batch, head); attention_row for D = 64 or 128 (decode, short prefills)
+/* Which kernel: attention_tiled for D = 64 or 128 and at least 16 query rows
+ * per (batch, head); attention_row for D = 64 or 128 (decode, short prefills)
  * while the row's scores and a V tile fit in shared memory; else the
  * general attention_kernel. All three keep the order of docs/NUMERICS.md
  * §attention, so the choice changes no bit. The first two use 16-byte loads
@@ -943,7 +978,7 @@ void attention_body(Job *j, const hmx_attention_args *a) {
   if (j->st != HMX_OK) return;
   const int aligned =
       (((uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v | (uintptr_t)d_o) & 15) == 0;
-  static volatile long long tiled_lim = 0, row64_lim = 0, row128_lim = 0;
+  static volatile long long tiled_lim = 0, tiled128_lim = 0, row64_lim = 0, row128_lim = 0;
   /* attention_row's scores: Skv rounded up to 4 floats (the compiler reads
    * the last 1-3 of a P·V tile as one aligned 16-byte group) */
   const size_t row_sm = (size_t)(kARTile * a->d + (a->skv + 3) / 4 * 4) * sizeof(float);
@@ -951,6 +986,14 @@ void attention_body(Job *j, const hmx_attention_args *a) {
       att_tiled_smem<64>() <= att_smem_limit(attention_tiled<64>, att_tiled_smem<64>(), &tiled_lim)) {
     dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
     attention_tiled<64><<<grid, kAThreads, att_tiled_smem<64>(), j->stream>>>(
+        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
+    job_launched(j, "attention_tiled");
+  } else if (HMX_ATT_TILED_D128 && aligned && a->d == 128 && a->sq >= 16 && a->hq <= 65535 &&
+             a->b <= 65535 &&
+             att_tiled_smem<128>() <=
+                 att_smem_limit(attention_tiled<128>, att_tiled_smem<128>(), &tiled128_lim)) {
+    dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
+    attention_tiled<128><<<grid, kAThreads, att_tiled_smem<128>(), j->stream>>>(
         d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
     job_launched(j, "attention_tiled");
   } else if (aligned && a->d == 64 &&

@@ -345,8 +345,8 @@ static void test_other_ops(void) {
  * multiple of 8, 16-byte and scalar loads (K or N not a multiple of 4),
  * both B layouts, bias or not; attention_tiled (D = 64, Sq >= 16: several
  * query and key tiles, a partial last tile of each, causal with q_offset,
- * GQA), attention_row (decode and short prefills, D = 64 and 128, Skv not a
- * multiple of 64), and the general kernel (other D). */
+ * GQA; D = 128 too), attention_row (decode and short prefills, D = 64 and
+ * 128, Skv not a multiple of 64), and the general kernel (other D). */
 static void test_big_shapes(void) {
   static const int64_t gs[][3] = {{300, 77, 260}, {256, 768, 384}, {129, 64, 131},
                                   {200, 36, 200}, {1, 5, 9},       {513, 1000, 132}};
@@ -377,6 +377,11 @@ static void test_big_shapes(void) {
       {2, 70, 333, 2, 2, 64, 1, 100},  {1, 16, 16, 1, 1, 64, 1, -1},   {3, 1, 1000, 4, 2, 64, 1, -1},
       {2, 5, 777, 2, 1, 128, 1, -1},   {2, 1, 129, 3, 1, 128, 0, -1},  {1, 40, 90, 2, 2, 48, 1, -1},
       {1, 1, 5000, 2, 2, 64, 1, -1},
+      /* attention_tiled<128> (32-key tiles): a partial last tile of each kind
+       * with q_offset; no mask; then (in quick mode too) GQA, causal, several
+       * query tiles, Skv not a multiple of 32 */
+      {1, 70, 333, 2, 1, 128, 1, 100}, {1, 40, 97, 2, 2, 128, 0, -1},
+      {2, 130, 301, 4, 2, 128, 1, -1},
   };
   for (size_t s = 0; s < sizeof as / sizeof as[0]; s++) {
     if (quick && s % 3) continue;

@@ -411,6 +411,8 @@ int main(int argc, char **argv) {
     if (!quick) {
       bench_attention_case(cuda, "decode", 64, 1, 1024, 12, 64, 1, 10);
       bench_attention_case(cuda, "decode", 64, 1, 4096, 12, 64, 1, 10);
+      /* no target: D = 128 heads (Llama's), attention_tiled<128> */
+      bench_attention_case(cuda, "prefill", 4, 2048, 2048, 16, 128, 1, 10);
     }
     bench_attention_case(cuda, "decode step", 1, 1, 1024, 12, 64, 1, 100);
   }

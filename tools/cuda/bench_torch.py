@@ -158,6 +158,7 @@ def main():
         if not args.quick:
             att("decode", 64, 1, 1024, 12, 64, True, 20)
             att("decode", 64, 1, 4096, 12, 64, True, 20)
+            att("prefill", 4, 2048, 2048, 16, 128, True, 10)  # no target: D = 128
         att("decode step", 1, 1, 1024, 12, 64, True, 100)
     if out is not sys.stdout:
         out.close()
