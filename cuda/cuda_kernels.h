@@ -35,6 +35,11 @@ hmx_status hmx_cuda_fast_attention(const hmx_attention_args *a);
 hmx_status hmx_cuda_fast_dev_attention(const hmx_attention_args *a, const hmx_device_call *c);
 
 hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream);
+/* 16-bit device staging (cuda/stage.cu, src/dev_stage.c) */
+hmx_status hmx_cuda_stage_alloc(void **p, size_t bytes, void *stream);
+hmx_status hmx_cuda_stage_free(void *p, void *stream);
+hmx_status hmx_cuda_convert(void *dst, hmx_dtype ddt, const void *src, hmx_dtype sdt, int64_t n,
+                            void *stream);
 hmx_status hmx_cuda_dev_fwht(const hmx_fwht_args *a, const hmx_device_call *c);
 hmx_status hmx_cuda_dev_hadamard_mix(const hmx_hadamard_mix_args *a, const hmx_device_call *c);
 hmx_status hmx_cuda_dev_gemm(const hmx_gemm_args *a, const hmx_device_call *c);

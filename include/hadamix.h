@@ -167,10 +167,15 @@ const char *hmx_fast_op_kernel(const hmx_backend *b, const char *op, const char 
  *     chosen (NULL context, NULL ctx->backend and HMX_BACKEND unset) the best
  *     such backend runs; a chosen backend that cannot is HMX_ERR_UNSUPPORTED;
  *     no fallback to another backend;
- *   - dtype f32, except x and y of fwht and hadamard_mix, which may also be
- *     bf16 or f16 (x and y of one dtype; alpha and beta f32): the kernel
- *     widens on load and rounds once on store, so the bits are those of the
- *     host path, with half the bytes moved;
+ *   - dtypes: x and y of fwht and hadamard_mix may be f32, bf16 or f16 (x
+ *     and y of one dtype; alpha and beta f32): the kernel widens on load and
+ *     rounds once on store, so the bits are those of the host path, with half
+ *     the bytes moved. Every float tensor of the other ops may be f32, bf16
+ *     or f16, each of its own dtype: a 16-bit one is widened into f32 device
+ *     scratch and a 16-bit output rounded once from f32 (in the order of the
+ *     stream, no wait), the host path's rule, so the bits are again those of
+ *     the host path (the kernels then move f32; the fast tier's gemm reads
+ *     16-bit a, b, c of one dtype itself);
  *   - the work is queued on the calling thread's CUDA stream (below) and the
  *     call returns without waiting, like a kernel launch: argument and launch
  *     errors are returned, a fault inside a kernel shows at the caller's next

@@ -79,11 +79,12 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
                       "%s: device tensor '%s' is not aligned to its %zu-byte elements", op,
                       names[i], es);
     int low = t->dtype == HMX_BF16 || t->dtype == HMX_F16;
+    if (lowp_ok == HMX_PLACE_STAGED) continue; /* each its own dtype, staged by the op */
     if (!(lowp_ok >> i & 1u)) {
       if (low)
         return hmx_fail(HMX_ERR_DTYPE,
-                        "%s: device tensor '%s' is %s; in device memory only x and y of fwht "
-                        "and hadamard_mix may be bf16 or f16, every other float tensor is f32",
+                        "%s: device tensor '%s' is %s; it must be f32 in device memory (x and "
+                        "y of fwht and hadamard_mix may be bf16 or f16, not alpha or beta)",
                         op, names[i], hmx_dtype_name(t->dtype));
       continue;
     }

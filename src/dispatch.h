@@ -26,6 +26,14 @@ typedef struct hmx_device_ops {
   /* Copy device memory to the host, ordered after the work queued on stream,
    * and wait for it (rope positions). */
   hmx_status (*to_host)(void *dst, const void *src, size_t bytes, void *stream);
+  /* 16-bit tensors of the ops whose device kernels take f32 are staged on
+   * the device (src/dev_stage.h): f32 scratch allocated and freed in the
+   * order of stream, and n elements converted between f32 and bf16 / f16
+   * (exact widening; rounding to nearest even, as hmx_f32_to_bf16 / _f16). */
+  hmx_status (*stage_alloc)(void **p, size_t bytes, void *stream);
+  hmx_status (*stage_free)(void *p, void *stream);
+  hmx_status (*convert)(void *dst, hmx_dtype ddt, const void *src, hmx_dtype sdt, int64_t n,
+                        void *stream);
   hmx_status (*fwht)(const hmx_fwht_args *a, const hmx_device_call *c);
   hmx_status (*hadamard_mix)(const hmx_hadamard_mix_args *a, const hmx_device_call *c);
   hmx_status (*gemm)(const hmx_gemm_args *a, const hmx_device_call *c);
@@ -56,9 +64,12 @@ hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex
  * ts[0..n-1] (NULL entries skipped) are all host or all device memory. For
  * device memory: each contiguous and element-aligned, float tensors f32
  * except those whose bit (1u << i) is set in lowp_ok, which may be bf16 or
- * f16 (and then all of one dtype, stored in ex->call.io_dtype); the backend
- * must take device memory (picked here when the caller chose none). Sets
- * ex->dev (NULL for host memory). */
+ * f16 (and then all of one dtype, stored in ex->call.io_dtype); with
+ * lowp_ok = HMX_PLACE_STAGED every float tensor may be bf16 or f16, each of
+ * its own dtype (the op stages them, src/dev_stage.h; io_dtype stays f32).
+ * The backend must take device memory (picked here when the caller chose
+ * none). Sets ex->dev (NULL for host memory). */
+#define HMX_PLACE_STAGED 0x80000000u
 hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
                           const hmx_tensor *const *ts, const char *const *names, int n,
                           unsigned lowp_ok);

@@ -1,6 +1,7 @@
 /* The public entry points: validate, resolve the backend, stage to
  * contiguous f32, call the kernel, write back. One function per operation. */
 #include "dispatch.h"
+#include "dev_stage.h"
 #include "ops_stage.h" /* hmx_staging_begin / _finish */
 #include "canon.h"
 #include "rope_tabled.h"
@@ -177,22 +178,30 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   TRY(hmx_check_alias(op, "c", c, "bias", bias, 0));
   const hmx_tensor *place[] = {a, b, bias, c};
   static const char *const place_names[] = {"a", "b", "bias", "c"};
-  /* in the fast tier, device a, b and c may be bf16 or f16 (one dtype) */
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, ex.tier == HMX_TIER_FAST ? 0xBu : 0));
+  /* in the fast tier, device a, b and c may be bf16 or f16 (one dtype, read
+   * by the fast kernels); in the exact tier any of them (dev_stage.h) */
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4,
+                     ex.tier == HMX_TIER_FAST ? 0xBu : HMX_PLACE_STAGED));
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
     if (ex.fast && ex.fast->dev_gemm) {
-      dfn = ex.fast->dev_gemm;
-    } else {
-      if (ex.call.io_dtype != HMX_F32)
-        return hmx_fail(HMX_ERR_DTYPE, "gemm: device tensors are %s; backend '%s' takes 16-bit "
-                        "device gemm operands in the fast tier only", hmx_dtype_name(ex.call.io_dtype),
-                        ex.be->name);
-      HMX_PICK_DEVICE(ex, gemm, dfn);
+      hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
+                         ex.threads, HMX_F32, NULL, NULL, 0, 0};
+      return device_finish(ex.fast->dev_gemm(&g, &ex.call), op, &ex);
     }
-    hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
-                       ex.threads, HMX_F32, NULL, NULL, 0, 0};
-    return device_finish(dfn(&g, &ex.call), op, &ex);
+    if (ex.call.io_dtype != HMX_F32)
+      return hmx_fail(HMX_ERR_DTYPE, "gemm: device tensors are %s; backend '%s' has no fast "
+                      "device gemm for them", hmx_dtype_name(ex.call.io_dtype), ex.be->name);
+    HMX_PICK_DEVICE(ex, gemm, dfn);
+    hmx_dev_staging ds;
+    const hmx_tensor *dins[] = {a, b, bias};
+    hmx_status s = hmx_dev_staging_begin(&ds, &ex, dins, 3, c);
+    if (s == HMX_OK) {
+      hmx_gemm_args g = {ds.in[0], ds.in[1], ds.in[2], ds.out, m, n, k, trans_b,
+                         ex.threads, HMX_F32, NULL, NULL, 0, 0};
+      s = dfn(&g, &ex.call);
+    }
+    return hmx_dev_staging_finish(&ds, &ex, c, s, op);
   }
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
@@ -237,14 +246,19 @@ static hmx_status norm_common(const hmx_context *ctx, const char *op, int layer,
   TRY(hmx_check_alias(op, "y", y, "bias", bias, 0));
   const hmx_tensor *place[] = {x, w, bias, y};
   static const char *const place_names[] = {"x", "weight", "bias", "y"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, HMX_PLACE_STAGED));
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_norm_args *, const hmx_device_call *);
     if (layer) HMX_PICK_DEVICE(ex, layernorm, dfn);
     else HMX_PICK_DEVICE(ex, rmsnorm, dfn);
-    hmx_norm_args a = {x->data, w->data, bias ? bias->data : NULL, y->data, x->shape[0], n, eps,
-                       ex.threads};
-    return device_finish(dfn(&a, &ex.call), op, &ex);
+    hmx_dev_staging ds;
+    const hmx_tensor *dins[] = {x, w, bias};
+    hmx_status s = hmx_dev_staging_begin(&ds, &ex, dins, 3, y);
+    if (s == HMX_OK) {
+      hmx_norm_args a = {ds.in[0], ds.in[1], ds.in[2], ds.out, x->shape[0], n, eps, ex.threads};
+      s = dfn(&a, &ex.call);
+    }
+    return hmx_dev_staging_finish(&ds, &ex, y, s, op);
   }
   hmx_status (*fn)(const hmx_norm_args *);
   if (layer) HMX_PICK(ex, layernorm, fn);
@@ -294,9 +308,15 @@ static hmx_status rope_run(const char *op, hmx_exec *ex, const hmx_tensor *x, co
   if (ex->dev) HMX_PICK_DEVICE(*ex, rope, dfn);
   else HMX_PICK(*ex, rope, fn);
   if (ex->dev) { /* the table is host memory; the backend copies it before returning */
-    hmx_rope_args a = {x->data, y->data, cs, sn, x->shape[0], x->shape[1], x->shape[2],
-                       rot_dim, style, ex->threads};
-    return device_finish(dfn(&a, &ex->call), op, ex);
+    hmx_dev_staging ds;
+    const hmx_tensor *dins[] = {x};
+    hmx_status s = hmx_dev_staging_begin(&ds, ex, dins, 1, y);
+    if (s == HMX_OK) {
+      hmx_rope_args a = {ds.in[0], ds.out, cs, sn, x->shape[0], x->shape[1], x->shape[2],
+                         rot_dim, style, ex->threads};
+      s = dfn(&a, &ex->call);
+    }
+    return hmx_dev_staging_finish(&ds, ex, y, s, op);
   }
   hmx_staging st;
   const hmx_tensor *ins[] = {x};
@@ -323,7 +343,7 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
                     (double)base);
   const hmx_tensor *place[] = {x, positions, y};
   static const char *const place_names[] = {"x", "positions", "y"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 3, 0));
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 3, HMX_PLACE_STAGED));
   /* positions: staged by hand (i32); the angle table is always computed on
    * the host (NUMERICS §E), so device positions come over first */
   const int64_t t = x->shape[0], half = rot_dim / 2;
@@ -362,7 +382,7 @@ hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const fl
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope: NULL angle table");
   const hmx_tensor *place[] = {x, y};
   static const char *const place_names[] = {"x", "y"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 2, 0));
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 2, HMX_PLACE_STAGED));
   return rope_run(op, &ex, x, cos_tab, sin_tab, rot_dim, style, y);
 }
 
@@ -446,7 +466,7 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
   TRY(hmx_check_alias(op, "o", o, "v", v, 0));
   const hmx_tensor *place[] = {q, k, v, o};
   static const char *const place_names[] = {"q", "k", "v", "o"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0));
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, HMX_PLACE_STAGED));
   hmx_status (*fn)(const hmx_attention_args *) = NULL;
   int fast = 0;
   if (!ex.dev) {
@@ -478,9 +498,15 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
     hmx_status (*dfn)(const hmx_attention_args *, const hmx_device_call *);
     if (ex.fast && ex.fast->dev_attention) dfn = ex.fast->dev_attention;
     else HMX_PICK_DEVICE(ex, attention, dfn);
-    hmx_attention_args a = {q->data, k->data, v->data, o->data, b, sq, skv, hq, hkv,
-                            d, p->causal, q_offset, scale, ex.threads, HMX_F32, NULL, NULL, 0};
-    return device_finish(dfn(&a, &ex.call), op, &ex);
+    hmx_dev_staging ds;
+    const hmx_tensor *dins[] = {q, k, v};
+    hmx_status s = hmx_dev_staging_begin(&ds, &ex, dins, 3, o);
+    if (s == HMX_OK) {
+      hmx_attention_args a = {ds.in[0], ds.in[1], ds.in[2], ds.out, b, sq, skv, hq, hkv, d,
+                              p->causal, q_offset, scale, ex.threads, HMX_F32, NULL, NULL, 0};
+      s = dfn(&a, &ex.call);
+    }
+    return hmx_dev_staging_finish(&ds, &ex, o, s, op);
   }
   hmx_staging st;
   /* f32 K and V in the cache layout go in place as well (staging would read
@@ -528,13 +554,18 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
   for (int i = 0; i < 4; i++) TRY(hmx_check_alias(op, "y", y, names[i], ins[i], 0));
   const hmx_tensor *place[] = {x, w1, w3, w2, y};
   static const char *const place_names[] = {"x", "w1", "w3", "w2", "y"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 5, 0));
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 5, HMX_PLACE_STAGED));
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_swiglu_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, swiglu, dfn);
-    hmx_swiglu_args a = {x->data, w1->data, w3->data, w2->data, y->data, t, d, h, d_out, block,
-                         ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS};
-    return device_finish(dfn(&a, &ex.call), op, &ex);
+    hmx_dev_staging ds;
+    hmx_status s = hmx_dev_staging_begin(&ds, &ex, ins, 4, y);
+    if (s == HMX_OK) {
+      hmx_swiglu_args a = {ds.in[0], ds.in[1], ds.in[2], ds.in[3], ds.out, t, d, h, d_out, block,
+                           ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS};
+      s = dfn(&a, &ex.call);
+    }
+    return hmx_dev_staging_finish(&ds, &ex, y, s, op);
   }
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);

@@ -340,6 +340,75 @@ static void test_other_ops(void) {
   swiglu_case("swiglu", 5);
 }
 
+/* A random host tensor of dtype dt (bf16 / f16: the rounded random floats). */
+static hmx_tensor rnd_tensor_dt(hmx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t sh[4] = {a, b, c, d};
+  hmx_tensor t = hmx_tensor_make(NULL, dt, nd, sh);
+  t.data = host_random(dt, hmx_tensor_numel(&t));
+  return t;
+}
+
+/* 16-bit device tensors of the ops whose kernels take f32: each bf16 / f16
+ * tensor is widened into f32 scratch and a 16-bit output rounded once
+ * (src/dev_stage.h), so the bits are ref's on the same host tensors. Mixed
+ * dtypes in one call; the attention shapes take attention_row and
+ * attention_tiled. */
+static void test_staged16(void) {
+  static const hmx_dtype B = HMX_BF16, H = HMX_F16, F = HMX_F32;
+  for (int tb = 0; tb <= 1; tb++) {
+    hmx_tensor a = rnd_tensor_dt(tb ? F : B, 2, 67, 45, 0, 0);
+    hmx_tensor b = tb ? rnd_tensor_dt(B, 2, 70, 45, 0, 0) : rnd_tensor_dt(H, 2, 45, 70, 0, 0);
+    hmx_tensor bias = rnd_tensor_dt(F, 1, 70, 0, 0, 0), c = rnd_tensor_dt(tb ? H : B, 2, 67, 70, 0, 0);
+    hmx_tensor *t4[] = {&a, &b, &bias, &c}, *t3[] = {&a, &b, &c};
+    if (tb) op_case("16-bit gemm trans_b (f32 a, bf16 b, f16 c)", t3, 3, run_gemm_nobias, &tb);
+    else op_case("16-bit gemm (bf16 a, f16 b, f32 bias, bf16 c)", t4, 4, run_gemm, &tb);
+    free(a.data), free(b.data), free(bias.data), free(c.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor_dt(B, 2, 9, 777, 0, 0), w = rnd_tensor_dt(F, 1, 777, 0, 0, 0);
+    hmx_tensor y = rnd_tensor_dt(B, 2, 9, 777, 0, 0);
+    hmx_tensor *t[] = {&x, &w, &y};
+    op_case("16-bit rmsnorm (bf16 x, y)", t, 3, run_rms, NULL);
+    free(x.data), free(w.data), free(y.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor_dt(H, 2, 9, 777, 0, 0), w = rnd_tensor_dt(B, 1, 777, 0, 0, 0);
+    hmx_tensor bb = rnd_tensor_dt(H, 1, 777, 0, 0, 0), y = rnd_tensor_dt(F, 2, 9, 777, 0, 0);
+    hmx_tensor *t[] = {&x, &w, &bb, &y};
+    op_case("16-bit layernorm (f16 x, bf16 weight, f16 bias, f32 y)", t, 4, run_ln, NULL);
+    free(x.data), free(w.data), free(bb.data), free(y.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor_dt(B, 3, 11, 4, 64, 0), y = rnd_tensor_dt(H, 3, 11, 4, 64, 0);
+    int32_t *pos = malloc(11 * sizeof *pos);
+    for (int i = 0; i < 11; i++) pos[i] = 5 * i + 7;
+    hmx_tensor tp = hmx_tensor_1d(pos, HMX_I32, 11);
+    int rot = 64;
+    hmx_tensor *t[] = {&x, &tp, &y};
+    op_case("16-bit rope (bf16 x, f16 y)", t, 3, run_rope, &rot);
+    free(x.data), free(y.data), free(pos);
+  }
+  static const int64_t as[][6] = {{2, 19, 300, 6, 2, 64}, {1, 70, 150, 4, 2, 128}};
+  for (int i = 0; i < 2; i++) {
+    const int64_t *c = as[i];
+    hmx_tensor q = rnd_tensor_dt(B, 4, c[0], c[1], c[3], c[5]), k = rnd_tensor_dt(B, 4, c[0], c[2], c[4], c[5]);
+    hmx_tensor v = rnd_tensor_dt(H, 4, c[0], c[2], c[4], c[5]), o = rnd_tensor_dt(B, 4, c[0], c[1], c[3], c[5]);
+    hmx_attention_params p = {1, -1, 0.0f};
+    hmx_tensor *t[] = {&q, &k, &v, &o};
+    op_case(i ? "16-bit attention, tiled (bf16 q, k, o, f16 v)" : "16-bit attention (bf16 q, k, o, f16 v)",
+            t, 4, run_att, &p);
+    free(q.data), free(k.data), free(v.data), free(o.data);
+  }
+  {
+    hmx_tensor x = rnd_tensor_dt(B, 2, 5, 96, 0, 0), w1 = rnd_tensor_dt(B, 2, 96, 200, 0, 0);
+    hmx_tensor w3 = rnd_tensor_dt(H, 2, 96, 200, 0, 0), w2 = rnd_tensor_dt(B, 2, 200, 80, 0, 0);
+    hmx_tensor y = rnd_tensor_dt(H, 2, 5, 80, 0, 0);
+    hmx_tensor *t[] = {&x, &w1, &w3, &w2, &y};
+    op_case("16-bit swiglu (bf16 x, w1, w2, f16 w3, y)", t, 5, run_swiglu, NULL);
+    free(x.data), free(w1.data), free(w3.data), free(w2.data), free(y.data);
+  }
+}
+
 /* gemm and attention at sizes that take every path of the tiled kernels
  * (cuda/kernels.cu): several 128x128 gemm tiles, partial M/N/K tiles, K not a
  * multiple of 8, 16-byte and scalar loads (K or N not a multiple of 4),
@@ -520,6 +589,7 @@ int main(int argc, char **argv) {
   cuda_ctx = c;
   test_fwht();
   test_other_ops();
+  test_staged16();
   test_big_shapes();
   test_stream_and_default();
   test_empty_and_oom();
