@@ -897,8 +897,19 @@ __host__ __device__ constexpr bool cluster_pull(int M) {
   return HMX_FWHT_CLUSTER_PULL < 0 ? M == 1 || M == 12 || M == 20 : HMX_FWHT_CLUSTER_PULL > 0;
 }
 
+/* log2 of the elements per thread in step a of fwht_cluster: 5 (32, the
+ * default) or 4 (16: twice the threads, half the registers for v). Measured
+ * on the H100 (session 30, docs/results/h100/fwht_ab_17, % of the copy,
+ * against 5 in the same run): f32 2^16 87.0 -> 89.6 and 2^17 77.9 -> 78.9,
+ * but 12 * 4096 84.1 -> 78.5, 20 * 2048 83.4 -> 75.6, 28 * 2048 72.2 ->
+ * 50.1, 40 * 2048 72.6 -> 64.0 and every 16-bit size 12-22 pt lower (M = 28
+ * keeps one CTA per SM: 896 threads at 40 registers). So 5. */
+#ifndef HMX_FWHT_CLUSTER_LE
+#define HMX_FWHT_CLUSTER_LE 5
+#endif
+
 template <int M, int L, int LCL> struct Clu {
-  static constexpr int LE = 5, E = 32; /* elements per thread in step a */
+  static constexpr int LE = HMX_FWHT_CLUSTER_LE, E = 1 << LE; /* elements per thread in step a */
   static constexpr int lcl = LCL, CL = 1 << LCL;
   static constexpr int NB = M > 1 ? M : CL;
   static constexpr int LB = M > 1 ? L : L - LCL;
