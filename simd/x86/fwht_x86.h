@@ -63,13 +63,21 @@ _Static_assert(HX_BLOCK_LOG2 > HX_L1_LOG2, "an L2 block holds several L1 blocks"
 _Static_assert(HX_BLOCK_LOG2 <= 16, "hx_row_par: rows of 2^16 or more span blocks");
 #define HX_MAX_M 40
 
-/* One butterfly (a, b) -> (a + b, a - b) of §fwht step 1. (Writing the
- * difference as fnma(b, 1, a), the same bits on the FMA pipes, measured 2-9%
- * slower on Zen 5: the in-register stages already keep those pipes busy.) */
+/* One butterfly (a, b) -> (a + b, a - b) of §fwht step 1. HX_BFLY_FNMA (for
+ * experiments; the same bits every way, the products by 1 being exact): 0
+ * add and subtract; 1 the difference as fnma(b, 1, a) on the FMA pipes; 2
+ * both as fma / fnma. Measured: 1 was 2-9% slower on Zen 5 (the in-register
+ * stages already keep the FMA pipes busy) and 2-5% faster on Zen 4 (session
+ * 30, avx512, one thread, batches in L2, alternating in one process, the
+ * other core busy); 2 was 12-17% slower on Zen 4 (768 / 1536: 2-3%). One
+ * kernel serves every x86 CPU, so 0. */
+#ifndef HX_BFLY_FNMA
+#define HX_BFLY_FNMA 0
+#endif
 HX_INL void hx_bfly(hx_v *x, hx_v *y) {
   const hx_v a = *x, b = *y;
-  *x = hx_add(a, b);
-  *y = hx_sub(a, b);
+  *x = HX_BFLY_FNMA == 2 ? hx_fma(b, hx_set1(1.0f), a) : hx_add(a, b);
+  *y = HX_BFLY_FNMA ? hx_fnma(b, hx_set1(1.0f), a) : hx_sub(a, b);
 }
 
 /* §fwht step 1 across registers: stages s = 0 .. stages-1 in increasing
