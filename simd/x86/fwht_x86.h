@@ -67,10 +67,11 @@ _Static_assert(HX_BLOCK_LOG2 <= 16, "hx_row_par: rows of 2^16 or more span block
  * experiments; the same bits every way, the products by 1 being exact): 0
  * add and subtract; 1 the difference as fnma(b, 1, a) on the FMA pipes; 2
  * both as fma / fnma. Measured: 1 was 2-9% slower on Zen 5 (the in-register
- * stages already keep the FMA pipes busy) and 2-5% faster on Zen 4 (session
- * 30, avx512, one thread, batches in L2, alternating in one process, the
- * other core busy); 2 was 12-17% slower on Zen 4 (768 / 1536: 2-3%). One
- * kernel serves every x86 CPU, so 0. */
+ * stages already keep the FMA pipes busy) and on Zen 4 (session 30, avx512,
+ * one thread, batches in L2, alternating in one process) 2-5% faster with
+ * the other core busy but -2 .. +5% (medians by size, within the rounds'
+ * spread) on a quiet machine; 2 was 12-17% slower on Zen 4 (768 / 1536:
+ * 2-3%). So 0. */
 #ifndef HX_BFLY_FNMA
 #define HX_BFLY_FNMA 0
 #endif
