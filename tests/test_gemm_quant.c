@@ -113,11 +113,12 @@ int main(void) {
   /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
    * vector, N over several thread tiles, M = 1 and M > 1 (several K blocks;
    * N over several N blocks per thread, so float G16 read in place starts
-   * its groups at every kind of offset; M = 1 with N = 61 and 1100: the
-   * G16 GEMV's passes of 4 groups side by side end in a group of 13 and of
-   * 12 rows) */
+   * its groups at every kind of offset; M = 1: the G16 GEMV takes 4 groups
+   * side by side, then the 1-3 left together: N = 61 a pass ending in a
+   * group of 13 rows, 37 / 90 / 131 3 / 2 / 1 groups left, the last partial;
+   * 1100 68 full groups and one of 12 rows) */
   static const int64_t shapes[][3] = {{1, 37, 256}, {1, 5, 512}, {1, 131, 768}, {1, 61, 512},
-                                      {1, 1100, 256}, {3, 37, 256},
+                                      {1, 90, 256}, {1, 1100, 256}, {3, 37, 256},
                                       {17, 67, 512}, {1, 577, 256}, {20, 1100, 512},
                                       /* 2 threads, M >= 4 blocks of rows: column tiles
                                        * that split evenly (x86: a column range per

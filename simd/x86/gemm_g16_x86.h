@@ -55,10 +55,13 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
 
 /* Groups of 16 outputs the M = 1 GEMV takes side by side. One group is one
  * fma chain per vector (p in order, §gemm), so a lone group waits out the
- * fma latency at every element (avx512 f32 with 16 MiB of weights: 55% of
- * the copy on Zen 4); GG_SIDE groups are GG_SIDE independent chains and as
- * many sequential streams, which the hardware prefetchers follow (98–102%
- * there). xs_decode_g16 (swiglu_x86.h) streams its groups the same way. */
+ * fma latency at every element; GG_SIDE groups are GG_SIDE independent
+ * chains and as many sequential streams, which the hardware prefetchers
+ * follow. Measured on Zen 4 (session 30, docs/results/session30): f32 with
+ * 16 MiB of weights cold 108-113 -> 114-118% of the copy, in cache 0.30 ->
+ * 0.24 ms; Q8_0 / Q4_1 / BF16 K = N = 2048 in cache 1.2-1.9x faster on
+ * avx2 and avx512. xs_decode_g16 (swiglu_x86.h) streams its groups the
+ * same way. */
 #define GG_SIDE 4
 
 /* M = 1: outputs j .. j + 16 ng (ng <= GG_SIDE, a constant in each
@@ -134,17 +137,21 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
 }
 
 /* M = 1: y[j0 .. j0+nt) (j0 a multiple of 16: thread tiles are whole NR),
- * GG_SIDE groups of 16 outputs at a time, then the groups left one by one:
- * the groups are independent outputs. */
+ * GG_SIDE groups of 16 outputs at a time, then the 1 .. GG_SIDE - 1 groups
+ * left side by side too: the groups are independent outputs. */
 GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *bias_pad,
                            int64_t j0, int64_t nt, const int wt) {
+  _Static_assert(GG_SIDE == 4, "the tail below takes 1 .. 3 groups");
   const unsigned char *b = bv;
   const size_t gbytes = gg_group_bytes(g->k, wt);
   const int64_t jend = j0 + nt;
   int64_t j = j0;
   for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG)
     gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, wt);
-  for (; j < jend; j += HMX_QG) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, wt);
+  const int64_t left = (jend - j + HMX_QG - 1) / HMX_QG; /* groups, the last maybe partial */
+  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, wt);
+  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, wt);
+  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, wt);
 }
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) into NR-wide panels (as gx_pack_b_nt;
