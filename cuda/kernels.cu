@@ -263,7 +263,7 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  * (docs/NUMERICS.md §attention: the row
  * maximum comes first, no online rescaling):
  *   pass 1: S = Q K^T for the tile (thread (ty, tx) owns rows
- *           4ty..4ty+3 and keys tx + 16c, c < 4; each score a sequential
+ *           4ty..4ty+3 and keys tx + 16c, c < kAK / 16; each score a sequential
  *           __fmaf_rn chain over d from +0, then * scale); per-row exact
  *           maximum over the visible keys (`if (s > m) m = s`, combined over
  *           the 16 threads of a row the same way: the maximum is exact, so
@@ -273,8 +273,8 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  *           4(t%4) .. +3, lane l adds e_j for j = l mod 16 in increasing j,
  *           carried across tiles: tiles start at multiples of 16) and
  *           acc[r][d] = fma(e_j, v_jd, acc) with the thread owning rows
- *           4ty..+3, d = 4tx..+3, over j in increasing order, carried across
- *           tiles.
+ *           4ty..+3, d = 4tx..+3 (and 64 + 4tx..+3 for D = 128), over j in
+ *           increasing order, carried across tiles.
  * Then the tree (+8, +4, +2, +1) per row and one __fdiv_rn per output. Only
  * keys j < n_r of each row enter the max, the sums and P·V (partial tiles
  * test j < n_r; full tiles do not need to). */
