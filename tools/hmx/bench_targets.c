@@ -22,6 +22,7 @@ typedef struct target {
   metric kind;
   double goal;
   const char *peer; /* names the note printed when the peer did not run */
+  const char *beside; /* M_BW: the impl whose % of memcpy is printed beside the verdict, or NULL */
 } target;
 
 static const int64_t n_small[] = {256, 512, 1024, 2048, 4096, 0};
@@ -37,21 +38,23 @@ static const int64_t gemm_decode[][3] = {{1, 2048, 2048}, {0, 0, 0}};
 
 /* docs/BENCH.md "Targets" lists the same (issue 3, point 6). */
 static const target targets[] = {
-    {"fwht avx512 in L2 vs FFHT", "fwht", "avx512", 0, n_small, NULL, M_PEER, 2.5, "ffht"},
-    {"fwht avx512 in L2 vs FFHT", "fwht", "avx512", 0, n_large, NULL, M_PEER, 2.0, "ffht"},
-    {"fwht avx2 vs FFHT", "fwht", "avx2", -1, n_pow2, NULL, M_PEER, 1.0, "ffht"},
-    {"fwht avx512 from memory, % of memcpy", "fwht", "avx512", 1, n_all, NULL, M_BW, 90.0, NULL},
-    {"fwht avx512 per element vs 2^k around", "fwht", "avx512", -1, n_12, NULL, M_NEIGH, 1.0,
+    {"fwht avx512 in L2 vs FFHT", "fwht", "avx512", 0, n_small, NULL, M_PEER, 2.5, "ffht", NULL},
+    {"fwht avx512 in L2 vs FFHT", "fwht", "avx512", 0, n_large, NULL, M_PEER, 2.0, "ffht", NULL},
+    {"fwht avx2 vs FFHT", "fwht", "avx2", -1, n_pow2, NULL, M_PEER, 1.0, "ffht", NULL},
+    {"fwht avx512 from memory, % of memcpy", "fwht", "avx512", 1, n_all, NULL, M_BW, 90.0, NULL,
      NULL},
+    {"fwht avx512 per element vs 2^k around", "fwht", "avx512", -1, n_12, NULL, M_NEIGH, 1.0,
+     NULL, NULL},
     {"gemm avx512 vs oneDNN sgemm", "gemm", "avx512", -1, NULL, gemm_model, M_PEER, 0.85,
-     "onednn"},
+     "onednn", NULL},
     /* decode reads a model's projections in the G16 layout (hmx_model_prepare);
      * hmx_gemm on the same weights as [N, K] rows is printed beside it */
     {"gemm avx512 M=1 G16 weights, % of memcpy", "gemm", "avx512/g16", -1, NULL, gemm_decode,
-     M_BW, 80.0, NULL},
+     M_BW, 80.0, NULL, "avx512"},
     {"gemm avx512 2 threads / 1", "gemm_scaling", "avx512", -1, NULL, gemm_model, M_SCALING, 1.8,
-     "scaling"},
-    {"exp avx512 vs SLEEF expf16_u10", "exp", "avx512", 0, n_lanes16, NULL, M_PEER, 1.0, "sleef"},
+     "scaling", NULL},
+    {"exp avx512 vs SLEEF expf16_u10", "exp", "avx512", 0, n_lanes16, NULL, M_PEER, 1.0, "sleef",
+     NULL},
 };
 #define NTARGETS ((int)(sizeof targets / sizeof targets[0]))
 
@@ -148,15 +151,10 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
   case M_BW: {
     char d[224] = "";
     const int reads = x->pct_read_in_order > 0 && x->pct_read_16_rows > 0;
-    /* context, not judged: for the G16 row, hmx_gemm on the [N, K] rows
-     * (the impl without "/g16") in the same run */
-    const char *g16 = strstr(t->impl, "/g16");
-    const hmx_bench_result *rows = NULL;
-    if (g16) {
-      char plain[24];
-      snprintf(plain, sizeof plain, "%.*s", (int)(g16 - t->impl), t->impl);
-      rows = find(r, nr, t->op, plain, n, memory, shape);
-    }
+    /* context, not judged: the target's `beside` row (for the G16 row,
+     * hmx_gemm on the [N, K] rows) in the same run */
+    const hmx_bench_result *rows =
+        t->beside ? find(r, nr, t->op, t->beside, n, memory, shape) : NULL;
     if (rows && rows->pct_bw > 0)
       snprintf(d, sizeof d, "(the [N, K] rows: %.0f%%", rows->pct_bw);
     if (reads)
