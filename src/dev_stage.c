@@ -46,7 +46,7 @@ hmx_status hmx_dev_staging_begin(hmx_dev_staging *st, const hmx_exec *ex,
 }
 
 hmx_status hmx_dev_staging_finish(hmx_dev_staging *st, const hmx_exec *ex, const hmx_tensor *out,
-                                  hmx_status s, const char *op) {
+                                  hmx_status s) {
   if (s == HMX_OK && is16(out) && st->out)
     s = ex->dev->convert(out->data, out->dtype, st->out, HMX_F32, hmx_tensor_numel(out),
                          ex->call.stream);
@@ -55,8 +55,5 @@ hmx_status hmx_dev_staging_finish(hmx_dev_staging *st, const hmx_exec *ex, const
     if (s == HMX_OK) s = r;
   }
   st->nscratch = 0;
-  if (s != HMX_OK && hmx_last_error()[0] == '\0')
-    hmx_fail(s, "%s: backend '%s' failed on device memory: %s", op, ex->be->name,
-             hmx_status_string(s));
   return s;
 }

@@ -27,9 +27,9 @@ typedef struct hmx_dev_staging {
 hmx_status hmx_dev_staging_begin(hmx_dev_staging *st, const hmx_exec *ex,
                                  const hmx_tensor *const *ins, int nin, const hmx_tensor *out);
 /* After the kernel (status s): round the output into out when s is HMX_OK
- * and out is 16-bit, then release the scratch. Returns the first failure,
- * with a message naming the op and backend. */
+ * and out is 16-bit, then release the scratch. Returns the first failure
+ * (the caller names the op in its message, as for unstaged device calls). */
 hmx_status hmx_dev_staging_finish(hmx_dev_staging *st, const hmx_exec *ex, const hmx_tensor *out,
-                                  hmx_status s, const char *op);
+                                  hmx_status s);
 
 #endif

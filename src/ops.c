@@ -201,7 +201,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
                          ex.threads, HMX_F32, NULL, NULL, 0, 0};
       s = dfn(&g, &ex.call);
     }
-    return hmx_dev_staging_finish(&ds, &ex, c, s, op);
+    return device_finish(hmx_dev_staging_finish(&ds, &ex, c, s), op, &ex);
   }
   hmx_status (*fn)(const hmx_gemm_args *);
   HMX_PICK(ex, gemm, fn);
@@ -258,7 +258,7 @@ static hmx_status norm_common(const hmx_context *ctx, const char *op, int layer,
       hmx_norm_args a = {ds.in[0], ds.in[1], ds.in[2], ds.out, x->shape[0], n, eps, ex.threads};
       s = dfn(&a, &ex.call);
     }
-    return hmx_dev_staging_finish(&ds, &ex, y, s, op);
+    return device_finish(hmx_dev_staging_finish(&ds, &ex, y, s), op, &ex);
   }
   hmx_status (*fn)(const hmx_norm_args *);
   if (layer) HMX_PICK(ex, layernorm, fn);
@@ -316,7 +316,7 @@ static hmx_status rope_run(const char *op, hmx_exec *ex, const hmx_tensor *x, co
                          rot_dim, style, ex->threads};
       s = dfn(&a, &ex->call);
     }
-    return hmx_dev_staging_finish(&ds, ex, y, s, op);
+    return device_finish(hmx_dev_staging_finish(&ds, ex, y, s), op, ex);
   }
   hmx_staging st;
   const hmx_tensor *ins[] = {x};
@@ -506,7 +506,7 @@ static hmx_status attention_run(const hmx_context *ctx, const hmx_tensor *q, con
                               p->causal, q_offset, scale, ex.threads, HMX_F32, NULL, NULL, 0};
       s = dfn(&a, &ex.call);
     }
-    return hmx_dev_staging_finish(&ds, &ex, o, s, op);
+    return device_finish(hmx_dev_staging_finish(&ds, &ex, o, s), op, &ex);
   }
   hmx_staging st;
   /* f32 K and V in the cache layout go in place as well (staging would read
@@ -565,7 +565,7 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
                            ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS};
       s = dfn(&a, &ex.call);
     }
-    return hmx_dev_staging_finish(&ds, &ex, y, s, op);
+    return device_finish(hmx_dev_staging_finish(&ds, &ex, y, s), op, &ex);
   }
   hmx_status (*fn)(const hmx_swiglu_args *);
   HMX_PICK(ex, swiglu, fn);
