@@ -276,11 +276,15 @@ static hmx_status run_swiglu(const hmx_context *c, hmx_tensor **t, const void *e
   return hmx_swiglu(c, t[0], t[1], t[2], t[3], 0, t[4]);
 }
 
-static hmx_tensor rnd_tensor(int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
+/* A random host tensor of dtype dt (bf16 / f16: the rounded random floats). */
+static hmx_tensor rnd_tensor_dt(hmx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
   int64_t sh[4] = {a, b, c, d};
-  hmx_tensor t = hmx_tensor_make(NULL, HMX_F32, nd, sh);
-  t.data = host_random(HMX_F32, hmx_tensor_numel(&t));
+  hmx_tensor t = hmx_tensor_make(NULL, dt, nd, sh);
+  t.data = host_random(dt, hmx_tensor_numel(&t));
   return t;
+}
+static hmx_tensor rnd_tensor(int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
+  return rnd_tensor_dt(HMX_F32, nd, a, b, c, d);
 }
 
 /* rmsnorm and layernorm of `rows` rows of 777 (what: a name prefix) */
@@ -338,14 +342,6 @@ static void test_other_ops(void) {
     free(q.data), free(k.data), free(v.data), free(o.data);
   }
   swiglu_case("swiglu", 5);
-}
-
-/* A random host tensor of dtype dt (bf16 / f16: the rounded random floats). */
-static hmx_tensor rnd_tensor_dt(hmx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
-  int64_t sh[4] = {a, b, c, d};
-  hmx_tensor t = hmx_tensor_make(NULL, dt, nd, sh);
-  t.data = host_random(dt, hmx_tensor_numel(&t));
-  return t;
 }
 
 /* 16-bit device tensors of the ops whose kernels take f32: each bf16 / f16
