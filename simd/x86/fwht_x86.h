@@ -63,22 +63,16 @@ _Static_assert(HX_BLOCK_LOG2 > HX_L1_LOG2, "an L2 block holds several L1 blocks"
 _Static_assert(HX_BLOCK_LOG2 <= 16, "hx_row_par: rows of 2^16 or more span blocks");
 #define HX_MAX_M 40
 
-/* One butterfly (a, b) -> (a + b, a - b) of §fwht step 1. HX_BFLY_FNMA (for
- * experiments; the same bits every way, the products by 1 being exact): 0
- * add and subtract; 1 the difference as fnma(b, 1, a) on the FMA pipes; 2
- * both as fma / fnma. Measured: 1 was 2-9% slower on Zen 5 (the in-register
- * stages already keep the FMA pipes busy) and on Zen 4 (session 30, avx512,
- * one thread, batches in L2, alternating in one process) 2-5% faster with
- * the other core busy but -2 .. +5% (medians by size, within the rounds'
- * spread) on a quiet machine; 2 was 12-17% slower on Zen 4 (768 / 1536:
- * 2-3%). So 0. */
-#ifndef HX_BFLY_FNMA
-#define HX_BFLY_FNMA 0
-#endif
+/* One butterfly (a, b) -> (a + b, a - b) of §fwht step 1. (The same bits on
+ * the FMA pipes, the products by 1 being exact, measured no better: the
+ * difference as fnma(b, 1, a) 2-9% slower on Zen 5, where the in-register
+ * stages already keep those pipes busy, and on Zen 4 -2 .. +5% by size,
+ * within the rounds' spread; both as fma / fnma 12-17% slower on Zen 4.
+ * Session 30, docs/results/session30/bfly_fnma.diff.) */
 HX_INL void hx_bfly(hx_v *x, hx_v *y) {
   const hx_v a = *x, b = *y;
-  *x = HX_BFLY_FNMA == 2 ? hx_fma(b, hx_set1(1.0f), a) : hx_add(a, b);
-  *y = HX_BFLY_FNMA ? hx_fnma(b, hx_set1(1.0f), a) : hx_sub(a, b);
+  *x = hx_add(a, b);
+  *y = hx_sub(a, b);
 }
 
 /* §fwht step 1 across registers: stages s = 0 .. stages-1 in increasing
