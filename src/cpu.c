@@ -34,15 +34,21 @@ static unsigned long long xgetbv0(void) {
 #endif
 #endif
 
+#if defined(HMX_X86)
+/* Whether leaf 0's vendor string (EBX, EDX, ECX) is the 12 characters v. */
+static int vendor_is(const unsigned l0[4], const char *v) {
+  return !memcmp(&l0[1], v, 4) && !memcmp(&l0[3], v + 4, 4) && !memcmp(&l0[2], v + 8, 4);
+}
+#endif
+
 static hmx_cpu_features detect_uncached(void) {
   hmx_cpu_features f;
   memset(&f, 0, sizeof f);
 #if defined(HMX_X86)
   unsigned l0[4], l1[4], l7[4];
   cpuid(0, 0, l0);
-  /* the vendor string is EBX, EDX, ECX of leaf 0 */
-  f.intel = !memcmp(&l0[1], "Genu", 4) && !memcmp(&l0[3], "ineI", 4) && !memcmp(&l0[2], "ntel", 4);
-  const int amd = !memcmp(&l0[1], "Auth", 4) && !memcmp(&l0[3], "enti", 4) && !memcmp(&l0[2], "cAMD", 4);
+  f.intel = vendor_is(l0, "GenuineIntel");
+  const int amd = vendor_is(l0, "AuthenticAMD");
   cpuid(1, 0, l1);
   cpuid(7, 0, l7);
   /* family: the base family (EAX bits 8-11), plus the extended family
