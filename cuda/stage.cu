@@ -5,32 +5,27 @@
  * bf16 / f16 -> f32 is exact; f32 -> bf16 / f16 rounds to nearest even with
  * no flush (cvt.rn), which is hmx_f32_to_bf16 / hmx_f32_to_f16 for every
  * non-NaN value; a NaN stays a NaN (its payload is not part of the
- * contract, NUMERICS §C). These are the conversions of fwht_impl.cuh's Io. */
-#include "job.cuh"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+ * contract, NUMERICS §C): fwht_impl.cuh's Io<D>::widen and ::narrow, the
+ * conversions of the fwht kernels' loads and stores. */
+#include "fwht_impl.cuh" /* fw::Io, fw::Dt */
 
 namespace {
 
-__device__ __forceinline__ float widen(unsigned short h, bool bf16) {
-  return bf16 ? __uint_as_float((unsigned)h << 16) : __half2float(__ushort_as_half(h));
-}
+using hmx_cuda::fw::Dt;
+using hmx_cuda::fw::Io;
 
-__device__ __forceinline__ unsigned short narrow(float f, bool bf16) {
-  return bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(f)) : __half_as_ushort(__float2half_rn(f));
-}
-
-__global__ void widen_kernel(float *dst, const unsigned short *src, int64_t n, bool bf16) {
+template <Dt D>
+__global__ void widen_kernel(float *dst, const typename Io<D>::T *src, int64_t n) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
-    dst[i] = widen(src[i], bf16);
+    dst[i] = Io<D>::widen(src[i]);
 }
 
-__global__ void narrow_kernel(unsigned short *dst, const float *src, int64_t n, bool bf16) {
+template <Dt D>
+__global__ void narrow_kernel(typename Io<D>::T *dst, const float *src, int64_t n) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
-    dst[i] = narrow(src[i], bf16);
+    dst[i] = Io<D>::narrow(src[i]);
 }
 
 } // namespace
@@ -59,13 +54,22 @@ extern "C" hmx_status hmx_cuda_convert(void *dst, hmx_dtype ddt, const void *src
   Job j;
   job_begin_device(&j, "staging", stream);
   if (j.st != HMX_OK || n <= 0) return j.st;
-  if (ddt == HMX_F32 && (sdt == HMX_BF16 || sdt == HMX_F16)) {
-    widen_kernel<<<grid_for(n, 256), 256, 0, j.stream>>>((float *)dst, (const unsigned short *)src,
-                                                        n, sdt == HMX_BF16);
+  const unsigned grid = grid_for(n, 256);
+  float *fd = (float *)dst;
+  const float *fs = (const float *)src;
+  unsigned short *hd = (unsigned short *)dst;
+  const unsigned short *hs = (const unsigned short *)src;
+  if (ddt == HMX_F32 && sdt == HMX_BF16) {
+    widen_kernel<Dt::BF16><<<grid, 256, 0, j.stream>>>(fd, hs, n);
     job_launched(&j, "widen_kernel");
-  } else if (sdt == HMX_F32 && (ddt == HMX_BF16 || ddt == HMX_F16)) {
-    narrow_kernel<<<grid_for(n, 256), 256, 0, j.stream>>>((unsigned short *)dst, (const float *)src,
-                                                         n, ddt == HMX_BF16);
+  } else if (ddt == HMX_F32 && sdt == HMX_F16) {
+    widen_kernel<Dt::F16><<<grid, 256, 0, j.stream>>>(fd, hs, n);
+    job_launched(&j, "widen_kernel");
+  } else if (sdt == HMX_F32 && ddt == HMX_BF16) {
+    narrow_kernel<Dt::BF16><<<grid, 256, 0, j.stream>>>(hd, fs, n);
+    job_launched(&j, "narrow_kernel");
+  } else if (sdt == HMX_F32 && ddt == HMX_F16) {
+    narrow_kernel<Dt::F16><<<grid, 256, 0, j.stream>>>(hd, fs, n);
     job_launched(&j, "narrow_kernel");
   } else {
     j.st = hmx_fail(HMX_ERR_INTERNAL, "cuda staging: no conversion from %s to %s",
