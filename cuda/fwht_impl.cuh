@@ -39,9 +39,10 @@
  * Rows longer than 32768 elements: fwht_cluster (one pass, a cluster of CTAs
  * sharing the row through distributed shared memory) where cluster_log has
  * a cluster for the size; the others take two passes through an f32 buffer
- * (the output itself when it is f32): the butterflies per block of at most
- * 32768 elements, then fwht_cols (m = 1, the remaining stages) or
- * fwht_factor (m > 1), with the epilogue. */
+ * (the output itself when it is f32, else a scratch of at most
+ * HMX_FWHT_SCRATCH_MIB that the batch goes through in chunks of rows): the
+ * butterflies per block of at most 32768 elements, then fwht_cols (m = 1,
+ * the remaining stages) or fwht_factor (m > 1), with the epilogue. */
 #ifndef HMX_CUDA_FWHT_IMPL_CUH
 #define HMX_CUDA_FWHT_IMPL_CUH
 
@@ -1276,6 +1277,12 @@ fwht_factor(const float *y32, void *yv, int64_t cols, int64_t p, float scale, in
   }
 }
 
+/* f32 scratch of the two-pass 16-bit rows (two_pass_rows), MiB: the batch
+ * goes through it in chunks of rows (docs/results/h100/scratch_pool/). */
+#ifndef HMX_FWHT_SCRATCH_MIB
+#define HMX_FWHT_SCRATCH_MIB 256
+#endif
+
 /* ------------------------------------------------------------------ launches */
 
 inline int log2_exact(int64_t p) {
@@ -1454,6 +1461,35 @@ void launch_factor(Job *j, const float *y32, void *y, int64_t batch, int64_t p, 
   job_launched(j, "fwht_factor");
 }
 
+/* Rows longer than one CTA takes and no cluster has (n > 32768): two passes
+ * through y32 (f32, rows * n; may be y): the butterflies per block of at
+ * most 32768 elements, then fwht_cols (m = 1, the remaining stages) or
+ * fwht_factor (m > 1), with the epilogue. */
+template <Dt D>
+void two_pass_rows(Job *j, const void *x, void *y, float *y32, int64_t rows, int m, int64_t p,
+                   int L, float scale, int epi, const float *alpha,
+                   const float *beta) {
+  if (j->st != HMX_OK) return;
+  if (m == 1) {
+    launch_rows<D, Dt::F32, 1>(j, x, y32, rows * (p >> kLogMaxRow), kLogMaxRow, 1.0f, EPI_NONE,
+                               NULL, NULL);
+    if (j->st != HMX_OK) return;
+    fwht_cols<D><<<grid_for(rows * kMaxRow, 256), 256, 0, j->stream>>>(
+        y32, y, rows, L - kLogMaxRow, scale, epi, alpha, beta);
+    job_launched(j, "fwht_cols");
+    return;
+  }
+  launch_rows<D, Dt::F32, 1>(j, x, y32, rows * m, L, 1.0f, EPI_NONE, NULL, NULL);
+  switch (m) {
+  case 12: launch_factor<D, 12>(j, y32, y, rows, p, scale, epi, alpha, beta); return;
+  case 20: launch_factor<D, 20>(j, y32, y, rows, p, scale, epi, alpha, beta); return;
+  case 28: launch_factor<D, 28>(j, y32, y, rows, p, scale, epi, alpha, beta); return;
+  case 40: launch_factor<D, 40>(j, y32, y, rows, p, scale, epi, alpha, beta); return;
+  default: break;
+  }
+  if (j->st == HMX_OK) j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
+}
+
 /* The whole transform: x ([batch, n] of D) -> y (of D), on j's stream. */
 template <Dt D>
 void fwht_run(Job *j, const void *x, void *y, int64_t batch, int64_t n, int m, int64_t p,
@@ -1479,27 +1515,25 @@ void fwht_run(Job *j, const void *x, void *y, int64_t batch, int64_t n, int m, i
     j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
     return;
   }
-  /* two passes through an f32 buffer: y itself when it is f32 */
-  float *y32 = D == Dt::F32 ? (float *)y : job_alloc(j, batch * n);
-  if (j->st != HMX_OK) return;
-  if (m == 1) {
-    launch_rows<D, Dt::F32, 1>(j, x, y32, batch * (p >> kLogMaxRow), kLogMaxRow, 1.0f, EPI_NONE,
-                               NULL, NULL);
-    if (j->st != HMX_OK) return;
-    fwht_cols<D><<<grid_for(batch * kMaxRow, 256), 256, 0, j->stream>>>(
-        y32, y, batch, L - kLogMaxRow, scale, epi, alpha, beta);
-    job_launched(j, "fwht_cols");
-    return;
+  /* two passes through an f32 buffer: y itself when it is f32; for 16-bit
+   * rows a scratch of at most HMX_FWHT_SCRATCH_MIB (at least one row), the
+   * batch taken in chunks of rows that it holds, one after the other on the
+   * stream (rows are independent, §fwht: the same bits) */
+  int64_t chunk = batch;
+  if (D != Dt::F32) {
+    chunk = ((int64_t)HMX_FWHT_SCRATCH_MIB << 20) / (n * (int64_t)sizeof(float));
+    if (chunk < 1) chunk = 1;
+    if (chunk > batch) chunk = batch;
   }
-  launch_rows<D, Dt::F32, 1>(j, x, y32, batch * m, L, 1.0f, EPI_NONE, NULL, NULL);
-  switch (m) {
-  case 12: launch_factor<D, 12>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
-  case 20: launch_factor<D, 20>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
-  case 28: launch_factor<D, 28>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
-  case 40: launch_factor<D, 40>(j, y32, y, batch, p, scale, epi, alpha, beta); return;
-  default: break;
+  float *scratch = D == Dt::F32 ? NULL : job_alloc(j, chunk * n);
+  using T = typename Io<D>::T;
+  for (int64_t r0 = 0; r0 < batch && j->st == HMX_OK; r0 += chunk) {
+    const int64_t rows = batch - r0 < chunk ? batch - r0 : chunk;
+    const T *xr = (const T *)x + r0 * n;
+    T *yr = (T *)y + r0 * n;
+    two_pass_rows<D>(j, xr, yr, D == Dt::F32 ? (float *)yr : scratch, rows, m, p, L, scale, epi,
+                     alpha, beta);
   }
-  if (j->st == HMX_OK) j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: factor %d", j->op, m);
 }
 
 } // namespace fw

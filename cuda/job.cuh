@@ -6,8 +6,8 @@
  *     synchronizes, frees everything and destroys the stream, on every path;
  *   - device memory (job_begin_device): the caller's buffers are used as
  *     they are, the work is queued on the caller's stream, scratch comes
- *     from cudaMallocAsync and goes back with cudaFreeAsync on that stream,
- *     and nothing waits.
+ *     from hadamix's stream-ordered pool (scratch_malloc) and goes back with
+ *     cudaFreeAsync on that stream, and nothing waits.
  * Every CUDA call is checked; the first error wins and is kept in j->st:
  * cudaErrorMemoryAllocation -> HMX_ERR_NO_MEMORY, anything else ->
  * HMX_ERR_INTERNAL, with the CUDA error name in hmx_last_error(). After an
@@ -79,8 +79,13 @@ inline void job_begin_device(Job *j, const char *op, void *stream) {
   j->stream = (cudaStream_t)stream;
 }
 
+/* Stream-ordered device scratch from hadamix's pool of the current device,
+ * which keeps freed scratch mapped between calls (cuda/scratch_pool.cu);
+ * free it with cudaFreeAsync. */
+cudaError_t scratch_malloc(void **p, size_t bytes, cudaStream_t stream);
+
 /* Device scratch of `n` elements of `size` bytes (NULL for n == 0 or after
- * an error): cudaMalloc for host calls, cudaMallocAsync on the caller's
+ * an error): cudaMalloc for host calls, scratch_malloc on the caller's
  * stream for device calls (no device-wide synchronization). */
 inline void *job_alloc_bytes(Job *j, int64_t n, size_t size) {
   if (j->st != HMX_OK || n <= 0) return NULL;
@@ -95,7 +100,7 @@ inline void *job_alloc_bytes(Job *j, int64_t n, size_t size) {
   }
   void *d = NULL;
   if (j->device) {
-    if (!check(j, cudaMallocAsync(&d, bytes, j->stream), "cudaMallocAsync")) return NULL;
+    if (!check(j, scratch_malloc(&d, bytes, j->stream), "cudaMallocFromPoolAsync")) return NULL;
   } else if (!check(j, cudaMalloc(&d, bytes), "cudaMalloc")) {
     return NULL;
   }

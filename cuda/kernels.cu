@@ -931,7 +931,7 @@ void gemm_body(Job *j, const hmx_gemm_args *g) {
  * (a_u, b_u sequential over p from +0), g = silu(a) * b in place, and
  * y = g W2 a third gemm: y_j from +0, one fma per u in increasing u, which is
  * ref's order for every block size (`block` only bounds ref's memory).
- * Scratch: 2*T*h floats (cudaMallocAsync in device mode). */
+ * Scratch: 2*T*h floats (scratch_malloc in device mode). */
 void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   if (j->st != HMX_OK || s->t <= 0 || s->d_out <= 0) return;
   const int64_t th = s->t * s->h;

@@ -7,6 +7,11 @@ hmx_add_test(NAME test_cuda_api SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_ap
 if("cuda" IN_LIST HMX_BACKEND_NAMES)
   hmx_add_test(NAME test_cuda_device SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_device.c
                LABELS cuda TIMEOUT 600)
+  # scratch from the device's default pool, given back at every
+  # synchronization (cuda/scratch_pool.cu): test_scratch_pool only
+  add_test(NAME test_cuda_device_default_pool COMMAND test_cuda_device pool)
+  set_tests_properties(test_cuda_device_default_pool PROPERTIES SKIP_RETURN_CODE 77 LABELS cuda
+                       TIMEOUT 600 ENVIRONMENT HMX_CUDA_SCRATCH_KEEP_MIB=0)
 endif()
 # The cuda fast tier's gemm on device memory (f32/TF32, bf16, f16) against
 # its tensor-core bound (tests/test_fast_cuda_device.c); skipped without a GPU.

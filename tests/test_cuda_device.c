@@ -206,6 +206,57 @@ static void test_fwht(void) {
     const int64_t rows = ((int64_t)33 << 20) / (n * 4) + 3;
     for (int d = 0; d < 2; d++) fwht_case(rows, n, many_ml[i][0], dts[d], (int)i, 0, 0);
   }
+  /* 16-bit rows of two passes in batches larger than their f32 scratch
+   * (HMX_FWHT_SCRATCH_MIB, 256: 64 rows of 2^20, 409 of 40 * 4096), which
+   * the batch goes through in chunks of rows: the last chunk short (one
+   * row), in place, unaligned and with the mix epilogue. */
+  static const int two_pass_ml[][3] = {{1, 20, 65}, {40, 12, 410}};
+  for (size_t i = 0; i < sizeof two_pass_ml / sizeof two_pass_ml[0] && !quick; i++) {
+    const int64_t n = (int64_t)two_pass_ml[i][0] << two_pass_ml[i][1];
+    fwht_case(two_pass_ml[i][2], n, two_pass_ml[i][0], HMX_BF16, 0, 1, 0);
+    fwht_case(two_pass_ml[i][2], n, two_pass_ml[i][0], HMX_F16, 1, 0, 1);
+  }
+}
+
+/* Device scratch comes from hadamix's own stream-ordered pool, which keeps
+ * HMX_CUDA_SCRATCH_KEEP_MIB (default 1024) of it mapped after a
+ * synchronization; with 0 the device's default pool gives it back
+ * (cuda/scratch_pool.cu). A bf16 fwht of 64 rows of 2^20 takes 256 MiB of
+ * f32 scratch: after the call and a synchronization the device's free
+ * memory is lower by about that much with a keep of 256 MiB or more, and
+ * back where it was with 0. (A first call before the measurement loads
+ * the kernels and makes the pool.) */
+static void test_scratch_pool(void) {
+  const char *env = getenv("HMX_CUDA_SCRATCH_KEEP_MIB");
+  const long long keep_mib = env && *env ? atoll(env) : 1024;
+  const int64_t n = (int64_t)1 << 20, rows = 64;
+  const size_t bytes = (size_t)(rows * n) * 2, scratch_mib = (size_t)(rows * n) * 4 >> 20;
+  dbuf dx = dev_copy(NULL, bytes, 2, 0), dy = dev_copy(NULL, bytes, 2, 0);
+  if (dx.p && dy.p && cuda_ok(cudaMemset(dx.p, 0, bytes), "cudaMemset")) {
+    hmx_tensor x = on_dev(hmx_tensor_2d(NULL, HMX_BF16, rows, n), dx.p);
+    hmx_tensor y = on_dev(hmx_tensor_2d(NULL, HMX_BF16, rows, n), dy.p);
+    hmx_tensor x1 = x, y1 = y; /* the first call: one row, 4 MiB of scratch */
+    x1.shape[0] = y1.shape[0] = 1;
+    CHECK(hmx_fwht(&cuda_ctx, &x1, &y1, 1.0f) == HMX_OK, "scratch pool: first call: %s",
+          hmx_last_error());
+    size_t free0 = 0, free1 = 0, total = 0;
+    cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    cuda_ok(cudaMemGetInfo(&free0, &total), "cudaMemGetInfo");
+    CHECK(hmx_fwht(&cuda_ctx, &x, &y, 1.0f) == HMX_OK, "scratch pool: %s", hmx_last_error());
+    cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    cuda_ok(cudaMemGetInfo(&free1, &total), "cudaMemGetInfo");
+    const double kept = ((double)free0 - (double)free1) / (1 << 20);
+    printf("scratch pool (HMX_CUDA_SCRATCH_KEEP_MIB %s): %.1f MiB held after a call with %zu MiB "
+           "of scratch\n", env && *env ? env : "unset", kept, scratch_mib);
+    if (keep_mib >= 256)
+      CHECK(kept >= 0.9 * (double)scratch_mib && kept <= 1.5 * (double)scratch_mib,
+            "scratch pool (keep %lld MiB): %.1f MiB held after the call, want about %zu", keep_mib,
+            kept, scratch_mib);
+    else if (keep_mib == 0)
+      CHECK(kept < 32.0, "scratch pool (keep 0): %.1f MiB held after the call, want ~0", kept);
+  }
+  dev_free(&dx);
+  dev_free(&dy);
 }
 
 /* One f32 op on device memory against ref: `run` calls the op on tensors
@@ -575,6 +626,8 @@ static void test_stream_and_default(void) {
 
 int main(int argc, char **argv) {
   quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+  /* "pool": only test_scratch_pool (ctest runs it with HMX_CUDA_SCRATCH_KEEP_MIB=0) */
+  const int pool_only = argc > 1 && strcmp(argv[1], "pool") == 0;
   cuda_be = hmx_backend_find("cuda");
   if (!cuda_be || !hmx_backend_available(cuda_be)) {
     printf("test_cuda_device: no cuda backend or no GPU here: skipped\n");
@@ -583,12 +636,17 @@ int main(int argc, char **argv) {
   hmx_context r = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT}, c = {cuda_be, 0, 0, HMX_TIER_DEFAULT};
   ref_ctx = r;
   cuda_ctx = c;
+  if (pool_only) {
+    test_scratch_pool();
+    return check_finish("test_cuda_device pool");
+  }
   test_fwht();
   test_other_ops();
   test_staged16();
   test_big_shapes();
   test_stream_and_default();
   test_empty_and_oom();
+  if (!quick) test_scratch_pool(); /* (compute-sanitizer holds memory of its own) */
   cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   return check_finish(quick ? "test_cuda_device quick" : "test_cuda_device");
 }

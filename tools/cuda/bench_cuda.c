@@ -342,6 +342,41 @@ static void bench_attention_run(const hmx_backend *cuda, const char *what, int64
   CK(cudaFree(o));
 }
 
+/* ------------------------------------------------------------------ staged 16-bit */
+
+/* rmsnorm of [rows, 4096] bf16 on device memory: the norms' kernels take
+ * f32, so the call stages the tensor through f32 device scratch (widen,
+ * the f32 kernel, narrow; src/dev_stage.c), 8 bytes of scratch per element
+ * from the scratch pool (cuda/scratch_pool.cu). Only with --only staged (no
+ * target; docs/results/h100/scratch_pool/). GB/s: the bf16 tensor read and
+ * written once, as a copy of it would. */
+typedef struct norm_arg { hmx_context ctx; hmx_tensor x, w, y; } norm_arg;
+static void run_norm(void *p) {
+  norm_arg *a = p;
+  HK(hmx_rmsnorm(&a->ctx, &a->x, &a->w, 1e-5f, &a->y));
+}
+static void bench_staged(const hmx_backend *cuda, double copy_gbs) {
+  const int64_t d = 4096, rows = (int64_t)((mib << 20) / (size_t)(d * 2));
+  norm_arg a;
+  memset(&a, 0, sizeof a);
+  a.ctx.backend = cuda;
+  void *x = dev_random((size_t)(rows * d) * 2, HMX_BF16), *y, *w = dev_random((size_t)d * 4, HMX_F32);
+  CK(cudaMalloc(&y, (size_t)(rows * d) * 2));
+  a.x = hmx_tensor_2d(x, HMX_BF16, rows, d);
+  a.y = hmx_tensor_2d(y, HMX_BF16, rows, d);
+  a.w = hmx_tensor_1d(w, HMX_F32, d);
+  a.x.memory = a.y.memory = a.w.memory = HMX_MEMORY_CUDA;
+  float ms = time_median(run_norm, &a, reps);
+  double moved = 2.0 * (double)(rows * d) * 2.0;
+  fprintf(out, "{\"kind\":\"staged\",\"op\":\"rmsnorm\",\"impl\":\"hmx\",\"dtype\":\"bf16\","
+               "\"rows\":%lld,\"d\":%lld,\"ms\":%.5f,\"gbs\":%.2f,\"pct_copy\":%.2f}\n",
+          (long long)rows, (long long)d, ms, moved / ms * 1e-6, 100.0 * moved / ms * 1e-6 / copy_gbs);
+  fflush(out);
+  CK(cudaFree(x));
+  CK(cudaFree(y));
+  CK(cudaFree(w));
+}
+
 static void bench_attention_case(const hmx_backend *cuda, const char *what, int64_t b, int64_t sq,
                                  int64_t skv, int64_t h, int64_t d, int causal, int r) {
   bench_attention_run(cuda, what, b, sq, skv, h, d, causal, r, "attention", HMX_TIER_EXACT);
@@ -371,7 +406,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--quick")) {
       quick = 1;
     } else {
-      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention] [--fwht-n LIST]\n");
+      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention,staged] [--fwht-n LIST]\n");
       return 2;
     }
   }
@@ -406,6 +441,7 @@ int main(int argc, char **argv) {
 
   if (want("fwht")) bench_fwht(cuda, copy_gbs);
   if (want("gemm")) bench_gemm(cuda);
+  if (only && want("staged")) bench_staged(cuda, copy_gbs);
   if (want("attention")) {
     bench_attention_case(cuda, "prefill", 8, 1024, 1024, 12, 64, 1, 10);
     if (!quick) {
