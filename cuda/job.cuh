@@ -100,7 +100,7 @@ inline void *job_alloc_bytes(Job *j, int64_t n, size_t size) {
   }
   void *d = NULL;
   if (j->device) {
-    if (!check(j, scratch_malloc(&d, bytes, j->stream), "cudaMallocFromPoolAsync")) return NULL;
+    if (!check(j, scratch_malloc(&d, bytes, j->stream), "cudaMalloc(FromPool)Async")) return NULL;
   } else if (!check(j, cudaMalloc(&d, bytes), "cudaMalloc")) {
     return NULL;
   }

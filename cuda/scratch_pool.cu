@@ -15,7 +15,8 @@
  * HMX_CUDA_SCRATCH_KEEP_MIB: a whole number of MiB (0 .. 2^40); 0 takes the
  * device's current pool (cudaMallocAsync), CUDA's own behaviour. Anything
  * else (not a number, trailing text, out of range) is ignored with the
- * default kept: it is read once, when the first pool is made. */
+ * default kept: it is read once, when the first pool is made. A device that
+ * cannot make a pool takes its current pool too. */
 #include "job.cuh"
 
 #include <errno.h>
@@ -31,7 +32,8 @@ constexpr uint64_t kDefaultKeepMib = 1024;
 
 std::mutex pool_mutex;
 cudaMemPool_t pools[kMaxDevices];
-bool pool_made[kMaxDevices];
+enum { POOL_NOT_YET, POOL_MADE, POOL_FAILED };
+int pool_state[kMaxDevices];
 uint64_t keep_bytes_value = UINT64_MAX; /* UINT64_MAX: not read yet */
 
 /* Bytes of freed scratch a pool keeps mapped (under pool_mutex). */
@@ -49,33 +51,36 @@ uint64_t keep_bytes() {
   return keep_bytes_value;
 }
 
-/* The pool of device dev (made on first use): SCRATCH_OWN_POOL and *pool,
- * or SCRATCH_DEFAULT_POOL when the keep is 0 (or dev out of the table's
- * range), or when making the pool failed (*err says why). */
-enum scratch_pool_kind { SCRATCH_OWN_POOL, SCRATCH_DEFAULT_POOL };
-scratch_pool_kind scratch_pool_for(int dev, cudaMemPool_t *pool, cudaError_t *err) {
+/* The pool of device dev, made on first use (true, *pool), or false: the
+ * keep is 0, dev is beyond the table, or the device could not make one
+ * (memory pools unsupported, say; tried once per device, its error cleared),
+ * and the device's current pool serves instead. */
+bool own_pool(int dev, cudaMemPool_t *pool) {
   std::lock_guard<std::mutex> lock(pool_mutex);
-  *err = cudaSuccess;
   uint64_t keep = keep_bytes();
-  if (keep == 0 || dev < 0 || dev >= kMaxDevices) return SCRATCH_DEFAULT_POOL;
-  if (!pool_made[dev]) {
+  if (keep == 0 || dev < 0 || dev >= kMaxDevices || pool_state[dev] == POOL_FAILED) return false;
+  if (pool_state[dev] == POOL_NOT_YET) {
     cudaMemPoolProps props = {};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = dev;
     cudaMemPool_t p;
-    *err = cudaMemPoolCreate(&p, &props);
-    if (*err != cudaSuccess) return SCRATCH_DEFAULT_POOL;
-    *err = cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep);
-    if (*err != cudaSuccess) {
+    if (cudaMemPoolCreate(&p, &props) != cudaSuccess) {
+      (void)cudaGetLastError();
+      pool_state[dev] = POOL_FAILED;
+      return false;
+    }
+    if (cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+      (void)cudaGetLastError();
       (void)cudaMemPoolDestroy(p);
-      return SCRATCH_DEFAULT_POOL;
+      pool_state[dev] = POOL_FAILED;
+      return false;
     }
     pools[dev] = p;
-    pool_made[dev] = true;
+    pool_state[dev] = POOL_MADE;
   }
   *pool = pools[dev];
-  return SCRATCH_OWN_POOL;
+  return true;
 }
 
 } // namespace
@@ -85,9 +90,7 @@ cudaError_t scratch_malloc(void **p, size_t bytes, cudaStream_t stream) {
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   cudaMemPool_t pool;
-  if (scratch_pool_for(dev, &pool, &e) == SCRATCH_OWN_POOL)
-    return cudaMallocFromPoolAsync(p, bytes, pool, stream);
-  if (e != cudaSuccess) return e;
+  if (own_pool(dev, &pool)) return cudaMallocFromPoolAsync(p, bytes, pool, stream);
   return cudaMallocAsync(p, bytes, stream);
 }
 

@@ -37,7 +37,7 @@ extern "C" hmx_status hmx_cuda_stage_alloc(void **p, size_t bytes, void *stream)
   job_begin_device(&j, "staging", stream);
   *p = NULL;
   if (j.st == HMX_OK && bytes > 0)
-    check(&j, scratch_malloc(p, bytes, j.stream), "cudaMallocFromPoolAsync (16-bit staging)");
+    check(&j, scratch_malloc(p, bytes, j.stream), "cudaMalloc(FromPool)Async (16-bit staging)");
   return j.st;
 }
 

@@ -228,7 +228,9 @@ static void test_fwht(void) {
  * the kernels and makes the pool.) */
 static void test_scratch_pool(void) {
   const char *env = getenv("HMX_CUDA_SCRATCH_KEEP_MIB");
-  const long long keep_mib = env && *env ? atoll(env) : 1024;
+  /* the library's rule: digits only, else the default */
+  const int digits = env && *env && strspn(env, "0123456789") == strlen(env);
+  const long long keep_mib = digits ? atoll(env) : 1024;
   const int64_t n = (int64_t)1 << 20, rows = 64;
   const size_t bytes = (size_t)(rows * n) * 2, scratch_mib = (size_t)(rows * n) * 4 >> 20;
   dbuf dx = dev_copy(NULL, bytes, 2, 0), dy = dev_copy(NULL, bytes, 2, 0);
