@@ -1467,8 +1467,7 @@ void launch_factor(Job *j, const float *y32, void *y, int64_t batch, int64_t p, 
  * fwht_factor (m > 1), with the epilogue. */
 template <Dt D>
 void two_pass_rows(Job *j, const void *x, void *y, float *y32, int64_t rows, int m, int64_t p,
-                   int L, float scale, int epi, const float *alpha,
-                   const float *beta) {
+                   int L, float scale, int epi, const float *alpha, const float *beta) {
   if (j->st != HMX_OK) return;
   if (m == 1) {
     launch_rows<D, Dt::F32, 1>(j, x, y32, rows * (p >> kLogMaxRow), kLogMaxRow, 1.0f, EPI_NONE,
