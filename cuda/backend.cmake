@@ -92,6 +92,7 @@ if(_hmx_cuda_ok)
   # memory next to the copy bandwidth; a plain C program on the public API.
   add_executable(hmx-cuda-bench ${PROJECT_SOURCE_DIR}/tools/cuda/bench_cuda.c)
   target_link_libraries(hmx-cuda-bench PRIVATE hadamix)
+  target_include_directories(hmx-cuda-bench PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
   message(STATUS "hadamix: cuda backend built (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
                  "sm_${CMAKE_CUDA_ARCHITECTURES}, flags ${HMX_CUDA_EXACT_FLAGS})")
 else()

@@ -25,6 +25,9 @@ hmx_status hmx_cuda_rmsnorm(const hmx_norm_args *a);
 hmx_status hmx_cuda_layernorm(const hmx_norm_args *a);
 hmx_status hmx_cuda_rope(const hmx_rope_args *a);
 hmx_status hmx_cuda_attention(const hmx_attention_args *a);
+/* tiles of attention_tiled whose guessed row maxima were wrong (each ran
+ * its second pass again) since the process started; -1 on error */
+long long hmx_cuda_attention_reruns(void);
 hmx_status hmx_cuda_swiglu(const hmx_swiglu_args *a);
 /* strassen .. priority: host compositions of the three above (cuda/compose.c) */
 HMX_COMPOSE_DECLARE(hmx_cuda)

@@ -15,6 +15,7 @@
 #include "job.cuh"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -307,6 +308,8 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+#include "attention_maxguess.cuh"
+
 template <int D>
 constexpr size_t att_tiled_smem() {
   return sizeof(float) * ((size_t)D * (kAQ + 4) + 4 * (size_t)att_kt<D>() * (D + 4) +
@@ -317,7 +320,8 @@ template <int D>
 __global__ void __launch_bounds__(kAThreads, 2)
 attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
                 const float *__restrict__ v, float *__restrict__ o, int64_t sq, int64_t skv,
-                int64_t hq, int64_t hkv, int causal, int64_t q_offset, float scale) {
+                int64_t hq, int64_t hkv, int causal, int64_t q_offset, float scale,
+                const float *__restrict__ mg) {
   static_assert(D == 64 || D == 128, "attention_tiled: the thread layout is for D = 64, 128");
   constexpr int kAK = att_kt<D>(), KC = kAK / 16, DC = D / 64; /* keys, d groups a thread */
   extern __shared__ __align__(16) float att_sm[];
@@ -421,9 +425,36 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       for (int c = 0; c < KC; c++) s[i][c] = __fmul_rn(s[i][c], scale);
   };
 
-  /* ---- pass 1: row maxima */
+  /* combine the 16 threads of each row's x (a maximum): the 4 of a warp by
+   * shuffles, then the 4 warps through shared memory (mred) */
+  auto row_max = [&](float (&x)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+#pragma unroll
+      for (int off = 1; off < 4; off *= 2) {
+        const float y = __shfl_xor_sync(0xffffffffu, x[i], off);
+        if (y > x[i]) x[i] = y;
+      }
+      if (lane_id % 4 == 0) mred[4 * ty + i][warp % 4] = x[i];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      x[i] = mred[4 * ty + i][0];
+#pragma unroll
+      for (int w = 1; w < 4; w++)
+        if (mred[4 * ty + i][w] > x[i]) x[i] = mred[4 * ty + i][w];
+    }
+  };
+
+  /* ---- pass 1: row maxima (or their guesses, checked after pass 2) */
   const float ninf = -__uint_as_float(0x7F800000u);
   float m[4] = {ninf, ninf, ninf, ninf};
+  if (mg) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      if (4 * ty + i < nq) m[i] = mg[(b * hq + h) * sq + i0 + 4 * ty + i];
+  } else {
   if (ntiles > 0) load_kv(0, 0, false);
   for (int64_t kt = 0; kt < ntiles; kt++) {
     const int64_t j0 = kt * kAK;
@@ -445,35 +476,23 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
         if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
     __syncthreads(); /* Ks[buf] free for tile kt + 2 */
   }
-  /* combine the 16 threads of each row: the 4 of a warp by shuffles, then
-   * the 4 warps through shared memory */
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-#pragma unroll
-    for (int off = 1; off < 4; off *= 2) {
-      const float x = __shfl_xor_sync(0xffffffffu, m[i], off);
-      if (x > m[i]) m[i] = x;
-    }
-    if (lane_id % 4 == 0) mred[4 * ty + i][warp % 4] = m[i];
-  }
-  __syncthreads();
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    m[i] = mred[4 * ty + i][0];
-#pragma unroll
-    for (int w = 1; w < 4; w++)
-      if (mred[4 * ty + i][w] > m[i]) m[i] = mred[4 * ty + i][w];
+  row_max(m);
   }
 
-  /* ---- pass 2: e, lane sums, P·V */
+  /* ---- pass 2: e, lane sums, P·V; with guessed maxima, also the exact
+   * maxima mx of the same scores, and pass 2 again where a guess was wrong */
   const int lrow = t / 4, lbase = (t % 4) * 4;
   const int64_t nl = nvis(lrow);
-  float lane[4] = {0.f, 0.f, 0.f, 0.f};
+  float lane[4];
   float acc[4][4 * DC]; /* [i][4h + c]: d = 64h + 4tx + c */
+  for (int attempt = 0;; attempt++) {
+  float mx[4] = {ninf, ninf, ninf, ninf};
 #pragma unroll
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 4; i++) {
+    lane[i] = 0.0f;
 #pragma unroll
     for (int c = 0; c < 4 * DC; c++) acc[i][c] = 0.0f;
+  }
   if (ntiles > 0) load_kv(0, 0, true);
   for (int64_t kt = 0; kt < ntiles; kt++) {
     const int64_t j0 = kt * kAK;
@@ -487,6 +506,13 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     __syncthreads(); /* tile kt visible; Ps free (the last P·V is done) */
     float s[4][KC];
     scores(s, buf);
+    const bool full = j0 + kAK <= n_lo;
+    if (mg && attempt == 0)
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int c = 0; c < KC; c++)
+          if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > mx[i]) mx[i] = s[i][c];
 #pragma unroll
     for (int c = 0; c < KC; c++) {
       float e[4];
@@ -495,7 +521,6 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       *reinterpret_cast<float4 *>(&Ps[tx + 16 * c][4 * ty]) = make_float4(e[0], e[1], e[2], e[3]);
     }
     __syncthreads();
-    const bool full = j0 + kAK <= n_lo;
     if (full) {
 #pragma unroll
       for (int u = 0; u < 4; u++)
@@ -537,6 +562,18 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
       }
     }
     __syncthreads(); /* Ks/Vs[buf] and Ps free for the next tile's loads */
+  }
+  if (!mg || attempt > 0) break;
+  /* the guesses against the exact maxima (g == mx: -0 for +0 is allowed);
+   * rows past Sq have no guess (their scores, of zero rows, are unused) */
+  row_max(mx);
+  bool wrong = false;
+#pragma unroll
+  for (int i = 0; i < 4; i++) wrong |= 4 * ty + i < nq && !(mx[i] == m[i]);
+  if (!__syncthreads_or(wrong)) break; /* (also: every read of mred done) */
+#pragma unroll
+  for (int i = 0; i < 4; i++) m[i] = mx[i];
+  if (t == 0) atomicAdd(&att_reruns, 1ull);
   }
 #pragma unroll
   for (int u = 0; u < 4; u++) lanes[lrow][lbase + u] = lane[u];
@@ -963,6 +1000,36 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
  * and need 16-byte aligned q, k, v, o. */
 constexpr size_t kARSmemMax = 200 * 1024;
 
+/* HMX_CUDA_ATT_MAX (cuda/attention_maxguess.cuh): 0 "exact" (pass 1 finds
+ * the maxima), 2 "spoil" (every guess wrong: the test of the second pass),
+ * 1 otherwise (guess on tensor cores, check in pass 2). Read per call. */
+int att_max_mode(void) {
+  const char *e = getenv("HMX_CUDA_ATT_MAX");
+  if (e && strcmp(e, "exact") == 0) return 0;
+  if (e && strcmp(e, "spoil") == 0) return 2;
+  return 1;
+}
+
+/* attention_tiled<D>, its maxima guessed first by attention_max_guess<D>
+ * into a scratch of B * Hq * Sq floats (unless att_max_mode() == 0) */
+template <int D>
+void attention_tiled_run(Job *j, const hmx_attention_args *a, const float *d_q, const float *d_k,
+                         const float *d_v, float *d_o) {
+  const int mode = att_max_mode();
+  dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
+  float *mg = NULL;
+  if (mode != 0) {
+    mg = job_alloc(j, a->b * a->hq * a->sq);
+    if (j->st != HMX_OK) return;
+    attention_max_guess<D><<<grid, 128, 0, j->stream>>>(d_q, d_k, mg, a->sq, a->skv, a->hq, a->hkv,
+                                                        a->causal, a->q_offset, a->scale, mode == 2);
+    job_launched(j, "attention_max_guess");
+  }
+  attention_tiled<D><<<grid, kAThreads, att_tiled_smem<D>(), j->stream>>>(
+      d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale, mg);
+  job_launched(j, "attention_tiled");
+}
+
 void attention_body(Job *j, const hmx_attention_args *a) {
   const int64_t rows = a->b * a->sq * a->hq, total = rows * a->d;
   const int64_t kv = a->b * a->skv * a->hkv * a->d;
@@ -984,18 +1051,12 @@ void attention_body(Job *j, const hmx_attention_args *a) {
   const size_t row_sm = (size_t)(kARTile * a->d + (a->skv + 3) / 4 * 4) * sizeof(float);
   if (aligned && a->d == 64 && a->sq >= 16 && a->hq <= 65535 && a->b <= 65535 &&
       att_tiled_smem<64>() <= att_smem_limit(attention_tiled<64>, att_tiled_smem<64>(), &tiled_lim)) {
-    dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
-    attention_tiled<64><<<grid, kAThreads, att_tiled_smem<64>(), j->stream>>>(
-        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
-    job_launched(j, "attention_tiled");
+    attention_tiled_run<64>(j, a, d_q, d_k, d_v, d_o);
   } else if (HMX_ATT_TILED_D128 && aligned && a->d == 128 && a->sq >= 16 && a->hq <= 65535 &&
              a->b <= 65535 &&
              att_tiled_smem<128>() <=
                  att_smem_limit(attention_tiled<128>, att_tiled_smem<128>(), &tiled128_lim)) {
-    dim3 grid((unsigned)((a->sq + kAQ - 1) / kAQ), (unsigned)a->hq, (unsigned)a->b);
-    attention_tiled<128><<<grid, kAThreads, att_tiled_smem<128>(), j->stream>>>(
-        d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
-    job_launched(j, "attention_tiled");
+    attention_tiled_run<128>(j, a, d_q, d_k, d_v, d_o);
   } else if (aligned && a->d == 64 &&
              row_sm <= att_smem_limit(attention_row<64>, kARSmemMax, &row64_lim)) {
     attention_row<64><<<(unsigned)rows, kARThreads, row_sm, j->stream>>>(
@@ -1038,3 +1099,14 @@ HMX_CUDA_ENTRY(rope, hmx_rope_args, rope_body(&j, a))
 HMX_CUDA_ENTRY(gemm, hmx_gemm_args, gemm_body(&j, a))
 HMX_CUDA_ENTRY(swiglu, hmx_swiglu_args, swiglu_body(&j, a))
 HMX_CUDA_ENTRY(attention, hmx_attention_args, attention_body(&j, a))
+
+/* Tiles whose guessed row maxima were wrong since the process started
+ * (cuda/attention_maxguess.cuh): for tests and benchmarks; -1 on error. */
+extern "C" long long hmx_cuda_attention_reruns(void) {
+  unsigned long long n = 0;
+  if (cudaMemcpyFromSymbol(&n, att_reruns, sizeof n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return (long long)n;
+}

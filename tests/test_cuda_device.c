@@ -17,8 +17,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "hadamix.h"
+#include "../cuda/cuda_kernels.h" /* hmx_cuda_attention_reruns */
 
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,6 +522,83 @@ static void test_big_shapes(void) {
   }
 }
 
+/* attention_tiled with its row maxima guessed on tensor cores and checked
+ * (cuda/attention_maxguess.cuh), host memory, against ref: the bits must not
+ * depend on the guess. Each case runs with HMX_CUDA_ATT_MAX unset (guess),
+ * "exact" (no guess) and "spoil" (every guess one float low, so every tile
+ * with a visible key takes pass 2 twice). The rerun counter must move by
+ * exactly the number of such tiles under "spoil" (the second pass really
+ * ran), and by few under the guess on random data (the guess works: a
+ * broken ranking would rerun most tiles). Inputs: random; near ties (keys
+ * equal to a few ulps, which TF32 cannot rank); specials (a NaN query row, a
+ * key whose score overflows to +inf, a key of -inf making NaN scores, and
+ * huge scores). Outputs may hold NaN here, so NaN equals NaN. */
+static int same_or_both_nan(const float *a, const float *b, int64_t n, int64_t *first) {
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp(&a[i], &b[i], 4) != 0 && !(a[i] != a[i] && b[i] != b[i])) {
+      *first = i;
+      return 0;
+    }
+  return 1;
+}
+static void att_guess_case(const char *what, int64_t B, int64_t S, int64_t H, int64_t D,
+                           int causal, int kind) {
+  hmx_tensor q = rnd_tensor(4, B, S, H, D), k = rnd_tensor(4, B, S, H, D);
+  hmx_tensor v = rnd_tensor(4, B, S, H, D), o = rnd_tensor(4, B, S, H, D);
+  hmx_tensor w = rnd_tensor(4, B, S, H, D);
+  float *qf = q.data, *kf = k.data;
+  const int64_t ld = H * D;
+  if (kind == 1) /* near ties: every key of head 0 is key 0 moved by a few ulps */
+    for (int64_t j = 1; j < S; j++)
+      for (int64_t d = 0; d < D; d++) {
+        float x = kf[d];
+        for (int64_t u = 0; u < (j * 7 + d) % 4; u++) x = nextafterf(x, 2.0f);
+        kf[j * ld + d] = x;
+      }
+  if (kind == 2) {
+    for (int64_t d = 0; d < D; d++) {
+      qf[5 * ld + d] = NAN;                                   /* a NaN query row */
+      kf[70 * ld + d] = qf[(70 + 3) * ld + d] > 0 ? 3e37f : -3e37f; /* +inf score for row 73 */
+      kf[90 * ld + d] = 2e18f * qf[100 * ld + d];             /* huge scores */
+    }
+    kf[40 * ld + 3] = -INFINITY; /* NaN or +-inf scores from key 40 */
+  }
+  hmx_tensor *t[] = {&q, &k, &v, &w};
+  hmx_attention_params p = {causal, -1, 0.0f};
+  CHECK(hmx_attention(&ref_ctx, &q, &k, &v, &p, &o) == HMX_OK, "%s: ref: %s", what, hmx_last_error());
+  static const char *modes[] = {NULL, "exact", "spoil"};
+  const int64_t tiles = B * H * ((S + 63) / 64), n = B * S * H * D;
+  for (int md = 0; md < 3; md++) {
+    if (modes[md]) setenv("HMX_CUDA_ATT_MAX", modes[md], 1);
+    else unsetenv("HMX_CUDA_ATT_MAX");
+    const long long r0 = hmx_cuda_attention_reruns();
+    memset(w.data, 0xA5, (size_t)n * 4);
+    hmx_status s = run_att(&cuda_ctx, t, &p);
+    const long long reruns = hmx_cuda_attention_reruns() - r0;
+    int64_t first = -1;
+    CHECK(s == HMX_OK && same_or_both_nan(w.data, o.data, n, &first),
+          "%s, HMX_CUDA_ATT_MAX=%s: %s (first difference at %lld)", what,
+          modes[md] ? modes[md] : "(unset)", s == HMX_OK ? "differs from ref" : hmx_last_error(),
+          (long long)first);
+    printf("  %s, HMX_CUDA_ATT_MAX=%s: %lld of %lld tiles reran\n", what,
+           modes[md] ? modes[md] : "(unset)", reruns, (long long)tiles);
+    if (md == 2) CHECK(reruns == tiles, "%s, spoil: %lld reruns, want %lld", what, reruns, (long long)tiles);
+    if (md == 1) CHECK(reruns == 0, "%s, exact: %lld reruns", what, reruns);
+    if (md == 0 && kind == 0)
+      CHECK(reruns * 8 <= tiles, "%s: %lld of %lld tiles reran with the guess", what, reruns,
+            (long long)tiles);
+  }
+  unsetenv("HMX_CUDA_ATT_MAX");
+  free(q.data), free(k.data), free(v.data), free(o.data), free(w.data);
+}
+static void test_attention_maxguess(void) {
+  att_guess_case("guessed maxima, D=64 causal", 2, 300, 3, 64, 1, 0);
+  att_guess_case("guessed maxima, D=128 no mask", 1, 200, 2, 128, 0, 0);
+  att_guess_case("guessed maxima, near ties", 1, 256, 2, 64, 1, 1);
+  att_guess_case("guessed maxima, specials", 1, 256, 2, 64, 1, 2);
+  att_guess_case("guessed maxima, D=128 specials", 1, 160, 1, 128, 0, 2);
+}
+
 /* Empty calls on device memory: every op accepts a batch of zero rows
  * (ref does), so the cuda backend must return HMX_OK without launching a
  * kernel of zero blocks (an invalid configuration) or leaving a CUDA error
@@ -649,6 +728,7 @@ int main(int argc, char **argv) {
   test_other_ops();
   test_staged16();
   test_big_shapes();
+  test_attention_maxguess();
   test_stream_and_default();
   test_empty_and_oom();
   if (!quick) test_scratch_pool(); /* (compute-sanitizer holds memory of its own) */

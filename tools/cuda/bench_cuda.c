@@ -16,6 +16,7 @@
 #include "hadamix.h"
 
 #include "cuda_check.h"
+#include "cuda_kernels.h" /* hmx_cuda_attention_reruns */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -325,16 +326,20 @@ static void bench_attention_run(const hmx_backend *cuda, const char *what, int64
   a.q.memory = a.k.memory = a.v.memory = a.o.memory = HMX_MEMORY_CUDA;
   a.p.causal = causal;
   a.p.q_offset = -1;
+  const long long r0 = hmx_cuda_attention_reruns();
   float t = time_median(run_att, &a, r);
+  /* tiles whose guessed row maxima were wrong (cuda/attention_maxguess.cuh),
+   * over all the calls timed (warm-up included) */
+  const long long reruns = hmx_cuda_attention_reruns() - r0;
   double flops = 4.0 * b * h * sq * skv * d * (causal && sq > 1 ? 0.5 : 1.0);
   const char *impl = strcmp(kind, "attention") == 0 ? "hmx"
                      : tier == HMX_TIER_FAST       ? "hmx-fast"
                                                    : "hmx-exact";
   fprintf(out, "{\"kind\":\"%s\",\"what\":\"%s\",\"impl\":\"%s\",\"b\":%lld,\"sq\":%lld,"
                "\"skv\":%lld,\"h\":%lld,\"d\":%lld,\"causal\":%d,\"ms\":%.4f,\"tflops\":%.3f,"
-               "\"gbs\":%.1f}\n",
+               "\"gbs\":%.1f,\"reruns\":%lld}\n",
           kind, what, impl, (long long)b, (long long)sq, (long long)skv, (long long)h, (long long)d, causal, t,
-          flops / t * 1e-9, (2.0 * kb + 2.0 * qb) / t * 1e-6);
+          flops / t * 1e-9, (2.0 * kb + 2.0 * qb) / t * 1e-6, reruns);
   fflush(out);
   CK(cudaFree(q));
   CK(cudaFree(k));
