@@ -62,22 +62,37 @@ struct Top2 {
   }
 };
 
-/* One block of 4 warps per (64-row query tile, head, batch), the grid of
- * attention_tiled; warp w ranks rows 16w .. 16w+15 of the tile against the
- * visible keys, in tiles of att_kt<D>() keys through shared memory
- * (double-buffered cp.async). Writes mg[(b * hq + h) * sq + i]. */
+/* Warps per block of attention_max_guess: 8 for D = 64 (128 query rows a
+ * block, so each K tile read from L2 serves twice the rows of
+ * attention_tiled's 64), 4 for D = 128 (its Q fragments take 64 registers
+ * a thread: 8 warps would leave one block of 8 warps per SM). */
+template <int D> __host__ __device__ constexpr int guess_warps() { return D == 64 ? 8 : 4; }
+
+/* One block of guess_warps<D>() warps per (16 * warps query rows, head,
+ * batch), longest rows first; warp w ranks rows 16w .. 16w+15 of the block
+ * against their visible keys, in tiles of att_kt<D>() keys through shared
+ * memory (double-buffered cp.async). Writes mg[(b * hq + h) * sq + i].
+ *
+ * The k index of the mma is d permuted within each 16 d (both operands the
+ * same way, so the product is the same): in the two k-steps 2p and 2p+1,
+ * lane t's "k = t" and "k = t + 4" are d = 16p + 4t + 2h and its successor
+ * (h = 0, 1), so one 16-byte shared read gives a lane its B fragments of two
+ * k-steps. Rows of Ks are padded to D + 16 floats: the 8 lanes of a quarter
+ * warp (keys g and g + 1, four d groups t) then cover the 32 banks once.
+ * Q is multiplied by scale once (an approximation: only the ranking uses it). */
 template <int D>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(32 * guess_warps<D>())
 attention_max_guess(const float *__restrict__ q, const float *__restrict__ k, float *__restrict__ mg,
                     int64_t sq, int64_t skv, int64_t hq, int64_t hkv, int causal, int64_t q_offset,
                     float scale, int spoil) {
-  constexpr int KT = att_kt<D>(), NT = KT / 8, KS = D / 8, LD = D + 4;
+  constexpr int W = guess_warps<D>(), NTH = 32 * W, RQ = 16 * W;
+  constexpr int KT = att_kt<D>(), NT = KT / 8, KP = D / 16, LD = D + 16;
   __shared__ __align__(16) float Ks[2][KT][LD];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32, g = lane / 4, tq = lane % 4;
   const int64_t qt = (int64_t)gridDim.x - 1 - blockIdx.x; /* the longest rows first */
   const int64_t h = blockIdx.y, b = blockIdx.z;
-  const int64_t i0 = qt * kAQ;
-  const int nq = (int)(sq - i0 < kAQ ? sq - i0 : kAQ);
+  const int64_t i0 = qt * RQ;
+  const int nq = (int)(sq - i0 < RQ ? sq - i0 : RQ);
   const int64_t kvh = h / (hq / hkv), ldq = hq * D, ldk = hkv * D;
   const float *qb = q + ((b * sq + i0) * hq + h) * D;
   const float *kb = k + (b * skv * hkv + kvh) * D;
@@ -92,19 +107,26 @@ attention_max_guess(const float *__restrict__ q, const float *__restrict__ k, fl
   const int64_t n_lo = nvis(16 * warp); /* the warp's fewest visible keys */
   const int64_t n_hi = nvis(16 * warp + 15 < nq ? 16 * warp + 15 : nq - 1); /* and most */
 
-  unsigned a[KS][4]; /* Q fragments of the warp's 16 rows, all of d */
+  unsigned a[2 * KP][4]; /* scale * Q, fragments of the warp's 16 rows, all of d */
 #pragma unroll
-  for (int s = 0; s < KS; s++) {
-    const int d0 = 8 * s + tq;
-    a[s][0] = r0 < nq ? __float_as_uint(__ldg(qb + r0 * ldq + d0)) : 0u;
-    a[s][1] = r1 < nq ? __float_as_uint(__ldg(qb + r1 * ldq + d0)) : 0u;
-    a[s][2] = r0 < nq ? __float_as_uint(__ldg(qb + r0 * ldq + d0 + 4)) : 0u;
-    a[s][3] = r1 < nq ? __float_as_uint(__ldg(qb + r1 * ldq + d0 + 4)) : 0u;
+  for (int p = 0; p < KP; p++) {
+    const int d = 16 * p + 4 * tq;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f), y = x;
+    if (r0 < nq) x = __ldg(reinterpret_cast<const float4 *>(qb + r0 * ldq + d));
+    if (r1 < nq) y = __ldg(reinterpret_cast<const float4 *>(qb + r1 * ldq + d));
+    a[2 * p][0] = __float_as_uint(__fmul_rn(x.x, scale));
+    a[2 * p][1] = __float_as_uint(__fmul_rn(y.x, scale));
+    a[2 * p][2] = __float_as_uint(__fmul_rn(x.y, scale));
+    a[2 * p][3] = __float_as_uint(__fmul_rn(y.y, scale));
+    a[2 * p + 1][0] = __float_as_uint(__fmul_rn(x.z, scale));
+    a[2 * p + 1][1] = __float_as_uint(__fmul_rn(y.z, scale));
+    a[2 * p + 1][2] = __float_as_uint(__fmul_rn(x.w, scale));
+    a[2 * p + 1][3] = __float_as_uint(__fmul_rn(y.w, scale));
   }
   auto load_k = [&](int64_t j0, int buf) {
 #pragma unroll
-    for (int p = 0; p < KT * D / 4 / 128; p++) {
-      const int f = t + 128 * p, j = f / (D / 4), d4 = (f % (D / 4)) * 4;
+    for (int p = 0; p < KT * D / 4 / NTH; p++) {
+      const int f = t + NTH * p, j = f / (D / 4), d4 = (f % (D / 4)) * 4;
       const bool in = j0 + j < skv;
       cp_async16(&Ks[buf][j][d4], kb + (in ? (j0 + j) * ldk : 0) + d4, in);
     }
@@ -129,16 +151,19 @@ attention_max_guess(const float *__restrict__ q, const float *__restrict__ k, fl
 #pragma unroll
       for (int nt = 0; nt < NT; nt++) {
         float c[4] = {0.f, 0.f, 0.f, 0.f};
-        const float *kr = &Ks[buf][8 * nt + g][tq];
+        const float *kr = &Ks[buf][8 * nt + g][4 * tq];
 #pragma unroll
-        for (int s = 0; s < KS; s++)
-          mma_tf32(c, a[s], __float_as_uint(kr[8 * s]), __float_as_uint(kr[8 * s + 4]));
+        for (int p = 0; p < KP; p++) {
+          const float4 x = *reinterpret_cast<const float4 *>(kr + 16 * p);
+          mma_tf32(c, a[2 * p], __float_as_uint(x.x), __float_as_uint(x.y));
+          mma_tf32(c, a[2 * p + 1], __float_as_uint(x.z), __float_as_uint(x.w));
+        }
         const int j = (int)j0 + 8 * nt + 2 * tq;
 #pragma unroll
         for (int e = 0; e < 4; e++) {
           const int jj = j + (e & 1);
           const int64_t n = e < 2 ? n0 : n1;
-          if (full || jj < n) (e < 2 ? top0 : top1).offer(__fmul_rn(c[e], scale), jj);
+          if (full || jj < n) (e < 2 ? top0 : top1).offer(c[e], jj);
         }
       }
     }

@@ -1021,8 +1021,10 @@ void attention_tiled_run(Job *j, const hmx_attention_args *a, const float *d_q, 
   if (mode != 0) {
     mg = job_alloc(j, a->b * a->hq * a->sq);
     if (j->st != HMX_OK) return;
-    attention_max_guess<D><<<grid, 128, 0, j->stream>>>(d_q, d_k, mg, a->sq, a->skv, a->hq, a->hkv,
-                                                        a->causal, a->q_offset, a->scale, mode == 2);
+    constexpr int rq = 16 * guess_warps<D>();
+    dim3 ggrid((unsigned)((a->sq + rq - 1) / rq), (unsigned)a->hq, (unsigned)a->b);
+    attention_max_guess<D><<<ggrid, 32 * guess_warps<D>(), 0, j->stream>>>(
+        d_q, d_k, mg, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale, mode == 2);
     job_launched(j, "attention_max_guess");
   }
   attention_tiled<D><<<grid, kAThreads, att_tiled_smem<D>(), j->stream>>>(
