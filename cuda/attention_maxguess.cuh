@@ -7,9 +7,9 @@
  * computes every score with the exact fma chain: a third of the prefill's
  * arithmetic, spent on one number a row. Here the scores are only ranked:
  *
- *   1. attention_max_guess (this file): S = Q Kᵀ on TF32 tensor cores
- *      (mma.sync m16n8k8, operands truncated to TF32, f32 accumulators),
- *      times scale; per row the two visible keys with the largest of these
+ *   1. attention_max_guess (this file): S = (scale Q) Kᵀ on TF32 tensor
+ *      cores (mma.sync m16n8k8, operands truncated to TF32, f32
+ *      accumulators); per row the two visible keys with the largest of these
  *      approximate scores; then each of the two again by the exact chain
  *      (+0, __fmaf_rn over d in order, __fmul_rn by scale: the same bits as
  *      attention_tiled's scores), and the guess g = their exact maximum.
@@ -27,15 +27,17 @@
  * g == mx as floats accepts -0 for +0, which §attention allows.
  *
  * HMX_CUDA_ATT_MAX (read per call): "exact" runs pass 1 as before (no
- * guess); "spoil" moves every guess one float down so that every tile with
- * a visible key takes the second pass (the test of that path); anything else, or unset, guesses. */
+ * guess); "spoil" moves every guess one float down, so that every tile with
+ * a visible key takes the second pass (the test of that path); anything
+ * else, or unset, guesses. */
 
-/* Tiles of reruns taken since the process started (the second pass 2 of a
- * tile whose guess was wrong): read by hmx_cuda_attention_reruns. */
+/* Tiles that ran pass 2 a second time (a guess was wrong) since the process
+ * started: read by hmx_cuda_attention_reruns. */
 __device__ unsigned long long att_reruns;
 
-/* mma.sync m16n8k8, TF32 inputs (f32 bit patterns: the tensor core uses
- * their top 19 bits), f32 accumulators, c += a b. Fragment of lane
+/* mma.sync m16n8k8, TF32 inputs (f32 bit patterns, not rounded to TF32
+ * first: however the tensor core shortens them only moves the
+ * approximation), f32 accumulators, c += a b. Fragment of lane
  * (g = lane / 4, t = lane % 4): a = A[g][t], A[g+8][t], A[g][t+4],
  * A[g+8][t+4]; b = B[t][g], B[t+4][g] (B is k x n); c = C[g][2t],
  * C[g][2t+1], C[g+8][2t], C[g+8][2t+1] (PTX ISA, "Matrix Fragments for

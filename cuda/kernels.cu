@@ -263,7 +263,10 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  * next tile is in flight while the current one is used)
  * (docs/NUMERICS.md §attention: the row
  * maximum comes first, no online rescaling):
- *   pass 1: S = Q K^T for the tile (thread (ty, tx) owns rows
+ *   pass 1 (only with mg == NULL, HMX_CUDA_ATT_MAX=exact; otherwise mg holds
+ *           each row's guessed maximum, from attention_max_guess, and pass 2
+ *           checks it: cuda/attention_maxguess.cuh):
+ *           S = Q K^T for the tile (thread (ty, tx) owns rows
  *           4ty..4ty+3 and keys tx + 16c, c < kAK / 16; each score a sequential
  *           __fmaf_rn chain over d from +0, then * scale); per-row exact
  *           maximum over the visible keys (`if (s > m) m = s`, combined over
@@ -275,7 +278,10 @@ attention_kernel(const float *__restrict__ q, const float *__restrict__ k,
  *           carried across tiles: tiles start at multiples of 16) and
  *           acc[r][d] = fma(e_j, v_jd, acc) with the thread owning rows
  *           4ty..+3, d = 4tx..+3 (and 64 + 4tx..+3 for D = 128), over j in
- *           increasing order, carried across tiles.
+ *           increasing order, carried across tiles. With guessed maxima it
+ *           also keeps each row's exact maximum of the scores it computes;
+ *           where a row's differs from its guess, pass 2 runs again with
+ *           the exact one (and so gives the same bits as after pass 1).
  * Then the tree (+8, +4, +2, +1) per row and one __fdiv_rn per output. Only
  * keys j < n_r of each row enter the max, the sums and P·V (partial tiles
  * test j < n_r; full tiles do not need to). */
