@@ -189,7 +189,7 @@ attention_max_guess(const float *__restrict__ q, const float *__restrict__ k, fl
   const int rr = tq % 2, row = rr ? r1 : r0;
   const int jc = rr ? (tq / 2 ? top1.j2 : top1.j1) : (tq / 2 ? top0.j2 : top0.j1);
   float s = ninf;
-  if (jc >= 0) {
+  if (jc >= 0 && row < nq) { /* (rows past Sq: offered keys of full tiles, no Q row) */
     const float4 *qr = reinterpret_cast<const float4 *>(qb + row * ldq);
     const float4 *kr = reinterpret_cast<const float4 *>(kb + jc * ldk);
     float dot = 0.0f;
