@@ -461,28 +461,28 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     for (int i = 0; i < 4; i++)
       if (4 * ty + i < nq) m[i] = mg[(b * hq + h) * sq + i0 + 4 * ty + i];
   } else {
-  if (ntiles > 0) load_kv(0, 0, false);
-  for (int64_t kt = 0; kt < ntiles; kt++) {
-    const int64_t j0 = kt * kAK;
-    const int buf = (int)(kt & 1);
-    if (kt + 1 < ntiles) {
-      load_kv(j0 + kAK, buf ^ 1, false);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
+    if (ntiles > 0) load_kv(0, 0, false);
+    for (int64_t kt = 0; kt < ntiles; kt++) {
+      const int64_t j0 = kt * kAK;
+      const int buf = (int)(kt & 1);
+      if (kt + 1 < ntiles) {
+        load_kv(j0 + kAK, buf ^ 1, false);
+        cp_async_wait<1>();
+      } else {
+        cp_async_wait<0>();
+      }
+      __syncthreads(); /* tile kt (and Qs) visible to all */
+      float s[4][KC];
+      scores(s, buf);
+      const bool full = j0 + kAK <= n_lo;
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int c = 0; c < KC; c++)
+          if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
+      __syncthreads(); /* Ks[buf] free for tile kt + 2 */
     }
-    __syncthreads(); /* tile kt (and Qs) visible to all */
-    float s[4][KC];
-    scores(s, buf);
-    const bool full = j0 + kAK <= n_lo;
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-      for (int c = 0; c < KC; c++)
-        if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > m[i]) m[i] = s[i][c];
-    __syncthreads(); /* Ks[buf] free for tile kt + 2 */
-  }
-  row_max(m);
+    row_max(m);
   }
 
   /* ---- pass 2: e, lane sums, P·V; with guessed maxima, also the exact
@@ -492,94 +492,99 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
   float lane[4];
   float acc[4][4 * DC]; /* [i][4h + c]: d = 64h + 4tx + c */
   for (int attempt = 0;; attempt++) {
-  float mx[4] = {ninf, ninf, ninf, ninf};
+    float mx[4] = {ninf, ninf, ninf, ninf};
 #pragma unroll
-  for (int i = 0; i < 4; i++) {
-    lane[i] = 0.0f;
+    for (int i = 0; i < 4; i++) {
+      lane[i] = 0.0f;
 #pragma unroll
-    for (int c = 0; c < 4 * DC; c++) acc[i][c] = 0.0f;
-  }
-  if (ntiles > 0) load_kv(0, 0, true);
-  for (int64_t kt = 0; kt < ntiles; kt++) {
-    const int64_t j0 = kt * kAK;
-    const int buf = (int)(kt & 1);
-    if (kt + 1 < ntiles) {
-      load_kv(j0 + kAK, buf ^ 1, true);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
+      for (int c = 0; c < 4 * DC; c++) acc[i][c] = 0.0f;
     }
-    __syncthreads(); /* tile kt visible; Ps free (the last P·V is done) */
-    float s[4][KC];
-    scores(s, buf);
-    const bool full = j0 + kAK <= n_lo;
-    if (mg && attempt == 0)
+    if (ntiles > 0) load_kv(0, 0, true);
+    for (int64_t kt = 0; kt < ntiles; kt++) {
+      const int64_t j0 = kt * kAK;
+      const int buf = (int)(kt & 1);
+      if (kt + 1 < ntiles) {
+        load_kv(j0 + kAK, buf ^ 1, true);
+        cp_async_wait<1>();
+      } else {
+        cp_async_wait<0>();
+      }
+      __syncthreads(); /* tile kt visible; Ps free (the last P·V is done) */
+      float s[4][KC];
+      scores(s, buf);
+      const bool full = j0 + kAK <= n_lo;
+      if (mg && attempt == 0)
 #pragma unroll
-      for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int c = 0; c < KC; c++)
-          if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > mx[i]) mx[i] = s[i][c];
+          for (int c = 0; c < KC; c++)
+            if ((full || j0 + tx + 16 * c < nr[i]) && s[i][c] > mx[i]) mx[i] = s[i][c];
 #pragma unroll
-    for (int c = 0; c < KC; c++) {
-      float e[4];
+      for (int c = 0; c < KC; c++) {
+        float e[4];
 #pragma unroll
-      for (int i = 0; i < 4; i++) e[i] = dev_expf(__fsub_rn(s[i][c], m[i]));
-      *reinterpret_cast<float4 *>(&Ps[tx + 16 * c][4 * ty]) = make_float4(e[0], e[1], e[2], e[3]);
-    }
-    __syncthreads();
-    if (full) {
+        for (int i = 0; i < 4; i++) e[i] = dev_expf(__fsub_rn(s[i][c], m[i]));
+        *reinterpret_cast<float4 *>(&Ps[tx + 16 * c][4 * ty]) =
+            make_float4(e[0], e[1], e[2], e[3]);
+      }
+      __syncthreads();
+      if (full) {
 #pragma unroll
-      for (int u = 0; u < 4; u++)
+        for (int u = 0; u < 4; u++)
 #pragma unroll
-        for (int w = 0; w < kAK / 16; w++) lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
+          for (int w = 0; w < kAK / 16; w++)
+            lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
 #pragma unroll 16
-      for (int jj = 0; jj < kAK; jj++) {
-        const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
-        const float pv[4] = {p.x, p.y, p.z, p.w};
+        for (int jj = 0; jj < kAK; jj++) {
+          const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
+          const float pv[4] = {p.x, p.y, p.z, p.w};
 #pragma unroll
-        for (int h = 0; h < DC; h++) {
-          const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][64 * h + 4 * tx]);
-          const float xv[4] = {x.x, x.y, x.z, x.w};
+          for (int h = 0; h < DC; h++) {
+            const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][64 * h + 4 * tx]);
+            const float xv[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
-          for (int i = 0; i < 4; i++)
+            for (int i = 0; i < 4; i++)
 #pragma unroll
-            for (int c = 0; c < 4; c++) acc[i][4 * h + c] = __fmaf_rn(pv[i], xv[c], acc[i][4 * h + c]);
+              for (int c = 0; c < 4; c++)
+                acc[i][4 * h + c] = __fmaf_rn(pv[i], xv[c], acc[i][4 * h + c]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+#pragma unroll
+          for (int w = 0; w < kAK / 16; w++)
+            if (j0 + lbase + u + 16 * w < nl)
+              lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
+        for (int jj = 0; jj < kAK; jj++) {
+          const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
+          const float pv[4] = {p.x, p.y, p.z, p.w};
+#pragma unroll
+          for (int h = 0; h < DC; h++) {
+            const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][64 * h + 4 * tx]);
+            const float xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+              if (j0 + jj < nr[i])
+#pragma unroll
+                for (int c = 0; c < 4; c++)
+                  acc[i][4 * h + c] = __fmaf_rn(pv[i], xv[c], acc[i][4 * h + c]);
+          }
         }
       }
-    } else {
-#pragma unroll
-      for (int u = 0; u < 4; u++)
-#pragma unroll
-        for (int w = 0; w < kAK / 16; w++)
-          if (j0 + lbase + u + 16 * w < nl) lane[u] = __fadd_rn(lane[u], Ps[lbase + u + 16 * w][lrow]);
-      for (int jj = 0; jj < kAK; jj++) {
-        const float4 p = *reinterpret_cast<const float4 *>(&Ps[jj][4 * ty]);
-        const float pv[4] = {p.x, p.y, p.z, p.w};
-#pragma unroll
-        for (int h = 0; h < DC; h++) {
-          const float4 x = *reinterpret_cast<const float4 *>(&Vs[buf][jj][64 * h + 4 * tx]);
-          const float xv[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-          for (int i = 0; i < 4; i++)
-            if (j0 + jj < nr[i])
-#pragma unroll
-              for (int c = 0; c < 4; c++) acc[i][4 * h + c] = __fmaf_rn(pv[i], xv[c], acc[i][4 * h + c]);
-        }
-      }
+      __syncthreads(); /* Ks/Vs[buf] and Ps free for the next tile's loads */
     }
-    __syncthreads(); /* Ks/Vs[buf] and Ps free for the next tile's loads */
-  }
-  if (!mg || attempt > 0) break;
-  /* the guesses against the exact maxima (g == mx: -0 for +0 is allowed);
-   * rows past Sq have no guess (their scores, of zero rows, are unused) */
-  row_max(mx);
-  bool wrong = false;
+    if (!mg || attempt > 0) break;
+    /* the guesses against the exact maxima (g == mx: -0 for +0 is allowed);
+     * rows past Sq have no guess (their scores, of zero rows, are unused) */
+    row_max(mx);
+    bool wrong = false;
 #pragma unroll
-  for (int i = 0; i < 4; i++) wrong |= 4 * ty + i < nq && !(mx[i] == m[i]);
-  if (!__syncthreads_or(wrong)) break; /* (also: every read of mred done) */
+    for (int i = 0; i < 4; i++) wrong |= 4 * ty + i < nq && !(mx[i] == m[i]);
+    if (!__syncthreads_or(wrong)) break; /* (also: every read of mred done) */
 #pragma unroll
-  for (int i = 0; i < 4; i++) m[i] = mx[i];
-  if (t == 0) atomicAdd(&att_reruns, 1ull);
+    for (int i = 0; i < 4; i++) m[i] = mx[i];
+    if (t == 0) atomicAdd(&att_reruns, 1ull);
   }
 #pragma unroll
   for (int u = 0; u < 4; u++) lanes[lrow][lbase + u] = lane[u];
