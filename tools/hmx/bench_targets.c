@@ -13,6 +13,13 @@ typedef enum metric {
 
 /* One target: `op` on backend `impl`, at each n of `ns` (fwht, exp) or each
  * (M, K, N) of `shapes` (gemm), in L2 (memory 0), from memory (1) or both (-1). */
+/* Context printed beside an M_BW verdict, not judged: the % of memcpy of
+ * `impl` on the same op and shape in the same run, named by `label`. */
+struct beside_row {
+  const char *impl, *label;
+};
+static const struct beside_row g16_beside = {"avx512", "the [N, K] rows"};
+
 typedef struct target {
   const char *what; /* printed before the case */
   const char *op, *impl;
@@ -22,7 +29,7 @@ typedef struct target {
   metric kind;
   double goal;
   const char *peer; /* names the note printed when the peer did not run */
-  const char *beside; /* M_BW: the impl whose % of memcpy is printed beside the verdict, or NULL */
+  const struct beside_row *beside; /* M_BW: a row printed beside the verdict, or NULL */
 } target;
 
 static const int64_t n_small[] = {256, 512, 1024, 2048, 4096, 0};
@@ -50,7 +57,7 @@ static const target targets[] = {
     /* decode reads a model's projections in the G16 layout (hmx_model_prepare);
      * hmx_gemm on the same weights as [N, K] rows is printed beside it */
     {"gemm avx512 M=1 G16 weights, % of memcpy", "gemm", "avx512/g16", -1, NULL, gemm_decode,
-     M_BW, 80.0, NULL, "avx512"},
+     M_BW, 80.0, NULL, &g16_beside},
     {"gemm avx512 2 threads / 1", "gemm_scaling", "avx512", -1, NULL, gemm_model, M_SCALING, 1.8,
      "scaling", NULL},
     {"exp avx512 vs SLEEF expf16_u10", "exp", "avx512", 0, n_lanes16, NULL, M_PEER, 1.0, "sleef",
@@ -154,9 +161,9 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
     /* context, not judged: the target's `beside` row (for the G16 row,
      * hmx_gemm on the [N, K] rows) in the same run */
     const hmx_bench_result *rows =
-        t->beside ? find(r, nr, t->op, t->beside, n, memory, shape) : NULL;
+        t->beside ? find(r, nr, t->op, t->beside->impl, n, memory, shape) : NULL;
     if (rows && rows->pct_bw > 0)
-      snprintf(d, sizeof d, "(the [N, K] rows: %.0f%%", rows->pct_bw);
+      snprintf(d, sizeof d, "(%s: %.0f%%", t->beside->label, rows->pct_bw);
     if (reads)
       snprintf(d + strlen(d), sizeof d - strlen(d),
                "%sthe same bytes only read, same rounds: in order %.0f%%, 16 rows at a time %.0f%%",
