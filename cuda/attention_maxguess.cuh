@@ -1,6 +1,6 @@
 /* The row maxima of an exact prefill, guessed on tensor cores and checked
  * (included by cuda/kernels.cu, inside its anonymous namespace, after the
- * cp.async helpers).
+ * cp.async helpers and cp_rows_async).
  *
  * docs/NUMERICS.md §attention needs the exact row maximum m before any
  * e = exp(s - m). attention_tiled used to find it by a first pass that
@@ -126,12 +126,7 @@ attention_max_guess(const float *__restrict__ q, const float *__restrict__ k, fl
     a[2 * p + 1][3] = __float_as_uint(__fmul_rn(y.w, scale));
   }
   auto load_k = [&](int64_t j0, int buf) {
-#pragma unroll
-    for (int p = 0; p < KT * D / 4 / NTH; p++) {
-      const int f = t + NTH * p, j = f / (D / 4), d4 = (f % (D / 4)) * 4;
-      const bool in = j0 + j < skv;
-      cp_async16(&Ks[buf][j][d4], kb + (in ? (j0 + j) * ldk : 0) + d4, in);
-    }
+    cp_rows_async<KT, D, LD, NTH>(Ks[buf], kb, nullptr, nullptr, false, j0, skv, ldk, t);
     cp_async_commit();
   };
 

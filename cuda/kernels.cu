@@ -314,6 +314,26 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* Rows j0 .. j0+ROWS-1 (D floats each, ld floats apart; rows from n on are
+ * zero-filled, none read) into a[ROWS][LD] by the NTH threads of a block
+ * (t: this one), 16 bytes per cp.async; with_b: the same rows of bsrc
+ * into b too, in the same loop. The caller commits the group. */
+template <int ROWS, int D, int LD, int NTH>
+__device__ __forceinline__ void cp_rows_async(float (*a)[LD], const float *asrc, float (*b)[LD],
+                                              const float *bsrc, bool with_b, int64_t j0,
+                                              int64_t n, int64_t ld, int t) {
+  static_assert(ROWS * D / 4 % NTH == 0, "whole 16-byte pieces per thread");
+#pragma unroll
+  for (int p = 0; p < ROWS * D / 4 / NTH; p++) {
+    const int f = t + NTH * p;
+    const int j = f / (D / 4), d4 = (f % (D / 4)) * 4;
+    const bool in = j0 + j < n;
+    const int64_t off = (in ? (j0 + j) * ld : 0) + d4;
+    cp_async16(&a[j][d4], asrc + off, in);
+    if (with_b) cp_async16(&b[j][d4], bsrc + off, in);
+  }
+}
+
 #include "attention_maxguess.cuh"
 
 template <int D>
@@ -388,15 +408,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
    * D + 4 floats) by 16-byte cp.async (L2 -> shared, no registers); keys
    * past Skv are zero-filled (source size 0). One commit group per call. */
   auto load_kv = [&](int64_t j0, int buf, bool with_v) {
-#pragma unroll
-    for (int p = 0; p < kAK * D / 4 / kAThreads; p++) {
-      const int f = t + kAThreads * p;
-      const int j = f / (D / 4), d4 = (f % (D / 4)) * 4;
-      const bool in = j0 + j < skv;
-      const int64_t off = (in ? (j0 + j) * ldk : 0) + d4;
-      cp_async16(&Ks[buf][j][d4], kb + off, in);
-      if (with_v) cp_async16(&Vs[buf][j][d4], vb + off, in);
-    }
+    cp_rows_async<kAK, D, D + 4, kAThreads>(Ks[buf], kb, Vs[buf], vb, with_v, j0, skv, ldk, t);
     cp_async_commit();
   };
   /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c (c < KC): a sequential fma chain
