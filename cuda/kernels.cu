@@ -411,6 +411,21 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     cp_rows_async<kAK, D, D + 4, kAThreads>(Ks[buf], kb, Vs[buf], vb, with_v, j0, skv, ldk, t);
     cp_async_commit();
   };
+  /* Tile kt of a pass in Ks/Vs[buf] (returned), with tile kt + 1 in flight
+   * into the other buffer: the loads of tile kt are complete, and after the
+   * barrier visible to all (and the previous tile's buffers free). The pass
+   * issued tile 0 before its first call. */
+  auto tile_ready = [&](int64_t kt, bool with_v) -> int {
+    const int buf = (int)(kt & 1);
+    if (kt + 1 < ntiles) {
+      load_kv((kt + 1) * kAK, buf ^ 1, with_v);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    return buf;
+  };
   /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c (c < KC): a sequential fma chain
    * over d = 0 .. D-1 (four d per step from one 16-byte read of the key row;
    * a quarter warp reads 8 rows 68 floats apart: no bank conflict) */
@@ -476,14 +491,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     if (ntiles > 0) load_kv(0, 0, false);
     for (int64_t kt = 0; kt < ntiles; kt++) {
       const int64_t j0 = kt * kAK;
-      const int buf = (int)(kt & 1);
-      if (kt + 1 < ntiles) {
-        load_kv(j0 + kAK, buf ^ 1, false);
-        cp_async_wait<1>();
-      } else {
-        cp_async_wait<0>();
-      }
-      __syncthreads(); /* tile kt (and Qs) visible to all */
+      const int buf = tile_ready(kt, false); /* (and Qs visible to all) */
       float s[4][KC];
       scores(s, buf);
       const bool full = j0 + kAK <= n_lo;
@@ -514,14 +522,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     if (ntiles > 0) load_kv(0, 0, true);
     for (int64_t kt = 0; kt < ntiles; kt++) {
       const int64_t j0 = kt * kAK;
-      const int buf = (int)(kt & 1);
-      if (kt + 1 < ntiles) {
-        load_kv(j0 + kAK, buf ^ 1, true);
-        cp_async_wait<1>();
-      } else {
-        cp_async_wait<0>();
-      }
-      __syncthreads(); /* tile kt visible; Ps free (the last P·V is done) */
+      const int buf = tile_ready(kt, true); /* (and Ps free: the last P·V is done) */
       float s[4][KC];
       scores(s, buf);
       const bool full = j0 + kAK <= n_lo;
