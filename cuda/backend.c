@@ -11,6 +11,8 @@ const hmx_backend hmx_backend_cuda = {
     .description = "CUDA SIMT kernels for sm_90 (H100); host buffers copied per call, "
                    "device buffers (HMX_MEMORY_CUDA) used in place",
     .probe = hmx_cuda_probe,
+    .unavailable_reason = hmx_cuda_unavailable_reason,
+    .describe = hmx_cuda_describe,
     .priority = 5,
     .fwht = hmx_cuda_fwht,
     .hadamard_mix = hmx_cuda_hadamard_mix,

@@ -34,6 +34,10 @@ if(_hmx_cuda_ok)
   target_sources(hadamix PRIVATE ${HMX_CUDA_SOURCES})
   target_include_directories(hadamix PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   target_compile_definitions(hadamix PRIVATE HMX_WITH_CUDA=1)
+  # what cuda/probe.cu reports as compiled for (`hmx info`)
+  string(REPLACE ";" "," _hmx_archs "${CMAKE_CUDA_ARCHITECTURES}")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/probe.cu PROPERTIES
+                              COMPILE_DEFINITIONS "HMX_CUDA_ARCHS=\"sm_${_hmx_archs}\"")
 
   # The directory's C options (-Wall, -ffp-contract=off, -Werror, -fsanitize ...)
   # were copied onto hadamix when it was created; nvcc rejects most of them,

@@ -17,7 +17,10 @@ extern "C" {
 #include "compose.h"
 #include "dispatch.h"
 
+/* cuda/probe.cu: can this machine run the backend, why not, what is there */
 int hmx_cuda_probe(void);
+const char *hmx_cuda_unavailable_reason(void);
+int hmx_cuda_describe(char *buf, size_t cap);
 hmx_status hmx_cuda_fwht(const hmx_fwht_args *a);
 hmx_status hmx_cuda_hadamard_mix(const hmx_hadamard_mix_args *a);
 hmx_status hmx_cuda_gemm(const hmx_gemm_args *a);

@@ -58,7 +58,7 @@ inline void job_init(Job *j, const char *op) {
   j->count = 0;
   j->st = HMX_OK;
   if (!hmx_cuda_probe())
-    j->st = hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "cuda %s: no CUDA device", op);
+    j->st = hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "cuda %s: %s", op, hmx_cuda_unavailable_reason());
 }
 
 /* Host-memory call: its own stream. */

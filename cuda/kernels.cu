@@ -23,27 +23,6 @@ extern "C" {
 #include "ref.h"
 }
 
-/* ------------------------------------------------------------------ probe */
-
-/* cudaGetDeviceCount once; no GPU (or no driver) is 0, never an error. The
- * race of two first calls is benign: both store the same value. */
-static volatile int probe_cache = -1;
-
-extern "C" int hmx_cuda_probe(void) {
-  int v = probe_cache;
-  if (v < 0) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError(); /* clear it: no device is not an error */
-      count = 0;
-    }
-    v = count > 0;
-    probe_cache = v;
-  }
-  return v;
-}
-
 /* Device -> host copy ordered after the work on `stream`, and a wait for it
  * (rope's positions, src/ops.c). */
 extern "C" hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream) {

@@ -110,6 +110,14 @@ const char *hmx_backend_name(const hmx_backend *b);
 const char *hmx_backend_description(const hmx_backend *b);
 /* 1 if this machine can run the backend (CPU features, GPU present). */
 int hmx_backend_available(const hmx_backend *b);
+/* Why this machine cannot run it, in one line ("" when it can, or when the
+ * backend gives no reason; never NULL). */
+const char *hmx_backend_unavailable_reason(const hmx_backend *b);
+/* What the backend found on this machine (cuda: the build's architectures,
+ * the driver, each device and the verdict) as lines of text in buf (always
+ * terminated when cap > 0); returns the length written, 0 when the backend
+ * has nothing to add. */
+int hmx_backend_describe(const hmx_backend *b, char *buf, size_t cap);
 /* Lookup by name; "best" picks the fastest available. NULL if unknown. */
 const hmx_backend *hmx_backend_find(const char *name);
 /* The best backend this machine can run (never NULL: ref always runs). */

@@ -15,6 +15,18 @@ const char *hmx_backend_name(const hmx_backend *b) { return b ? b->name : "(none
 const char *hmx_backend_description(const hmx_backend *b) { return b ? b->description : ""; }
 int hmx_backend_available(const hmx_backend *b) { return b && b->probe && b->probe(); }
 
+const char *hmx_backend_unavailable_reason(const hmx_backend *b) {
+  if (!b || hmx_backend_available(b) || !b->unavailable_reason) return "";
+  const char *r = b->unavailable_reason();
+  return r ? r : "";
+}
+
+int hmx_backend_describe(const hmx_backend *b, char *buf, size_t cap) {
+  if (buf && cap > 0) buf[0] = '\0';
+  if (!b || !b->describe || !buf || cap == 0) return 0;
+  return b->describe(buf, cap);
+}
+
 const hmx_backend *hmx_backend_best(void) {
   const hmx_backend *best = hmx_backends[0];
   for (int i = 1; i < hmx_backends_count; i++)
@@ -40,7 +52,9 @@ const hmx_backend *hmx_backend_default(void) {
     return NULL;
   }
   if (!hmx_backend_available(b)) {
-    hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "HMX_BACKEND=%s: this machine cannot run it", env);
+    const char *why = hmx_backend_unavailable_reason(b);
+    hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "HMX_BACKEND=%s: this machine cannot run it%s%s", env,
+             *why ? ": " : "", why);
     return NULL;
   }
   return b;

@@ -193,6 +193,11 @@ struct hmx_backend {
   const char *name;
   const char *description;
   int (*probe)(void); /* 1 if this machine can run it */
+  /* optional: why probe says 0 (one line, "" when it says 1) */
+  const char *(*unavailable_reason)(void);
+  /* optional: what the backend found on this machine, for `hmx info` (lines
+   * of "key: value"; returns the length written, snprintf-style, at most cap-1) */
+  int (*describe)(char *buf, size_t cap);
   int priority;       /* higher wins for "best" */
   unsigned weights16; /* HMX_W16_* bits: ops that read 16-bit weights in place */
   hmx_status (*fwht)(const hmx_fwht_args *a);

@@ -107,11 +107,14 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
       if (hmx_backend_available(device_tables[i]->backend) &&
           (!d || device_tables[i]->backend->priority > d->backend->priority))
         d = device_tables[i];
-    if (!d)
+    if (!d) {
+      const char *why = device_tables[0]
+                            ? hmx_backend_unavailable_reason(device_tables[0]->backend)
+                            : "built without CUDA";
       return hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE,
                       "%s: device tensors, but no backend that takes device memory can run "
-                      "here (%s)", op,
-                      device_tables[0] ? "no usable CUDA device" : "built without CUDA");
+                      "here (%s)", op, *why ? why : "no usable CUDA device");
+    }
     ex->be = d->backend;
     /* the fast tier of the backend that runs the call, not the default's */
     ex->fast = ex->tier == HMX_TIER_FAST ? hmx_fast_ops_of(ex->be) : NULL;
@@ -131,9 +134,11 @@ hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex
   ex->call.io_dtype = HMX_F32;
   ex->be = ctx && ctx->backend ? ctx->backend : hmx_backend_default();
   if (!ex->be) return HMX_ERR_NOT_FOUND; /* message set by hmx_backend_default */
-  if (!hmx_backend_available(ex->be))
-    return hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "%s: backend '%s' cannot run on this machine",
-                    op, ex->be->name);
+  if (!hmx_backend_available(ex->be)) {
+    const char *why = hmx_backend_unavailable_reason(ex->be);
+    return hmx_fail(HMX_ERR_BACKEND_UNAVAILABLE, "%s: backend '%s' cannot run on this machine%s%s",
+                    op, ex->be->name, *why ? ": " : "", why);
+  }
   ex->threads = ctx ? ctx->threads : 0;
   if (ex->threads < 0)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "%s: threads must be >= 0 (got %d)", op,

@@ -96,6 +96,43 @@ int main(void) {
     expect(hmx_fwht(NULL, &dx, &dy, 1.0f), HMX_ERR_BACKEND_UNAVAILABLE, "device memory",
            "device tensors without a GPU");
 
+  /* why the cuda backend cannot run, and what its probe found (hmx info) */
+  if (cuda) {
+    char text[4096];
+    const int n = hmx_backend_describe(cuda, text, sizeof text);
+    CHECK(n > 0 && (size_t)n == strlen(text), "describe: length %d for '%s'", n, text);
+    CHECK(strstr(text, "compiled for:  sm_") == text, "describe: no build line in '%s'", text);
+    const int avail = hmx_backend_available(cuda);
+    const char *why = hmx_backend_unavailable_reason(cuda);
+    CHECK(avail == (why[0] == '\0'), "available %d with reason '%s'", avail, why);
+    if (avail) {
+      CHECK(strstr(text, "(current: hadamix runs here)\n") && strstr(text, "available:     yes\n"),
+            "describe on a usable GPU: '%s'", text);
+    } else {
+      char line[512];
+      snprintf(line, sizeof line, "available:     no: %s\n", why);
+      CHECK(strstr(text, line) != NULL, "describe lacks '%s': '%s'", line, text);
+      hmx_context cc = {cuda, 1, 0, HMX_TIER_DEFAULT};
+      expect(hmx_fwht(&cc, &h, &hy, 1.0f), HMX_ERR_BACKEND_UNAVAILABLE, why,
+             "host fwht on an unavailable cuda backend");
+      expect(hmx_fwht(NULL, &dx, &dy, 1.0f), HMX_ERR_BACKEND_UNAVAILABLE, why,
+             "device tensors: the reason");
+    }
+    /* truncation keeps a terminated prefix */
+    char small[16];
+    memset(small, 'x', sizeof small);
+    CHECK(hmx_backend_describe(cuda, small, sizeof small) == 15 && small[15] == '\0' &&
+              strncmp(small, text, 15) == 0,
+          "describe into 16 bytes: '%.16s'", small);
+  }
+  char none[8] = "zz";
+  CHECK(hmx_backend_describe(ref.backend, none, sizeof none) == 0 && none[0] == '\0',
+        "ref describes '%s'", none);
+  CHECK(strcmp(hmx_backend_unavailable_reason(ref.backend), "") == 0, "ref has a reason");
+  CHECK(strcmp(hmx_backend_unavailable_reason(NULL), "") == 0 &&
+            hmx_backend_describe(NULL, none, sizeof none) == 0,
+        "NULL backend");
+
   /* the stream setting is per thread and starts NULL */
   CHECK(hmx_get_cuda_stream() == NULL, "initial stream");
   hmx_set_cuda_stream(fake_dev);

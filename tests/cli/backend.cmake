@@ -38,3 +38,28 @@ foreach(line IN LISTS unavailable)
   hmx_expect(NAME "conform on unavailable ${b}" CODE 77 STDOUT "unavailable"
              COMMAND ${HMX} conform --backend ${b} --vectors ${vec})
 endforeach()
+
+# The cuda backend's section of `hmx info` (cuda/probe.cu): what it was built
+# for, each device, and a verdict that agrees with the backends table, with
+# the reason when it is no; that reason also ends the error of a run on it.
+if(info MATCHES "\n  cuda +(yes|no) ")
+  if(CMAKE_MATCH_1 STREQUAL "yes")
+    hmx_expect(NAME "info cuda section, available" CODE 0
+               STDOUT "\ncuda:\n  compiled for:  sm_[0-9][^\n]*\n  driver:        supports CUDA [0-9][^\n]*\n  devices:       [1-9][^\n]*\n  [^\n]+\\(current: hadamix runs here\\)\n.*  available:     yes\n"
+               COMMAND ${HMX} info)
+  else()
+    hmx_expect(NAME "info cuda section, unavailable" CODE 0
+               STDOUT "\ncuda:\n  compiled for:  sm_[0-9][^\n]*\n  driver:        [^\n]+\n  devices:       [0-9][^\n]*\n(  [^\n]*\n)*  available:     no: [A-Za-z][^\n]+\n"
+               COMMAND ${HMX} info)
+    string(REGEX MATCH "\n  available:     no: ([^\n]+)\n" _m "${info}")
+    string(REGEX REPLACE "([][.*+?^$()|\\])" "\\\\\\1" why "${CMAKE_MATCH_1}")
+    hmx_expect(NAME "run on unavailable cuda says why" CODE 1
+               STDERR "backend 'cuda' cannot run on this machine: ${why} \\(see `hmx info`\\)"
+               COMMAND ${HMX} run rmsnorm --in ${vec} --out ${out} --backend cuda)
+    set(ENV{HMX_BACKEND} cuda)
+    hmx_expect(NAME "HMX_BACKEND=cuda unavailable says why" CODE 2
+               STDERR "HMX_BACKEND=cuda: this machine cannot run it: ${why}"
+               COMMAND ${HMX} info)
+    unset(ENV{HMX_BACKEND})
+  endif()
+endif()

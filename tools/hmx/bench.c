@@ -1366,8 +1366,7 @@ int hmx_cmd_bench(int argc, char **argv) {
     const hmx_backend *b;
     if (hmx_parse_backend(args.cmd, backend, &b)) return HMX_EXIT_USAGE;
     if (!hmx_backend_available(b))
-      return hmx_cli_error(HMX_EXIT_FAIL, "bench: backend '%s' cannot run on this machine",
-                           hmx_backend_name(b));
+      return hmx_cli_unavailable("bench", b);
     B.be[B.nbe++] = b;
   }
 #if defined(_OPENMP)

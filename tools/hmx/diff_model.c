@@ -57,8 +57,7 @@ int hmx_cmd_diff_model(int argc, char **argv) {
   for (int i = 0; i < 2; i++) {
     const hmx_backend *b = i ? bb : ba;
     if (!hmx_backend_available(b))
-      return hmx_cli_error(HMX_EXIT_FAIL, "diff: backend '%s' cannot run on this machine",
-                           hmx_backend_name(b));
+      return hmx_cli_unavailable("diff", b);
   }
   int32_t *toks = NULL;
   int64_t n = 0;

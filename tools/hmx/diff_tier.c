@@ -267,8 +267,7 @@ int hmx_cmd_diff_tier(int argc, char **argv) {
   if (!rc && !o.be) o.be = hmx_backend_default();
   if (!rc && !o.be) rc = hmx_cli_error(HMX_EXIT_FAIL, "diff: %s", hmx_last_error());
   if (!rc && !hmx_backend_available(o.be))
-    rc = hmx_cli_error(HMX_EXIT_FAIL, "diff: backend '%s' cannot run on this machine",
-                       hmx_backend_name(o.be));
+    rc = hmx_cli_unavailable("diff", o.be);
   if (!rc) rc = o.model ? diff_model(&o) : diff_op(&o);
   free(o.params);
   return rc;

@@ -35,8 +35,7 @@ int hmx_prepare(const char *cmd, const char *path, const hmx_opspec *op, const h
 int hmx_check_runnable(const char *cmd, const hmx_opspec *op, const hmx_backend *b,
                        int explicit_backend) {
   if (!hmx_backend_available(b))
-    return hmx_cli_error(HMX_EXIT_FAIL, "%s: backend '%s' cannot run on this machine (see "
-                         "`hmx info`)", cmd, hmx_backend_name(b));
+    return hmx_cli_unavailable(cmd, b);
   /* Without an explicit backend, the best backend that has the kernel runs
    * it (hmx_op_backend); with one, a missing kernel is an error. */
   if (explicit_backend && !hmx_op_implemented(op, b))

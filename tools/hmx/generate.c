@@ -191,8 +191,7 @@ int hmx_cmd_generate(int argc, char **argv) {
     if (!be) return hmx_cli_error(HMX_EXIT_USAGE, "generate: %s", hmx_last_error());
   }
   if (!hmx_backend_available(be))
-    return hmx_cli_error(HMX_EXIT_FAIL, "generate: backend '%s' cannot run on this machine",
-                         hmx_backend_name(be));
+    return hmx_cli_unavailable("generate", be);
 
   int32_t *toks = NULL;
   int64_t n_prompt = 0;

@@ -42,6 +42,9 @@ int hmx_cmd_tokenize(int argc, char **argv);
 
 /* Print "hmx: <message>\n" on stderr and return `code`. */
 int hmx_cli_error(int code, const char *fmt, ...) HMX_CLI_PRINTF(2, 3);
+/* "CMD: backend 'B' cannot run on this machine: why (see `hmx info`)" on
+ * stderr; returns HMX_EXIT_FAIL. */
+int hmx_cli_unavailable(const char *cmd, const hmx_backend *b);
 /* The library's detail message for `s`, or its status string if none. */
 const char *hmx_cli_status_message(hmx_status s);
 

@@ -38,7 +38,8 @@ static void help(FILE *out) {
         "Prints the version, the compiler and build flags, this CPU's features (those the\n"
         "SIMD backends need, including whether the OS enabled the AVX/AVX-512 register\n"
         "state), every compiled-in backend (available here or not, which is the default),\n"
-        "and thread hints.\n\n"
+        "what the cuda backend found (its build, the driver, each GPU, and why it cannot\n"
+        "run when it cannot), and thread hints.\n\n"
         "The default backend is HMX_BACKEND if set, else the best available one; an\n"
         "unknown or unavailable HMX_BACKEND is reported and makes the exit status 2.\n",
         out);
@@ -284,6 +285,22 @@ static int print_backends(void) {
   return rc;
 }
 
+/* A section per backend that describes what it found (cuda: the GPUs). */
+static void print_backend_details(void) {
+  char text[4096];
+  for (int i = 0; i < hmx_backend_count(); i++) {
+    const hmx_backend *be = hmx_backend_at(i);
+    if (hmx_backend_describe(be, text, sizeof text) <= 0) continue;
+    printf("%s:\n", hmx_backend_name(be));
+    for (const char *line = text; *line;) {
+      const char *end = strchr(line, '\n');
+      const int len = end ? (int)(end - line) : (int)strlen(line);
+      printf("  %.*s\n", len, line);
+      line += len + (end ? 1 : 0);
+    }
+  }
+}
+
 static void print_threads(void) {
   long n = -1;
 #if defined(_SC_NPROCESSORS_ONLN)
@@ -310,6 +327,7 @@ int hmx_cmd_info(int argc, char **argv) {
   print_build();
   print_cpu();
   int rc = print_backends();
+  print_backend_details();
   print_threads();
   fflush(stdout);
   return rc;

@@ -24,6 +24,12 @@ int hmx_cli_error(int code, const char *fmt, ...) {
   return code;
 }
 
+int hmx_cli_unavailable(const char *cmd, const hmx_backend *b) {
+  const char *why = hmx_backend_unavailable_reason(b);
+  return hmx_cli_error(HMX_EXIT_FAIL, "%s: backend '%s' cannot run on this machine%s%s (see "
+                       "`hmx info`)", cmd, hmx_backend_name(b), *why ? ": " : "", why);
+}
+
 const char *hmx_cli_status_message(hmx_status s) {
   const char *m = hmx_last_error();
   return m && *m ? m : hmx_status_string(s);
