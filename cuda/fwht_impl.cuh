@@ -805,6 +805,8 @@ fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, c
   pow2_body<DI, DO, M, L, LE, false>(xv, yv, rows, scale, epi, alpha, beta, vec, pair_ok);
 }
 
+#include "fwht_colsplit.cuh"
+
 /* ------------------------------------------------------------------ fwht_cluster */
 
 /* Rows longer than one CTA takes (n > 32768: 2^16, 2^17, 12 * 4096,
@@ -1350,7 +1352,7 @@ void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int 
     if (resident > 0) {
       kern<<<(unsigned)(blocks < resident ? blocks : resident), G::threads, smem, j->stream>>>(
           x, y, rows, scale, epi, alpha, beta, vec, pair_ok);
-      job_launched(j, "fwht_pow2");
+      job_launched(j, "fwht_pow2 (persistent)");
       return;
     }
   }
@@ -1431,6 +1433,49 @@ void launch_cluster_ml(Job *j, const void *x, void *y, int64_t rows, float scale
   job_launched(j, "fwht_cluster");
 }
 
+/* f32 rows of M * 2^L by fwht_colsplit (as many CTAs as are resident);
+ * false: not launched (nothing fits an SM), the caller takes another kernel. */
+template <int M, int L>
+bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float scale, int epi,
+                        const float *alpha, const float *beta) {
+  using C = Cs<M, L>;
+  static_assert(C::G >= 1 && C::KC >= 1 && C::KC * C::T == C::p && C::stage == C::T * C::E,
+                "colsplit layout");
+  static std::atomic<int> per_sm_cached{-1};
+  auto kern = fwht_colsplit<Dt::F32, M, L>;
+  const int per_sm = persistent_per_sm(j, kern, C::T, C::smem, &per_sm_cached);
+  int dev = 0, sms = 0;
+  if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
+      !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+             "cudaDeviceGetAttribute"))
+    return true; /* j->st says why */
+  if (per_sm == 0) return false;
+  const int64_t resident = (int64_t)sms * per_sm;
+  kern<<<(unsigned)(rows < resident ? rows : resident), C::T, C::smem, j->stream>>>(
+      x, y, rows, scale, epi, alpha, beta);
+  job_launched(j, "fwht_colsplit");
+  return true;
+}
+
+/* f32 rows by fwht_colsplit where colsplit_le takes the size and the input
+ * is 16-byte aligned (then true: launched, or j->st says why not). */
+template <Dt D>
+bool launch_colsplit(Job *j, const void *x, void *y, int64_t rows, int m, int L, float scale,
+                     int epi, const float *alpha, const float *beta) {
+  if constexpr (D != Dt::F32) return false;
+  if (!HMX_FWHT_COLSPLIT || (uintptr_t)x % 16 != 0) return false;
+#define HMX_COLSPLIT_CASE(MM, LL)                                                                \
+  if constexpr (colsplit_le(MM, LL) >= 0)                                                       \
+    if (m == MM && L == LL)                                                                      \
+      return launch_colsplit_ml<MM, LL>(j, (const float *)x, (float *)y, rows, scale, epi,       \
+                                        alpha, beta);
+  HMX_COLSPLIT_CASE(12, 11) HMX_COLSPLIT_CASE(12, 12) HMX_COLSPLIT_CASE(20, 10)
+  HMX_COLSPLIT_CASE(20, 11) HMX_COLSPLIT_CASE(28, 10) HMX_COLSPLIT_CASE(28, 11)
+  HMX_COLSPLIT_CASE(40, 9) HMX_COLSPLIT_CASE(40, 10) HMX_COLSPLIT_CASE(40, 11)
+#undef HMX_COLSPLIT_CASE
+  return false;
+}
+
 /* Rows of m * 2^L by fwht_cluster when cluster_log has a cluster for them
  * (then true: launched, or j->st says why not). */
 template <Dt D>
@@ -1501,6 +1546,7 @@ void fwht_run(Job *j, const void *x, void *y, int64_t batch, int64_t n, int m, i
   }
   const int L = log2_exact(p);
   const int epi = mix ? EPI_MIX : EPI_SCALE;
+  if (launch_colsplit<D>(j, x, y, batch, m, L, scale, epi, alpha, beta)) return;
   if (launch_cluster<D>(j, x, y, batch, m, L, scale, epi, alpha, beta)) return;
   if (n <= kMaxRow) { /* one pass */
     switch (m) {

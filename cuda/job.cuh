@@ -17,6 +17,9 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 extern "C" {
 #include "backend.h"
@@ -141,10 +144,23 @@ inline void job_out_done(Job *j, float *h, const float *d, int64_t n) {
         "cudaMemcpyAsync (to host)");
 }
 
+/* HMX_CUDA_TRACE=1: each kernel launch names itself on stderr ("hmx cuda:
+ * OP: KERNEL"), to see which kernel a shape takes (the size rules of
+ * docs/CUDA.md) or that a tool such as compute-sanitizer ran the one meant.
+ * Read once per process. */
+inline bool trace_launches() {
+  static const bool on = [] {
+    const char *e = getenv("HMX_CUDA_TRACE");
+    return e && *e && strcmp(e, "0") != 0;
+  }();
+  return on;
+}
+
 /* Call right after a launch: a bad configuration shows up here. */
 inline void job_launched(Job *j, const char *kernel) {
   if (j->st != HMX_OK) return;
-  check(j, cudaGetLastError(), kernel);
+  if (check(j, cudaGetLastError(), kernel) && trace_launches())
+    fprintf(stderr, "hmx cuda: %s: %s\n", j->op, kernel);
 }
 
 /* Host calls: synchronize, free, destroy the stream. Device calls: give the

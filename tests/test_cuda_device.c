@@ -1,7 +1,8 @@
 /* The cuda backend on device memory (tensors with memory = HMX_MEMORY_CUDA)
  * against ref on the host, with memcmp: every fwht size class (n = 2^k up
  * to 2^20, m * 2^k with m = 12, 20, 28, 40 up to k = 15: one-pass,
- * persistent (large batches of the f32 m-point rows >= 14336), cluster
+ * persistent (large batches of the f32 m-point rows >= 14336: fwht_pow2
+ * staging the next rows, fwht_colsplit for 12 * 2048, 20 * 1024, 28 * 1024), cluster
  * (n > 32768 up to 40 * 2048 and 2^17) and two-pass kernels), f32 / bf16 /
  * f16 I/O read and written by the kernel,
  * in place and out of place, 16-byte aligned and not (vector and scalar
@@ -149,6 +150,23 @@ static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
   free(got);
 }
 
+/* fwht_colsplit (f32 12 * 2048, 20 * 1024, 28 * 1024; one CTA a row, the
+ * m-point sums in registers, the next round's input staged by cp.async):
+ * more rows than the resident CTAs, so each loops over rows and stages the
+ * next row's first blocks while finishing a row; in place (a row is written
+ * only after it is read), with the mix epilogue, and unaligned (fwht_pow2
+ * takes those). Also alone (`test_cuda_device colsplit`), for
+ * compute-sanitizer runs of this kernel (HMX_CUDA_TRACE=1 shows it ran). */
+static void test_fwht_colsplit(void) {
+  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}};
+  for (size_t i = 0; i < sizeof cs_ml / sizeof cs_ml[0]; i++) {
+    const int64_t n = (int64_t)cs_ml[i][0] << cs_ml[i][1], rows = ((int64_t)8 << 20) / n + 1;
+    fwht_case(rows, n, cs_ml[i][0], HMX_F32, 0, 1, 0);
+    fwht_case(rows, n, cs_ml[i][0], HMX_F32, 1, 0, 0);
+    if (!quick) fwht_case(rows, n, cs_ml[i][0], HMX_F32, 0, 0, 1);
+  }
+}
+
 static void test_fwht(void) {
   static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
   static const int ms[4] = {12, 20, 28, 40};
@@ -193,6 +211,7 @@ static void test_fwht(void) {
       if (!quick) fwht_case(rows, n, pf_ml[i][0], dts[d], 0, d == 1, 1);
     }
   }
+  test_fwht_colsplit();
   /* 40960 = 20 * 2048 and 49152 = 12 * 4096: fwht_cluster's m-point sums with the mix epilogue */
   static const int64_t mix_n[] = {1,     16,    32,    256,   768,   1024,  4096,
                                   5120,  12288, 16384, 40960, 49152, 65536, 98304};
@@ -723,6 +742,12 @@ int main(int argc, char **argv) {
   if (pool_only) {
     test_scratch_pool();
     return check_finish("test_cuda_device pool");
+  }
+  if (argc > 1 && strcmp(argv[1], "colsplit") == 0) { /* only test_fwht_colsplit */
+    quick = 1;
+    test_fwht_colsplit();
+    cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return check_finish("test_cuda_device colsplit");
   }
   test_fwht();
   test_other_ops();
