@@ -1469,6 +1469,8 @@ bool launch_colsplit(Job *j, const void *x, void *y, int64_t rows, int m, int L,
     if (m == MM && L == LL)                                                                      \
       return launch_colsplit_ml<MM, LL>(j, (const float *)x, (float *)y, rows, scale, epi,       \
                                         alpha, beta);
+  /* every size the knobs of fwht_colsplit.cuh can give it (by default 12 * 2048,
+   * 20 * 1024, 28 * 1024; the others compile to nothing) */
   HMX_COLSPLIT_CASE(12, 11) HMX_COLSPLIT_CASE(12, 12) HMX_COLSPLIT_CASE(20, 10)
   HMX_COLSPLIT_CASE(20, 11) HMX_COLSPLIT_CASE(28, 10) HMX_COLSPLIT_CASE(28, 11)
   HMX_COLSPLIT_CASE(40, 9) HMX_COLSPLIT_CASE(40, 10) HMX_COLSPLIT_CASE(40, 11)

@@ -33,10 +33,6 @@ struct Probe {
   char reason[256];  /* why not ("" when ok) */
 };
 
-/* The answer is computed once: two racing first calls compute the same. */
-Probe probe_state;
-volatile int probe_done = 0;
-
 void say(char *buf, size_t cap, size_t *at, const char *fmt, ...) {
   if (*at + 1 >= cap) return; /* full: buf[cap - 1] is the terminator */
   va_list ap;
@@ -88,14 +84,15 @@ void run_probe(Probe *p) {
   p->ok = 1;
 }
 
+/* The answer, computed once per process (a function-local static: its
+ * initialization is thread-safe, so racing first calls wait for one). */
 const Probe *probe(void) {
-  if (!probe_done) {
+  static const Probe state = [] {
     Probe p;
     run_probe(&p);
-    probe_state = p;
-    probe_done = 1;
-  }
-  return &probe_state;
+    return p;
+  }();
+  return &state;
 }
 
 } // namespace
