@@ -12,6 +12,13 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
   add_test(NAME test_cuda_device_default_pool COMMAND test_cuda_device pool)
   set_tests_properties(test_cuda_device_default_pool PROPERTIES SKIP_RETURN_CODE 77 LABELS cuda
                        TIMEOUT 600 ENVIRONMENT HMX_CUDA_SCRATCH_KEEP_MIB=0)
+  # the fwht_colsplit cases of test_cuda_device, alone, and that they ran on
+  # fwht_colsplit (HMX_CUDA_TRACE; tests/cuda_route.cmake)
+  add_test(NAME test_cuda_device_colsplit_route
+           COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:test_cuda_device> -DMODE=colsplit
+                   -DKERNEL=fwht_colsplit -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
+  set_tests_properties(test_cuda_device_colsplit_route PROPERTIES LABELS cuda TIMEOUT 300
+                       SKIP_REGULAR_EXPRESSION "-- skipped: ")
 endif()
 # The cuda fast tier's gemm on device memory (f32/TF32, bf16, f16) against
 # its tensor-core bound (tests/test_fast_cuda_device.c); skipped without a GPU.
