@@ -25,7 +25,8 @@
  * Measured on the H100 (session 33, docs/results/h100/fwht_colsplit/, % of
  * the copy against the persistent fwht_pow2 in the same run, two runs):
  * 28 * 1024 87.0 -> 91.3 / 92.2, 20 * 1024 91.4 -> 93.6 / 92.4 -> 93.7,
- * 12 * 2048 91.7 -> 91.0 / 91.7 -> 91.7 (even: the same rule for all three).
+ * 12 * 2048 91.7 -> 91.0 / 91.7 -> 91.7 (no gain; it is left under the rule
+ * that takes the other two rather than made an exception).
  *
  * Tried first (session 33, H100, % of the copy against the kernels before,
  * same run): S = 2 or 4 CTAs a row, each doing all the butterflies and
