@@ -59,6 +59,16 @@
 #ifndef HMX_FWHT_COLSPLIT_MAXACC8
 #define HMX_FWHT_COLSPLIT_MAXACC8 0
 #endif
+/* 1: the same number of p-blocks in every round of a row (12 * 2048: 6 + 6
+ * instead of 8 + 4, 20 * 1024: 10 + 10, 28 * 1024: 14 + 14; the threads
+ * past G * p / E idle in the butterflies). Measured on the H100 (session
+ * 33, docs/results/h100/fwht_colsplit/balance/, % of the copy, three
+ * rounds each, same run): 12 * 2048 92.2 / 92.2 / 92.2 -> 93.5 / 92.7 /
+ * 93.6, 20 * 1024 93.9-94.4 -> 94.3-94.4, 28 * 1024 92.4-92.7 -> 92.0-92.8.
+ * 0: as many blocks a round as the threads hold, the last round short. */
+#ifndef HMX_FWHT_COLSPLIT_BALANCE
+#define HMX_FWHT_COLSPLIT_BALANCE 1
+#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
@@ -88,11 +98,12 @@ template <int M, int L> struct Cs {
   static constexpr int P = E / 4, LP = LE - 2; /* 16-byte pieces a thread */
   static constexpr int p = 1 << L, n = M * p;
   static constexpr int tp = p / E;            /* threads per p-block */
-  static constexpr int G = T / tp;            /* p-blocks per round */
-  static constexpr int NR = (M + G - 1) / G;  /* rounds per row */
+  static constexpr int GMAX = T / tp;         /* p-blocks the threads hold at once */
+  static constexpr int NR = (M + GMAX - 1) / GMAX; /* rounds per row */
+  static constexpr int G = HMX_FWHT_COLSPLIT_BALANCE ? (M + NR - 1) / NR : GMAX; /* per round */
   static constexpr int KC = p / T;            /* columns per thread */
   static constexpr int bs = p + p / 32;       /* a p-block in shared memory */
-  static constexpr int stage = G * p;         /* floats per stage buffer (T * E) */
+  static constexpr int stage = G * p;         /* floats per stage buffer */
   static constexpr size_t smem = (size_t)(2 * stage + G * bs) * sizeof(float);
 };
 
@@ -167,11 +178,18 @@ fwht_colsplit(const float *x, void *yv, int64_t rows, float scale, int epi, cons
       if (k + 1 < C::NR) prefetch(row, k + 1, nxt);
       else prefetch(row + gridDim.x, 0, nxt);
       par ^= 1;
-      const bool active = k * C::G + b < M;
+      /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE */
+      const bool has_block = C::G == C::GMAX || b < C::G;
+      const bool active = has_block && k * C::G + b < M;
       float v[C::E];
       const uint4 *st = reinterpret_cast<const uint4 *>(cur);
+      if (has_block) {
 #pragma unroll
-      for (int q = 0; q < P; q++) Io<Dt::F32>::unpack(st[slot(tid, q)], v + 4 * q);
+        for (int q = 0; q < P; q++) Io<Dt::F32>::unpack(st[slot(tid, q)], v + 4 * q);
+      } else { /* no block this round (HMX_FWHT_COLSPLIT_BALANCE) */
+#pragma unroll
+        for (int e = 0; e < C::E; e++) v[e] = 0.0f;
+      }
       float *sblk = sblk_all + b * C::bs;
       block_stages<L, LE>(v, sblk, tau, active); /* NUMERICS §fwht step 1 */
       constexpr int wl = L - LE;                  /* the last window */

@@ -1439,7 +1439,8 @@ template <int M, int L>
 bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float scale, int epi,
                         const float *alpha, const float *beta) {
   using C = Cs<M, L>;
-  static_assert(C::G >= 1 && C::KC >= 1 && C::KC * C::T == C::p && C::stage == C::T * C::E,
+  static_assert(C::G >= 1 && C::G <= C::GMAX && C::KC >= 1 && C::KC * C::T == C::p &&
+                    C::stage == C::G * C::p && C::G * C::NR >= M,
                 "colsplit layout");
   static std::atomic<int> per_sm_cached{-1};
   auto kern = fwht_colsplit<Dt::F32, M, L>;
