@@ -1,6 +1,6 @@
 /* The row maxima of an exact prefill, guessed on tensor cores and checked
  * (included by cuda/kernels.cu, inside its anonymous namespace, after the
- * cp.async helpers and cp_rows_async).
+ * cp.async helpers, cp_rows_async and tile_ready).
  *
  * docs/NUMERICS.md §attention needs the exact row maximum m before any
  * e = exp(s - m). attention_tiled used to find it by a first pass that
@@ -135,14 +135,7 @@ attention_max_guess(const float *__restrict__ q, const float *__restrict__ k, fl
   if (ntiles > 0) load_k(0, 0);
   for (int64_t kt = 0; kt < ntiles; kt++) {
     const int64_t j0 = kt * KT;
-    const int buf = (int)(kt & 1);
-    if (kt + 1 < ntiles) {
-      load_k(j0 + KT, buf ^ 1);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
+    const int buf = tile_ready(kt, ntiles, [&](int64_t k1, int b1) { load_k(k1 * KT, b1); });
     const bool full = j0 + KT <= n_lo; /* every key of the tile visible to the warp */
     if (16 * warp < nq && j0 < n_hi) { /* warp-uniform: mma.sync takes all 32 lanes */
 #pragma unroll

@@ -313,6 +313,24 @@ __device__ __forceinline__ void cp_rows_async(float (*a)[LD], const float *asrc,
   }
 }
 
+/* Double-buffered tiles of a block's loop: tile kt is in buffer kt & 1
+ * (returned). load_next(kt + 1, other buffer) puts the next tile in flight
+ * (one cp.async commit group), then the wait leaves only that group
+ * pending, and after the barrier tile kt is visible to all and the previous
+ * tile's buffer free. The loop issued tile 0 before its first call. */
+template <typename LoadNext>
+__device__ __forceinline__ int tile_ready(int64_t kt, int64_t ntiles, LoadNext load_next) {
+  const int buf = (int)(kt & 1);
+  if (kt + 1 < ntiles) {
+    load_next(kt + 1, buf ^ 1);
+    cp_async_wait<1>();
+  } else {
+    cp_async_wait<0>();
+  }
+  __syncthreads();
+  return buf;
+}
+
 #include "attention_maxguess.cuh"
 
 template <int D>
@@ -390,20 +408,9 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     cp_rows_async<kAK, D, D + 4, kAThreads>(Ks[buf], kb, Vs[buf], vb, with_v, j0, skv, ldk, t);
     cp_async_commit();
   };
-  /* Tile kt of a pass in Ks/Vs[buf] (returned), with tile kt + 1 in flight
-   * into the other buffer: the loads of tile kt are complete, and after the
-   * barrier visible to all (and the previous tile's buffers free). The pass
-   * issued tile 0 before its first call. */
-  auto tile_ready = [&](int64_t kt, bool with_v) -> int {
-    const int buf = (int)(kt & 1);
-    if (kt + 1 < ntiles) {
-      load_kv((kt + 1) * kAK, buf ^ 1, with_v);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
-    return buf;
+  /* tile kt of a pass in Ks/Vs[buf] (returned), tile kt + 1 in flight */
+  auto kv_ready = [&](int64_t kt, bool with_v) -> int {
+    return tile_ready(kt, ntiles, [&](int64_t k1, int b1) { load_kv(k1 * kAK, b1, with_v); });
   };
   /* s[i][c] = score of row 4ty+i, key j0 + tx + 16c (c < KC): a sequential fma chain
    * over d = 0 .. D-1 (four d per step from one 16-byte read of the key row;
@@ -470,7 +477,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     if (ntiles > 0) load_kv(0, 0, false);
     for (int64_t kt = 0; kt < ntiles; kt++) {
       const int64_t j0 = kt * kAK;
-      const int buf = tile_ready(kt, false); /* (and Qs visible to all) */
+      const int buf = kv_ready(kt, false); /* (and Qs visible to all) */
       float s[4][KC];
       scores(s, buf);
       const bool full = j0 + kAK <= n_lo;
@@ -501,7 +508,7 @@ attention_tiled(const float *__restrict__ q, const float *__restrict__ k,
     if (ntiles > 0) load_kv(0, 0, true);
     for (int64_t kt = 0; kt < ntiles; kt++) {
       const int64_t j0 = kt * kAK;
-      const int buf = tile_ready(kt, true); /* (and Ps free: the last P·V is done) */
+      const int buf = kv_ready(kt, true); /* (and Ps free: the last P·V is done) */
       float s[4][KC];
       scores(s, buf);
       const bool full = j0 + kAK <= n_lo;
