@@ -11,8 +11,6 @@ typedef enum metric {
   M_SCALING, /* gemm 2 threads / 1 thread >= goal */
 } metric;
 
-/* One target: `op` on backend `impl`, at each n of `ns` (fwht, exp) or each
- * (M, K, N) of `shapes` (gemm), in L2 (memory 0), from memory (1) or both (-1). */
 /* Context printed beside an M_BW verdict, not judged: the % of memcpy of
  * `impl` on the same op and shape in the same run, named by `label`. */
 struct beside_row {
@@ -20,6 +18,8 @@ struct beside_row {
 };
 static const struct beside_row g16_beside = {"avx512", "the [N, K] rows"};
 
+/* One target: `op` on backend `impl`, at each n of `ns` (fwht, exp) or each
+ * (M, K, N) of `shapes` (gemm), in L2 (memory 0), from memory (1) or both (-1). */
 typedef struct target {
   const char *what; /* printed before the case */
   const char *op, *impl;
