@@ -33,7 +33,41 @@
  * keeping the sums of 1/S of the columns (the row read S times, the later
  * reads from the L2): 12 * 4096 83.6 -> 73.8, 20 * 2048 83.2 -> 65.3,
  * 40 * 1024 82.1 -> 55.7, 28 * 2048 71.6 -> 63.7, 40 * 2048 72.5 -> 36.2:
- * the repeated butterflies cost more than the cluster exchange they save. */
+ * the repeated butterflies cost more than the cluster exchange they save.
+ *
+ * fwht_colsplit_cl (session 34): rows whose sums one CTA cannot hold
+ * (n / T > 28: 12 * 4096, 28 * 2048) by a cluster of two CTAs, each
+ * summing half the columns. Round k of a row brings 2 G p-blocks; CTA r
+ * loads and butterflies G of them (blocks k * 2G + r * G ..) and sends
+ * each butterflied element to the CTA that sums its column: its own half
+ * into its own receive buffer, the other half into the other CTA's by
+ * st.async, whose bytes complete that CTA's mbarrier (no fence needed).
+ * A CTA then sums its receive buffer's 2 G blocks in increasing c, as
+ * above. Two receive buffers: a CTA fills the other's buffer i again only
+ * after the other CTA says (a remote mbarrier arrival) it is done reading
+ * it. The stage buffer a round was loaded from is its butterfly scratch.
+ * Measured on the H100 (session 34, docs/results/h100/fwht_colsplit_cl/,
+ * % of the copy, against fwht_cluster in the same run):
+ *   - this form: 12 * 4096 84.1 -> 91.4 (84.4 -> 90.2 in a second run),
+ *     28 * 2048 71.3 -> 74.1, 20 * 2048 83.6 -> 81.5 (so 20 * 2048 stays
+ *     on fwht_cluster, HMX_FWHT_COLSPLIT_CLUSTER);
+ *   - each CTA reading the other's butterflied blocks from its shared
+ *     memory (distributed shared memory loads) after a cluster barrier a
+ *     round (barrier.cluster.arrive.release): 12 * 4096 71.3-71.8,
+ *     20 * 2048 67.9-68.1, 28 * 2048 60.8-62.5 (fwht_cluster 83.7-83.9,
+ *     83.2-83.4, 71.7-72.0). Timing variants with wrong bits located the
+ *     cost: local reads only 79.7 / 72.1 / 65.8, CTA barriers instead of
+ *     cluster barriers 93.6 / 90.9 / 80.8. The release arrive waits for
+ *     the thread's global memory operations in flight (the next round's
+ *     cp.async): with a release fence restricted to shared::cta and a
+ *     relaxed arrive, 88.3 / 81.1 / 73.6, but then the remote reads are
+ *     not ordered before the next arrive (that fence covers only this
+ *     CTA's own shared memory), which the pushes avoid: every read is of
+ *     the reader's own shared memory;
+ *   - the same reads a round late (three buffers, the barrier's wait after
+ *     the next round's butterflies) with the release arrive: 66.4 / 67.8 /
+ *     63.5; with the restricted fence 80.5 / 84.2 / 71.7 (12 * 4096 in
+ *     rounds of 2 blocks, the three buffers' shared memory). */
 #ifndef HMX_CUDA_FWHT_COLSPLIT_CUH
 #define HMX_CUDA_FWHT_COLSPLIT_CUH
 
@@ -69,60 +103,159 @@
 #ifndef HMX_FWHT_COLSPLIT_BALANCE
 #define HMX_FWHT_COLSPLIT_BALANCE 1
 #endif
+/* Rows whose sums one CTA cannot hold by a cluster of two CTAs, each
+ * summing half the columns (fwht_colsplit_cl): 1 (default) 12 * 4096 and
+ * 28 * 2048; 2 also 20 * 2048 (83.6 -> 81.5% of the copy on the H100,
+ * session 34); 0 none. fwht_cluster takes the others. */
+#ifndef HMX_FWHT_COLSPLIT_CLUSTER
+#define HMX_FWHT_COLSPLIT_CLUSTER 1
+#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
 
 /* log2 of the elements per thread in the butterflies of fwht_colsplit for
- * f32 rows of M * 2^L (-1: not this kernel): the CTA's T threads keep the
- * row's M * p sums, n / T each, next to 16 (or 8) butterfly registers; a
- * thread takes whole columns (p a multiple of T).
+ * f32 rows of M * 2^L taken by S CTAs (-1: not this kernel): each CTA's T
+ * threads keep the sums of its M * p / S, n / (S T) each, next to 16 (or 8)
+ * butterfly registers; a thread takes whole columns (p / S a multiple of T).
  * Rows with fewer columns than threads would split a column's outputs over
  * threads; for 40 * 512 (two groups, rows r = 2i + g: interleaved, since
  * rows r and r + 20 of H_40 share sign prefixes that the compiler computes
  * once: 28.4 adds an element against 36.5 for the halves r < 20, r >= 20)
  * that measured 89.0 -> 85.2% of the copy, so they stay on fwht_pow2. */
-__host__ __device__ constexpr int colsplit_le(int M, int L) {
-  if (!HMX_FWHT_COLSPLIT || M == 1 || (M << L) <= HMX_FWHT_COLSPLIT_MIN_N) return -1;
-  const int T = HMX_FWHT_COLSPLIT_T, p = 1 << L, n = M << L;
-  if (p < T || p % T != 0) return -1;
-  return n / T <= HMX_FWHT_COLSPLIT_MAXACC16 && p / 16 <= T  ? 4
-         : n / T <= HMX_FWHT_COLSPLIT_MAXACC8 && p / 8 <= T ? 3
-                                                             : -1;
+__host__ __device__ constexpr int colsplit_le_s(int M, int L, int S) {
+  if (!HMX_FWHT_COLSPLIT || M == 1 || (M << L) <= HMX_FWHT_COLSPLIT_MIN_N || M % S != 0)
+    return -1;
+  const int T = HMX_FWHT_COLSPLIT_T, p = 1 << L, acc = (M << L) / S / T;
+  if (p / S < T || (p / S) % T != 0) return -1;
+  return acc <= HMX_FWHT_COLSPLIT_MAXACC16 && p / 16 <= T  ? 4
+         : acc <= HMX_FWHT_COLSPLIT_MAXACC8 && p / 8 <= T ? 3
+                                                           : -1;
+}
+__host__ __device__ constexpr int colsplit_le(int M, int L) { return colsplit_le_s(M, L, 1); }
+
+/* CTAs a row of M * 2^L takes in fwht_colsplit: 1; 2, a cluster
+ * (fwht_colsplit_cl), for the rows whose sums one CTA cannot hold that
+ * HMX_FWHT_COLSPLIT_CLUSTER names; 0: not this kernel. */
+__host__ __device__ constexpr int colsplit_ctas(int M, int L) {
+  return colsplit_le_s(M, L, 1) >= 0 ? 1
+         : colsplit_le_s(M, L, 2) >= 0 &&
+                 (HMX_FWHT_COLSPLIT_CLUSTER >= 2 || (HMX_FWHT_COLSPLIT_CLUSTER == 1 && M != 20))
+             ? 2
+             : 0;
 }
 
-/* The layout for M * 2^L: thread t takes columns j = t, t + T, .. (KC of
- * them, M sums each: n / T in all). */
-template <int M, int L> struct Cs {
-  static constexpr int T = HMX_FWHT_COLSPLIT_T, LE = colsplit_le(M, L), E = 1 << LE;
+/* Shared memory of a CTA, for g p-blocks a round. One CTA a row (s = 1):
+ * two stage buffers of the input (cp.async) and one of the butterflied
+ * (padded) blocks. A cluster (s > 1): two stage buffers, each in turn the
+ * round's butterfly scratch (padded), two receive buffers of the round's
+ * s * g blocks in this CTA's columns, and four mbarriers. */
+__host__ __device__ constexpr size_t colsplit_smem(int p, int g, int s) {
+  return s == 1 ? (size_t)(2 * g * p + g * (p + p / 32)) * sizeof(float)
+                : (size_t)(2 * g * (p + p / 32) + 2 * g * p) * sizeof(float) + 4 * 8;
+}
+/* Rounds a row: as few as the threads allow (mb blocks a CTA, gmax at
+ * once), more while a round's buffers would not fit an SM. */
+__host__ __device__ constexpr int colsplit_nr(int mb, int gmax, int p, int s) {
+  int nr = (mb + gmax - 1) / gmax;
+  while (nr < mb && colsplit_smem(p, (mb + nr - 1) / nr, s) > kMaxSmemOptIn) nr++;
+  return nr;
+}
+
+/* The layout for M * 2^L over S CTAs: CTA r (its rank in the cluster) sums
+ * the columns r * p / S .. (r + 1) * p / S - 1, thread t of it the columns
+ * t, t + T, .. of that range (KC of them, M sums each). Round k of a row
+ * takes the blocks k * S * G .. (k + 1) * S * G - 1; CTA r loads and
+ * butterflies G of them, from k * S * G + r * G. */
+template <int M, int L, int S = 1> struct Cs {
+  static constexpr int T = HMX_FWHT_COLSPLIT_T, LE = colsplit_le_s(M, L, S), E = 1 << LE;
   static constexpr int P = E / 4, LP = LE - 2; /* 16-byte pieces a thread */
   static constexpr int p = 1 << L, n = M * p;
+  static constexpr int MB = M / S;            /* p-blocks a CTA butterflies a row */
   static constexpr int tp = p / E;            /* threads per p-block */
   static constexpr int GMAX = T / tp;         /* p-blocks the threads hold at once */
-  static constexpr int NR = (M + GMAX - 1) / GMAX; /* rounds per row */
-  static constexpr int G = HMX_FWHT_COLSPLIT_BALANCE ? (M + NR - 1) / NR : GMAX; /* per round */
-  static constexpr int KC = p / T;            /* columns per thread */
+  static constexpr int NR = colsplit_nr(MB, GMAX, p, S); /* rounds per row */
+  static constexpr int G = /* p-blocks a CTA takes per round */
+      HMX_FWHT_COLSPLIT_BALANCE || NR > (MB + GMAX - 1) / GMAX ? (MB + NR - 1) / NR : GMAX;
+  static constexpr int PS = p / S;            /* columns a CTA sums */
+  static constexpr int KC = PS / T;           /* columns per thread */
   static constexpr int bs = p + p / 32;       /* a p-block in shared memory */
-  static constexpr int stage = G * p;         /* floats per stage buffer */
-  static constexpr size_t smem = (size_t)(2 * stage + G * bs) * sizeof(float);
+  static constexpr int stage = S == 1 ? G * p : G * bs; /* floats per stage buffer */
+  static constexpr int recv = S * G * PS;     /* floats per receive buffer (S > 1) */
+  static constexpr size_t smem = colsplit_smem(p, G, S);
 };
 
-/* Blocks c = C0 .. C0 + G - 1 (those < M) into the M sums of one column
- * (col: its element in block C0's slot; slots bs apart), in increasing c. */
-template <int M, int C0, int G>
-__device__ __forceinline__ void colsplit_add(float (&a)[M], const float *col, int bs) {
+/* Blocks c = C0 .. C0 + G - 1 (those < M) into the M sums of one column,
+ * in increasing c: u(bb) reads block C0 + bb's element of the column. */
+template <int M, int C0, int G, typename U>
+__device__ __forceinline__ void colsplit_add(float (&a)[M], U u) {
 #pragma unroll
   for (int bb = 0; bb < G; bb++) {
     const int c = C0 + bb; /* a constant once unrolled */
     if (c < M) {
-      const float u = col[bb * bs];
+      const float x = u(bb);
 #pragma unroll
       for (int i = 0; i < M; i++) {
         const bool plus = (hrow(M, i) >> c) & 1ull;
-        a[i] = c == 0 ? (plus ? u : -u) : plus ? __fadd_rn(a[i], u) : __fsub_rn(a[i], u);
+        a[i] = c == 0 ? (plus ? x : -x) : plus ? __fadd_rn(a[i], x) : __fsub_rn(a[i], x);
       }
     }
   }
+}
+
+/* The mbarriers of fwht_colsplit_cl (PTX ISA 8.0+, sm_90; addresses are
+ * 32-bit shared-memory addresses: this CTA's (shared::cta) or, from mapa,
+ * another CTA's of the cluster (shared::cluster)). */
+__device__ __forceinline__ unsigned colsplit_smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ unsigned colsplit_mapa(unsigned a, int q) {
+  unsigned r;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(q));
+  return r;
+}
+__device__ __forceinline__ void colsplit_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+/* this thread's arrival on its own CTA's barrier, announcing bytes to come
+ * by st.async (their completions end the phase with the arrival) */
+__device__ __forceinline__ void colsplit_mbar_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+/* An arrival on another CTA's barrier, releasing this CTA's reads of its own
+ * shared memory (all of its threads', ordered by the CTA barrier before it):
+ * the release fence restricted to shared::cta operations, then a relaxed
+ * arrive. A release arrive (barrier.cluster.arrive.release) also waits for
+ * the thread's global loads and stores in flight: fwht_colsplit_cl with it
+ * at every round measured 66-72% of the copy, with this fence 81-88%
+ * (H100, session 34, docs/results/h100/fwht_colsplit_cl/). */
+__device__ __forceinline__ void colsplit_mbar_arrive_remote(unsigned bar_cluster) {
+  asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n\t"
+               "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar_cluster)
+               : "memory");
+}
+/* Wait for the phase of the given parity to complete (acquire, cluster
+ * scope: the other CTA's st.async data or its release above). */
+__device__ __forceinline__ void colsplit_mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile("{\n\t.reg .pred done;\n"
+               "colsplit_wait:\n\t"
+               "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n\t"
+               "@!done bra colsplit_wait;\n\t}" ::"r"(bar), "r"(parity)
+               : "memory");
+}
+/* One element into another CTA's shared memory (both addresses
+ * shared::cluster), its 4 bytes counted on that CTA's barrier. */
+__device__ __forceinline__ void colsplit_st_async(unsigned addr, float v, unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                   addr),
+               "r"(__float_as_uint(v)), "r"(bar)
+               : "memory");
+}
+/* The whole cluster's barrier, with release / acquire (kernel start and end only) */
+__device__ __forceinline__ void colsplit_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 /* f(integral_constant<int, K>) for K = K0 .. N - 1, in order */
@@ -133,27 +266,35 @@ template <int K0, int N, typename F> __device__ __forceinline__ void colsplit_ro
   }
 }
 
-/* Persistent: as many CTAs as are resident, each looping over rows. */
-template <Dt DO, int M, int L>
-__global__ void __launch_bounds__(HMX_FWHT_COLSPLIT_T, 1)
-fwht_colsplit(const float *x, void *yv, int64_t rows, float scale, int epi, const float *alpha,
-              const float *beta) {
-  using C = Cs<M, L>;
+/* The kernel's body for S CTAs a row (S > 1: a cluster of S = 2).
+ * Persistent: as many rows (clusters) as are resident, each looping over
+ * rows. */
+template <Dt DO, int M, int L, int S>
+__device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t rows, float scale,
+                                              int epi, const float *alpha, const float *beta) {
+  using C = Cs<M, L, S>;
   constexpr int LE = C::LE, P = C::P, LP = C::LP;
+  static_assert(S == 1 || S == 2, "one CTA a row, or a pair");
   using TO = typename Io<DO>::T;
   extern __shared__ __align__(16) float smc[];
-  float *const sblk_all = smc + 2 * C::stage;
   const unsigned tid = threadIdx.x;
+  const int rank = S > 1 ? (int)cooperative_groups::this_cluster().block_rank() : 0;
   const int b = tid / C::tp, tau = tid % C::tp;
   /* thread t's E elements are the P pieces (16 bytes) P t .. P t + P - 1 of
    * the round's contiguous input; piece q of thread t sits in slot P t +
    * (q ^ swz(t)), so that each 8 lanes' 16-byte reads of their own pieces
    * cover all 32 banks (as fwht_pow2's stage) */
   auto slot = [](unsigned t, int q) { return t * P + (q ^ ((t >> (3 - LP)) & (P - 1))); };
+  /* the first block of CTA q in round k, and how many it takes */
+  auto first = [](int k, int q) { return k * S * C::G + q * C::G; };
+  auto count = [&](int k, int q) {
+    return M - first(k, q) < C::G ? (M - first(k, q) > 0 ? M - first(k, q) : 0) : C::G;
+  };
   auto prefetch = [&](int64_t row, int k, float *buf) {
-    if (row < rows) {
-      const int nb = M - k * C::G < C::G ? M - k * C::G : C::G;
-      const uint4 *src = reinterpret_cast<const uint4 *>(x + row * C::n + (int64_t)k * C::G * C::p);
+    const int nb = count(k, rank);
+    if (row < rows && nb > 0) {
+      const uint4 *src =
+          reinterpret_cast<const uint4 *>(x + row * C::n + (int64_t)first(k, rank) * C::p);
       uint4 *dst = reinterpret_cast<uint4 *>(buf);
       const unsigned have = (unsigned)(nb * C::p / 4);
 #pragma unroll
@@ -164,23 +305,53 @@ fwht_colsplit(const float *x, void *yv, int64_t rows, float scale, int epi, cons
     }
     __pipeline_commit();
   };
+  /* S > 1: receive buffers and barriers. full[i]: receive buffer i holds
+   * the round's blocks of the other CTA (its st.async bytes, and this CTA's
+   * thread 0's arrival); empty[i]: the other CTA is done reading its own
+   * receive buffer i (so this CTA may write it again). */
+  float *const recv = smc + 2 * C::stage;
+  uint64_t *const bars = reinterpret_cast<uint64_t *>(recv + 2 * C::recv);
+  const int other = rank ^ 1;
+  unsigned full0 = 0, empty0 = 0, o_recv = 0, o_full0 = 0, o_empty0 = 0;
+  if constexpr (S > 1) {
+    full0 = colsplit_smem_addr(bars), empty0 = full0 + 16;
+    o_recv = colsplit_mapa(colsplit_smem_addr(recv), other);
+    o_full0 = colsplit_mapa(full0, other), o_empty0 = colsplit_mapa(empty0, other);
+    if (tid == 0) {
+      for (int i = 0; i < 4; i++) colsplit_mbar_init(full0 + 8 * i, 1);
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    colsplit_cluster_sync(); /* both CTAs' barriers exist before either uses them */
+  }
+  const int64_t row0 = blockIdx.x / S, rstep = gridDim.x / S;
   int par = 0;
-  prefetch(blockIdx.x, 0, smc);
+  unsigned g = 0; /* rounds so far (S > 1: receive buffer g & 1, its use g >> 1) */
+  prefetch(row0, 0, smc);
 #pragma unroll 1
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (int64_t row = row0; row < rows; row += rstep) {
     float acc[C::KC][M];
-    /* round k: blocks k * G .. k * G + G - 1 */
+    /* round k: blocks k * S * G .. (k + 1) * S * G - 1, this CTA's G from first(k, rank) */
     colsplit_rounds<0, C::NR>([&](auto kc_) {
       constexpr int k = decltype(kc_)::value;
       float *cur = smc + par * C::stage, *nxt = smc + (par ^ 1) * C::stage;
+      [[maybe_unused]] const unsigned bi = g & 1, use = g >> 1; /* S > 1 */
       __pipeline_wait_prior(0); /* this thread's copies of round k have landed */
       __syncthreads();          /* everyone's; the last round's reads of both buffers are done */
+      if constexpr (S > 1) {
+        if (tid == 0) {
+          /* the last round's reads of receive buffer bi ^ 1 are done: the
+           * other CTA may fill it again */
+          if (g > 0) colsplit_mbar_arrive_remote(o_empty0 + 8 * (bi ^ 1));
+          /* this round's bytes from the other CTA, into receive buffer bi */
+          colsplit_mbar_expect(full0 + 8 * bi, (unsigned)(count(k, other) * C::PS * 4));
+        }
+      }
       if (k + 1 < C::NR) prefetch(row, k + 1, nxt);
-      else prefetch(row + gridDim.x, 0, nxt);
+      else prefetch(row + rstep, 0, nxt);
       par ^= 1;
       /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE */
       const bool has_block = C::G == C::GMAX || b < C::G;
-      const bool active = has_block && k * C::G + b < M;
+      const bool active = has_block && first(k, rank) + b < M;
       float v[C::E];
       const uint4 *st = reinterpret_cast<const uint4 *>(cur);
       if (has_block) {
@@ -190,26 +361,58 @@ fwht_colsplit(const float *x, void *yv, int64_t rows, float scale, int epi, cons
 #pragma unroll
         for (int e = 0; e < C::E; e++) v[e] = 0.0f;
       }
-      float *sblk = sblk_all + b * C::bs;
-      block_stages<L, LE>(v, sblk, tau, active); /* NUMERICS §fwht step 1 */
-      constexpr int wl = L - LE;                  /* the last window */
-      __syncthreads(); /* block_stages' reads of sblk are done */
-      if (active) {
-        float *s0 = sblk + pad_index(tau_part(tau, wl, LE));
+      constexpr int wl = L - LE; /* the last window: register e holds column t0 + (e << wl) */
+      const int t0 = tau_part(tau, wl, LE);
+      if constexpr (S == 1) {
+        float *const sblk_all = smc + 2 * C::stage;
+        float *sblk = sblk_all + b * C::bs;
+        block_stages<L, LE>(v, sblk, tau, active); /* NUMERICS §fwht step 1 */
+        __syncthreads(); /* block_stages' reads of sblk are done */
+        if (active) {
+          float *s0 = sblk + pad_index(t0);
 #pragma unroll
-        for (int e = 0; e < C::E; e++) s0[pad_index(e << wl)] = v[e];
+          for (int e = 0; e < C::E; e++) s0[pad_index(e << wl)] = v[e];
+        }
+        __syncthreads();
+        /* step 2: this round's blocks into each column's sums, in increasing c */
+#pragma unroll
+        for (int kc = 0; kc < C::KC; kc++) {
+          const float *col = sblk_all + pad_index(kc * C::T + (int)tid);
+          colsplit_add<M, k * C::G, C::G>(acc[kc], [&](int bb) { return col[bb * C::bs]; });
+        }
+      } else {
+        __syncthreads(); /* every thread has its input: cur becomes the butterfly scratch */
+        block_stages<L, LE>(v, cur + b * C::bs, tau, active); /* NUMERICS §fwht step 1 */
+        /* the other CTA is done reading its receive buffer bi (use - 1) */
+        if (use > 0) colsplit_mbar_wait(empty0 + 8 * bi, (use - 1) & 1);
+        if (active) {
+          /* each column to the CTA that sums it: block slot rank * G + b of
+           * receive buffer bi; registers e < E / 2 hold columns < p / 2 */
+          const int at = (int)bi * C::recv + (rank * C::G + b) * C::PS + t0;
+#pragma unroll
+          for (int e = 0; e < C::E; e++) {
+            const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
+            if (owner == rank) recv[at + col] = v[e];
+            else colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
+          }
+        }
+        __syncthreads();                         /* this CTA's own columns are in place */
+        colsplit_mbar_wait(full0 + 8 * bi, use & 1); /* and the other CTA's */
+        /* step 2: the round's S * G blocks (slots in increasing c) into each column's sums */
+        const float *rb = recv + bi * C::recv;
+#pragma unroll
+        for (int kc = 0; kc < C::KC; kc++) {
+          const float *col = rb + kc * C::T + (int)tid;
+          colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
+        }
+        g++;
       }
-      __syncthreads();
-      /* step 2: this round's blocks into each column's sums, in increasing c */
-#pragma unroll
-      for (int kc = 0; kc < C::KC; kc++)
-        colsplit_add<M, k * C::G, C::G>(acc[kc], sblk_all + pad_index(kc * C::T + (int)tid), C::bs);
     });
     /* step 3: each column's M outputs; a warp's 32 consecutive j make whole lines */
     TO *y = (TO *)yv + row * C::n;
 #pragma unroll
     for (int kc = 0; kc < C::KC; kc++) {
-      const int j = kc * C::T + (int)tid;
+      const int j = rank * C::PS + kc * C::T + (int)tid;
 #pragma unroll
       for (int i = 0; i < M; i++) {
         const int at = i * C::p + j;
@@ -218,6 +421,26 @@ fwht_colsplit(const float *x, void *yv, int64_t rows, float scale, int epi, cons
     }
   }
   __pipeline_wait_prior(0); /* no copy outlives the CTA */
+  /* nor a CTA the other's st.async into it or arrivals on its barriers */
+  if constexpr (S > 1) colsplit_cluster_sync();
+}
+
+/* One CTA a row. */
+template <Dt DO, int M, int L>
+__global__ void __launch_bounds__(HMX_FWHT_COLSPLIT_T, 1)
+fwht_colsplit(const float *x, void *yv, int64_t rows, float scale, int epi, const float *alpha,
+              const float *beta) {
+  colsplit_body<DO, M, L, 1>(x, yv, rows, scale, epi, alpha, beta);
+}
+
+/* A cluster of S = 2 CTAs a row: each butterflies half of the row's
+ * p-blocks and sums half of its columns, the other half's elements pushed
+ * to the other CTA (st.async). */
+template <Dt DO, int M, int L, int S>
+__global__ void __cluster_dims__(S, 1, 1) __launch_bounds__(HMX_FWHT_COLSPLIT_T, 1)
+fwht_colsplit_cl(const float *x, void *yv, int64_t rows, float scale, int epi, const float *alpha,
+                 const float *beta) {
+  colsplit_body<DO, M, L, S>(x, yv, rows, scale, epi, alpha, beta);
 }
 
 #endif

@@ -36,9 +36,11 @@
  * >= 32 and m: every shared-memory and global address is a register plus an
  * immediate; for long f32 m-point rows persistent, prefetching the next rows,
  * see HMX_FWHT_PF); fwht_rows is the same schedule with L at run time (p < 32).
- * Rows longer than 32768 elements: fwht_cluster (one pass, a cluster of CTAs
- * sharing the row through distributed shared memory) where cluster_log has
- * a cluster for the size; the others take two passes through an f32 buffer
+ * Long f32 m-point rows, 16-byte aligned: fwht_colsplit (fwht_colsplit.cuh;
+ * 12 * 2048, 20 * 1024, 28 * 1024 by one CTA a row, 12 * 4096 and 28 * 2048
+ * by a cluster of two). Rows longer than 32768 elements: fwht_cluster (one
+ * pass, a cluster of CTAs sharing the row through distributed shared
+ * memory) where cluster_log has a cluster for the size; the others take two passes through an f32 buffer
  * (the output itself when it is f32, else a scratch of at most
  * HMX_FWHT_SCRATCH_MIB that the batch goes through in chunks of rows): the
  * butterflies per block of at most 32768 elements, then fwht_cols (m = 1,
@@ -810,7 +812,8 @@ fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, c
 /* ------------------------------------------------------------------ fwht_cluster */
 
 /* Rows longer than one CTA takes (n > 32768: 2^16, 2^17, 12 * 4096,
- * 20 * 2048, 28 * 2048, 40 * 1024, 40 * 2048), in one pass by a thread-block
+ * 20 * 2048, 28 * 2048, 40 * 1024, 40 * 2048; f32 12 * 4096 and 28 * 2048
+ * since session 34 by fwht_colsplit_cl, 16-byte aligned), in one pass by a thread-block
  * cluster of CL = 2^LCL CTAs (sm_90 distributed shared memory) instead of
  * two passes through memory. The row is NB blocks of PB = 2^LB elements: the
  * M p-blocks when M > 1; CL chunks of n / CL when M = 1. CTA r of the cluster:
@@ -1433,32 +1436,62 @@ void launch_cluster_ml(Job *j, const void *x, void *y, int64_t rows, float scale
   job_launched(j, "fwht_cluster");
 }
 
-/* f32 rows of M * 2^L by fwht_colsplit (as many CTAs as are resident);
- * false: not launched (nothing fits an SM), the caller takes another kernel. */
+/* f32 rows of M * 2^L by fwht_colsplit (S = 1: as many CTAs as are
+ * resident) or fwht_colsplit_cl (S = 2: as many clusters of S as are
+ * resident); false: not launched (nothing fits), the caller takes another
+ * kernel. */
 template <int M, int L>
 bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float scale, int epi,
                         const float *alpha, const float *beta) {
-  using C = Cs<M, L>;
-  static_assert(C::G >= 1 && C::G <= C::GMAX && C::KC >= 1 && C::KC * C::T == C::p &&
-                    C::stage == C::G * C::p && C::G * C::NR >= M,
+  constexpr int S = colsplit_ctas(M, L);
+  using C = Cs<M, L, S>;
+  static_assert(S >= 1 && C::G >= 1 && C::G <= C::GMAX && C::KC >= 1 &&
+                    C::KC * C::T * S == C::p && C::G * C::NR >= C::MB &&
+                    C::smem <= kMaxSmemOptIn,
                 "colsplit layout");
-  static std::atomic<int> per_sm_cached{-1};
-  auto kern = fwht_colsplit<Dt::F32, M, L>;
-  const int per_sm = persistent_per_sm(j, kern, C::T, C::smem, &per_sm_cached);
-  int dev = 0, sms = 0;
-  if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
-      !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-             "cudaDeviceGetAttribute"))
-    return true; /* j->st says why */
-  if (per_sm == 0) return false;
-  const int64_t resident = (int64_t)sms * per_sm;
-  kern<<<(unsigned)(rows < resident ? rows : resident), C::T, C::smem, j->stream>>>(
-      x, y, rows, scale, epi, alpha, beta);
-  job_launched(j, "fwht_colsplit");
+  if constexpr (S == 1) {
+    static std::atomic<int> per_sm_cached{-1};
+    auto kern = fwht_colsplit<Dt::F32, M, L>;
+    const int per_sm = persistent_per_sm(j, kern, C::T, C::smem, &per_sm_cached);
+    int dev = 0, sms = 0;
+    if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
+        !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+               "cudaDeviceGetAttribute"))
+      return true; /* j->st says why */
+    if (per_sm == 0) return false;
+    const int64_t resident = (int64_t)sms * per_sm;
+    kern<<<(unsigned)(rows < resident ? rows : resident), C::T, C::smem, j->stream>>>(
+        x, y, rows, scale, epi, alpha, beta);
+    job_launched(j, "fwht_colsplit");
+  } else {
+    static std::atomic<int> resident_cached{-1};
+    int resident = resident_cached.load(std::memory_order_relaxed);
+    auto kern = fwht_colsplit_cl<Dt::F32, M, L, S>;
+    if (resident < 0) { /* clusters resident at once, asked once (as persistent_per_sm) */
+      resident = 0;
+      if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)kMaxSmemOptIn) == cudaSuccess) {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(S, 1, 1);
+        cfg.blockDim = dim3(C::T, 1, 1);
+        cfg.dynamicSmemBytes = C::smem;
+        if (!check(j, cudaOccupancyMaxActiveClusters(&resident, kern, &cfg),
+                   "cudaOccupancyMaxActiveClusters"))
+          return true; /* j->st says why */
+      } else {
+        (void)cudaGetLastError(); /* the refusal is not this call's error */
+      }
+      resident_cached.store(resident, std::memory_order_relaxed);
+    }
+    if (resident == 0) return false;
+    kern<<<(unsigned)((rows < resident ? rows : resident) * S), C::T, C::smem, j->stream>>>(
+        x, y, rows, scale, epi, alpha, beta);
+    job_launched(j, "fwht_colsplit_cl");
+  }
   return true;
 }
 
-/* f32 rows by fwht_colsplit where colsplit_le takes the size and the input
+/* f32 rows by fwht_colsplit where colsplit_ctas takes the size and the input
  * is 16-byte aligned (then true: launched, or j->st says why not). */
 template <Dt D>
 bool launch_colsplit(Job *j, const void *x, void *y, int64_t rows, int m, int L, float scale,
@@ -1466,12 +1499,13 @@ bool launch_colsplit(Job *j, const void *x, void *y, int64_t rows, int m, int L,
   if constexpr (D != Dt::F32) return false;
   if (!HMX_FWHT_COLSPLIT || (uintptr_t)x % 16 != 0) return false;
 #define HMX_COLSPLIT_CASE(MM, LL)                                                                \
-  if constexpr (colsplit_le(MM, LL) >= 0)                                                       \
+  if constexpr (colsplit_ctas(MM, LL) > 0)                                                      \
     if (m == MM && L == LL)                                                                      \
       return launch_colsplit_ml<MM, LL>(j, (const float *)x, (float *)y, rows, scale, epi,       \
                                         alpha, beta);
   /* every size the knobs of fwht_colsplit.cuh can give it (by default 12 * 2048,
-   * 20 * 1024, 28 * 1024; the others compile to nothing) */
+   * 20 * 1024, 28 * 1024 one CTA a row, 12 * 4096 and 28 * 2048 two;
+   * the others compile to nothing) */
   HMX_COLSPLIT_CASE(12, 11) HMX_COLSPLIT_CASE(12, 12) HMX_COLSPLIT_CASE(20, 10)
   HMX_COLSPLIT_CASE(20, 11) HMX_COLSPLIT_CASE(28, 10) HMX_COLSPLIT_CASE(28, 11)
   HMX_COLSPLIT_CASE(40, 9) HMX_COLSPLIT_CASE(40, 10) HMX_COLSPLIT_CASE(40, 11)

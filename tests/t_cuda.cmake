@@ -13,10 +13,11 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
   set_tests_properties(test_cuda_device_default_pool PROPERTIES SKIP_RETURN_CODE 77 LABELS cuda
                        TIMEOUT 600 ENVIRONMENT HMX_CUDA_SCRATCH_KEEP_MIB=0)
   # the fwht_colsplit cases of test_cuda_device, alone, and that they ran on
-  # fwht_colsplit (HMX_CUDA_TRACE; tests/cuda_route.cmake)
+  # fwht_colsplit and fwht_colsplit_cl (HMX_CUDA_TRACE; tests/cuda_route.cmake)
   add_test(NAME test_cuda_device_colsplit_route
            COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:test_cuda_device> -DMODE=colsplit
-                   -DKERNEL=fwht_colsplit -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
+                   -DKERNEL=fwht_colsplit,fwht_colsplit_cl
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_colsplit_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
 endif()

@@ -151,14 +151,17 @@ static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
 }
 
 /* fwht_colsplit (f32 12 * 2048, 20 * 1024, 28 * 1024; one CTA a row, the
- * m-point sums in registers, the next round's input staged by cp.async):
- * more rows than the resident CTAs, so each loops over rows and stages the
- * next row's first blocks while finishing a row; in place (a row is written
- * only after it is read), with the mix epilogue, and unaligned (fwht_pow2
- * takes those). Also alone (`test_cuda_device colsplit`), for
- * compute-sanitizer runs of this kernel (HMX_CUDA_TRACE=1 shows it ran). */
+ * m-point sums in registers, the next round's input staged by cp.async) and
+ * fwht_colsplit_cl (12 * 4096, 28 * 2048: a cluster of two CTAs a row, each
+ * summing half the columns, the other half pushed to the other CTA):
+ * more rows than the resident CTAs (clusters), so each loops over rows and
+ * stages the next row's first blocks while finishing a row; in place (a
+ * row is written only after every CTA of it has read its part), with the
+ * mix epilogue, and unaligned (fwht_pow2 and fwht_cluster take those). Also
+ * alone (`test_cuda_device colsplit`), for compute-sanitizer runs of these
+ * kernels (HMX_CUDA_TRACE=1 shows which ran). */
 static void test_fwht_colsplit(void) {
-  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}};
+  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}, {12, 12}, {28, 11}};
   for (size_t i = 0; i < sizeof cs_ml / sizeof cs_ml[0]; i++) {
     const int64_t n = (int64_t)cs_ml[i][0] << cs_ml[i][1], rows = ((int64_t)8 << 20) / n + 1;
     fwht_case(rows, n, cs_ml[i][0], HMX_F32, 0, 1, 0);
@@ -212,7 +215,8 @@ static void test_fwht(void) {
     }
   }
   test_fwht_colsplit();
-  /* 40960 = 20 * 2048 and 49152 = 12 * 4096: fwht_cluster's m-point sums with the mix epilogue */
+  /* 40960 = 20 * 2048 and 49152 = 12 * 4096: the m-point sums with the mix
+   * epilogue (fwht_cluster; 49152 in f32 fwht_colsplit_cl) */
   static const int64_t mix_n[] = {1,     16,    32,    256,   768,   1024,  4096,
                                   5120,  12288, 16384, 40960, 49152, 65536, 98304};
   for (size_t i = 0; i < sizeof mix_n / sizeof mix_n[0]; i++)
