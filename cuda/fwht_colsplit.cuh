@@ -48,7 +48,8 @@
  * it. The stage buffer a round was loaded from is its butterfly scratch.
  * Measured on the H100 (session 34, docs/results/h100/fwht_colsplit_cl/,
  * % of the copy, against fwht_cluster in the same run):
- *   - this form: 12 * 4096 84.1 -> 91.4 (84.4 -> 90.2 in a second run),
+ *   - this form: 12 * 4096 84.1 -> 91.4 (84.4 -> 90.2 in the call's first
+ *     single round),
  *     28 * 2048 71.3 -> 74.1, 20 * 2048 83.6 -> 81.5 (so 20 * 2048 stays
  *     on fwht_cluster, HMX_FWHT_COLSPLIT_CLUSTER);
  *   - each CTA reading the other's butterflied blocks from its shared
@@ -227,9 +228,9 @@ __device__ __forceinline__ void colsplit_mbar_expect(unsigned bar, unsigned byte
  * shared memory (all of its threads', ordered by the CTA barrier before it):
  * the release fence restricted to shared::cta operations, then a relaxed
  * arrive. A release arrive (barrier.cluster.arrive.release) also waits for
- * the thread's global loads and stores in flight: fwht_colsplit_cl with it
- * at every round measured 66-72% of the copy, with this fence 81-88%
- * (H100, session 34, docs/results/h100/fwht_colsplit_cl/). */
+ * the thread's global loads and stores in flight: fwht_colsplit_cl's first
+ * form (a cluster barrier a round) measured 61-72% of the copy with it,
+ * 72-88% with this fence (H100, session 34, docs/results/h100/fwht_colsplit_cl/). */
 __device__ __forceinline__ void colsplit_mbar_arrive_remote(unsigned bar_cluster) {
   asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n\t"
                "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar_cluster)
