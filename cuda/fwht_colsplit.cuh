@@ -1,7 +1,7 @@
 /* fwht_colsplit: long f32 m-point rows (M > 1, n = M * 2^L above 16384
  * elements) by one CTA a row that keeps the m-point sums in registers
  * instead of the butterflied row in shared memory. Included by
- * fwht_impl.cuh.
+ * fwht_impl.cuh (after cluster_addr and the butterfly helpers it uses).
  *
  * fwht_pow2 holds a whole butterflied row in shared memory before its
  * m-point sums, at one CTA per SM for these sizes (its persistent form
@@ -205,16 +205,8 @@ __device__ __forceinline__ void colsplit_add(float (&a)[M], U u) {
 }
 
 /* The mbarriers of fwht_colsplit_cl (PTX ISA 8.0+, sm_90; addresses are
- * 32-bit shared-memory addresses: this CTA's (shared::cta) or, from mapa,
- * another CTA's of the cluster (shared::cluster)). */
-__device__ __forceinline__ unsigned colsplit_smem_addr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ unsigned colsplit_mapa(unsigned a, int q) {
-  unsigned r;
-  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(q));
-  return r;
-}
+ * 32-bit shared-memory addresses: this CTA's (shared::cta) or, from
+ * cluster_addr, another CTA's of the cluster (shared::cluster)). */
 __device__ __forceinline__ void colsplit_mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
@@ -253,12 +245,6 @@ __device__ __forceinline__ void colsplit_st_async(unsigned addr, float v, unsign
                "r"(__float_as_uint(v)), "r"(bar)
                : "memory");
 }
-/* The whole cluster's barrier, with release / acquire (kernel start and end only) */
-__device__ __forceinline__ void colsplit_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
 /* f(integral_constant<int, K>) for K = K0 .. N - 1, in order */
 template <int K0, int N, typename F> __device__ __forceinline__ void colsplit_rounds(F &&f) {
   if constexpr (K0 < N) {
@@ -288,9 +274,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   auto slot = [](unsigned t, int q) { return t * P + (q ^ ((t >> (3 - LP)) & (P - 1))); };
   /* the first block of CTA q in round k, and how many it takes */
   auto first = [](int k, int q) { return k * S * C::G + q * C::G; };
-  auto count = [&](int k, int q) {
-    return M - first(k, q) < C::G ? (M - first(k, q) > 0 ? M - first(k, q) : 0) : C::G;
-  };
+  auto count = [&](int k, int q) { return max(0, min(C::G, M - first(k, q))); };
   auto prefetch = [&](int64_t row, int k, float *buf) {
     const int nb = count(k, rank);
     if (row < rows && nb > 0) {
@@ -315,14 +299,14 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   const int other = rank ^ 1;
   unsigned full0 = 0, empty0 = 0, o_recv = 0, o_full0 = 0, o_empty0 = 0;
   if constexpr (S > 1) {
-    full0 = colsplit_smem_addr(bars), empty0 = full0 + 16;
-    o_recv = colsplit_mapa(colsplit_smem_addr(recv), other);
-    o_full0 = colsplit_mapa(full0, other), o_empty0 = colsplit_mapa(empty0, other);
+    full0 = (unsigned)__cvta_generic_to_shared(bars), empty0 = full0 + 16;
+    o_recv = cluster_addr(recv, other);
+    o_full0 = cluster_addr(bars, other), o_empty0 = cluster_addr(bars + 2, other);
     if (tid == 0) {
       for (int i = 0; i < 4; i++) colsplit_mbar_init(full0 + 8 * i, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    colsplit_cluster_sync(); /* both CTAs' barriers exist before either uses them */
+    cooperative_groups::this_cluster().sync(); /* both CTAs' barriers exist before either uses them */
   }
   const int64_t row0 = blockIdx.x / S, rstep = gridDim.x / S;
   int par = 0;
@@ -423,7 +407,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   }
   __pipeline_wait_prior(0); /* no copy outlives the CTA */
   /* nor a CTA the other's st.async into it or arrivals on its barriers */
-  if constexpr (S > 1) colsplit_cluster_sync();
+  if constexpr (S > 1) cooperative_groups::this_cluster().sync();
 }
 
 /* One CTA a row. */

@@ -807,6 +807,16 @@ fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, c
   pow2_body<DI, DO, M, L, LE, false>(xv, yv, rows, scale, epi, alpha, beta, vec, pair_ok);
 }
 
+/* A shared-memory address of this CTA as the 32-bit shared::cluster address
+ * of the same location in CTA q of the cluster. */
+__device__ __forceinline__ unsigned cluster_addr(const void *p, int q) {
+  unsigned r;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;"
+      : "=r"(r)
+      : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(q));
+  return r;
+}
+
 #include "fwht_colsplit.cuh"
 
 /* ------------------------------------------------------------------ fwht_cluster */
@@ -936,16 +946,6 @@ template <int M, int L, int LCL> struct Clu {
   static_assert(LCL >= 1 && NB % CL == 0 && PC >= 32 && LB >= LE && threads <= 1024,
                 "cluster layout");
 };
-
-/* A shared-memory address of this CTA as the 32-bit shared::cluster address
- * of the same location in CTA q of the cluster. */
-__device__ __forceinline__ unsigned cluster_addr(const void *p, int q) {
-  unsigned r;
-  asm("mapa.shared::cluster.u32 %0, %1, %2;"
-      : "=r"(r)
-      : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(q));
-  return r;
-}
 
 /* Step b of fwht_cluster: this thread's E butterflied values (block c of the
  * row; in the last window register k holds column t0 + (k << wl), t0 < 2^wl
@@ -1305,27 +1305,37 @@ template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
                "cudaFuncSetAttribute");
 }
 
-/* CTAs of the persistent kernel kern that one SM holds, asked once per kernel
- * and process (the shared-memory opt-in, then the occupancy) and kept in
- * *cached: > 0, or 0 when the opt-in is refused or nothing fits (a tool such
- * as compute-sanitizer may keep some shared memory; the caller then runs the
- * plain kernel, which gives the same bits). -1 and j->st set when the
- * occupancy query fails. Two first calls racing both ask the same: benign. */
-template <typename K>
-int persistent_per_sm(Job *j, K kern, int threads, size_t smem, std::atomic<int> *cached) {
-  int per_sm = cached->load(std::memory_order_relaxed);
-  if (per_sm >= 0) return per_sm;
-  per_sm = 0;
+/* An occupancy answer for the persistent kernel kern, asked once per kernel
+ * and process (the shared-memory opt-in, then ask(&n), a CUDA occupancy
+ * query named `what`) and kept in *cached: > 0, or 0 when the opt-in is
+ * refused or nothing fits (a tool such as compute-sanitizer may keep some
+ * shared memory; the caller then runs another kernel, which gives the same
+ * bits). -1 and j->st set when the query fails. Two first calls racing both
+ * ask the same: benign. */
+template <typename K, typename Ask>
+int occupancy_once(Job *j, K kern, size_t smem, std::atomic<int> *cached, const char *what,
+                   Ask ask) {
+  int n = cached->load(std::memory_order_relaxed);
+  if (n >= 0) return n;
+  n = 0;
   if (smem <= 48 * 1024 || cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 (int)kMaxSmemOptIn) == cudaSuccess) {
-    if (!check(j, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
-      return -1;
+    if (!check(j, ask(&n), what)) return -1;
   } else {
     (void)cudaGetLastError(); /* the refusal is not this call's error */
   }
-  cached->store(per_sm, std::memory_order_relaxed);
-  return per_sm;
+  cached->store(n, std::memory_order_relaxed);
+  return n;
+}
+
+/* CTAs of the persistent kernel kern that one SM holds (occupancy_once). */
+template <typename K>
+int persistent_per_sm(Job *j, K kern, int threads, size_t smem, std::atomic<int> *cached) {
+  return occupancy_once(j, kern, smem, cached, "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                        [&](int *n) {
+                          return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, kern, threads,
+                                                                               smem);
+                        });
 }
 
 template <Dt DI, Dt DO, int M, int L>
@@ -1465,24 +1475,17 @@ bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float sc
     job_launched(j, "fwht_colsplit");
   } else {
     static std::atomic<int> resident_cached{-1};
-    int resident = resident_cached.load(std::memory_order_relaxed);
     auto kern = fwht_colsplit_cl<Dt::F32, M, L, S>;
-    if (resident < 0) { /* clusters resident at once, asked once (as persistent_per_sm) */
-      resident = 0;
-      if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)kMaxSmemOptIn) == cudaSuccess) {
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(S, 1, 1);
-        cfg.blockDim = dim3(C::T, 1, 1);
-        cfg.dynamicSmemBytes = C::smem;
-        if (!check(j, cudaOccupancyMaxActiveClusters(&resident, kern, &cfg),
-                   "cudaOccupancyMaxActiveClusters"))
-          return true; /* j->st says why */
-      } else {
-        (void)cudaGetLastError(); /* the refusal is not this call's error */
-      }
-      resident_cached.store(resident, std::memory_order_relaxed);
-    }
+    /* clusters resident at once */
+    const int resident = occupancy_once(
+        j, kern, C::smem, &resident_cached, "cudaOccupancyMaxActiveClusters", [&](int *n) {
+          cudaLaunchConfig_t cfg = {};
+          cfg.gridDim = dim3(S, 1, 1);
+          cfg.blockDim = dim3(C::T, 1, 1);
+          cfg.dynamicSmemBytes = C::smem;
+          return cudaOccupancyMaxActiveClusters(n, kern, &cfg);
+        });
+    if (resident < 0) return true; /* j->st says why */
     if (resident == 0) return false;
     kern<<<(unsigned)((rows < resident ? rows : resident) * S), C::T, C::smem, j->stream>>>(
         x, y, rows, scale, epi, alpha, beta);
