@@ -111,6 +111,19 @@
 #ifndef HMX_FWHT_COLSPLIT_CLUSTER
 #define HMX_FWHT_COLSPLIT_CLUSTER 1
 #endif
+/* fwht_colsplit_cl: 1: a CTA's own columns of the blocks it butterflied
+ * stay in its stage buffer (the butterfly scratch) and only the other
+ * CTA's blocks come into the receive buffers, half their size (28 * 2048
+ * then in 2 rounds of 7 blocks instead of 3 of 5); 0: both halves in the
+ * receive buffers. */
+#ifndef HMX_FWHT_COLSPLIT_CL_OWN
+#define HMX_FWHT_COLSPLIT_CL_OWN 0
+#endif
+/* fwht_colsplit_cl: receive buffers (a CTA may run NRECV - 1 rounds ahead
+ * of the other) */
+#ifndef HMX_FWHT_COLSPLIT_CL_NRECV
+#define HMX_FWHT_COLSPLIT_CL_NRECV 2
+#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
@@ -146,14 +159,22 @@ __host__ __device__ constexpr int colsplit_ctas(int M, int L) {
              : 0;
 }
 
+/* Blocks of a round in a receive buffer of fwht_colsplit_cl (s CTAs, g
+ * p-blocks each): all s g, or (HMX_FWHT_COLSPLIT_CL_OWN) the other CTAs' */
+__host__ __device__ constexpr int colsplit_recv_blocks(int g, int s) {
+  return (HMX_FWHT_COLSPLIT_CL_OWN ? s - 1 : s) * g;
+}
 /* Shared memory of a CTA, for g p-blocks a round. One CTA a row (s = 1):
  * two stage buffers of the input (cp.async) and one of the butterflied
  * (padded) blocks. A cluster (s > 1): two stage buffers, each in turn the
- * round's butterfly scratch (padded), two receive buffers of the round's
- * s * g blocks in this CTA's columns, and four mbarriers. */
+ * round's butterfly scratch (padded), NRECV receive buffers of the round's
+ * blocks in this CTA's p / s columns, and two mbarriers for each. */
 __host__ __device__ constexpr size_t colsplit_smem(int p, int g, int s) {
   return s == 1 ? (size_t)(2 * g * p + g * (p + p / 32)) * sizeof(float)
-                : (size_t)(2 * g * (p + p / 32) + 2 * g * p) * sizeof(float) + 4 * 8;
+                : (size_t)(2 * g * (p + p / 32) +
+                           HMX_FWHT_COLSPLIT_CL_NRECV * colsplit_recv_blocks(g, s) * (p / s)) *
+                          sizeof(float) +
+                      2 * HMX_FWHT_COLSPLIT_CL_NRECV * 8;
 }
 /* Rounds a row: as few as the threads allow (mb blocks a CTA, gmax at
  * once), more while a round's buffers would not fit an SM. */
@@ -182,7 +203,9 @@ template <int M, int L, int S = 1> struct Cs {
   static constexpr int KC = PS / T;           /* columns per thread */
   static constexpr int bs = p + p / 32;       /* a p-block in shared memory */
   static constexpr int stage = S == 1 ? G * p : G * bs; /* floats per stage buffer */
-  static constexpr int recv = S * G * PS;     /* floats per receive buffer (S > 1) */
+  static constexpr int NRECV = HMX_FWHT_COLSPLIT_CL_NRECV; /* receive buffers (S > 1) */
+  static constexpr int RB = colsplit_recv_blocks(G, S);     /* blocks per receive buffer */
+  static constexpr int recv = RB * PS;        /* floats per receive buffer (S > 1) */
   static constexpr size_t smem = colsplit_smem(p, G, S);
 };
 
@@ -290,27 +313,28 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
     }
     __pipeline_commit();
   };
-  /* S > 1: receive buffers and barriers. full[i]: receive buffer i holds
-   * the round's blocks of the other CTA (its st.async bytes, and this CTA's
-   * thread 0's arrival); empty[i]: the other CTA is done reading its own
-   * receive buffer i (so this CTA may write it again). */
+  /* S > 1: NRECV receive buffers and their barriers. full[i]: receive
+   * buffer i holds the round's blocks of the other CTA (its st.async bytes,
+   * and this CTA's thread 0's arrival); empty[i]: the other CTA is done
+   * reading its own receive buffer i (so this CTA may write it again). */
+  constexpr int NRECV = C::NRECV;
   float *const recv = smc + 2 * C::stage;
-  uint64_t *const bars = reinterpret_cast<uint64_t *>(recv + 2 * C::recv);
+  uint64_t *const bars = reinterpret_cast<uint64_t *>(recv + NRECV * C::recv);
   const int other = rank ^ 1;
   unsigned full0 = 0, empty0 = 0, o_recv = 0, o_full0 = 0, o_empty0 = 0;
   if constexpr (S > 1) {
-    full0 = (unsigned)__cvta_generic_to_shared(bars), empty0 = full0 + 16;
+    full0 = (unsigned)__cvta_generic_to_shared(bars), empty0 = full0 + 8 * NRECV;
     o_recv = cluster_addr(recv, other);
-    o_full0 = cluster_addr(bars, other), o_empty0 = cluster_addr(bars + 2, other);
+    o_full0 = cluster_addr(bars, other), o_empty0 = cluster_addr(bars + NRECV, other);
     if (tid == 0) {
-      for (int i = 0; i < 4; i++) colsplit_mbar_init(full0 + 8 * i, 1);
+      for (int i = 0; i < 2 * NRECV; i++) colsplit_mbar_init(full0 + 8 * i, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     cooperative_groups::this_cluster().sync(); /* both CTAs' barriers exist before either uses them */
   }
   const int64_t row0 = blockIdx.x / S, rstep = gridDim.x / S;
   int par = 0;
-  unsigned g = 0; /* rounds so far (S > 1: receive buffer g & 1, its use g >> 1) */
+  unsigned g = 0; /* rounds so far (S > 1: receive buffer g % NRECV, its use g / NRECV) */
   prefetch(row0, 0, smc);
 #pragma unroll 1
   for (int64_t row = row0; row < rows; row += rstep) {
@@ -319,14 +343,14 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
     colsplit_rounds<0, C::NR>([&](auto kc_) {
       constexpr int k = decltype(kc_)::value;
       float *cur = smc + par * C::stage, *nxt = smc + (par ^ 1) * C::stage;
-      [[maybe_unused]] const unsigned bi = g & 1, use = g >> 1; /* S > 1 */
+      [[maybe_unused]] const unsigned bi = g % NRECV, use = g / NRECV; /* S > 1 */
       __pipeline_wait_prior(0); /* this thread's copies of round k have landed */
       __syncthreads();          /* everyone's; the last round's reads of both buffers are done */
       if constexpr (S > 1) {
         if (tid == 0) {
-          /* the last round's reads of receive buffer bi ^ 1 are done: the
+          /* the last round's reads of its receive buffer are done: the
            * other CTA may fill it again */
-          if (g > 0) colsplit_mbar_arrive_remote(o_empty0 + 8 * (bi ^ 1));
+          if (g > 0) colsplit_mbar_arrive_remote(o_empty0 + 8 * ((bi + NRECV - 1) % NRECV));
           /* this round's bytes from the other CTA, into receive buffer bi */
           colsplit_mbar_expect(full0 + 8 * bi, (unsigned)(count(k, other) * C::PS * 4));
         }
@@ -370,25 +394,50 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
         block_stages<L, LE>(v, cur + b * C::bs, tau, active); /* NUMERICS §fwht step 1 */
         /* the other CTA is done reading its receive buffer bi (use - 1) */
         if (use > 0) colsplit_mbar_wait(empty0 + 8 * bi, (use - 1) & 1);
+        /* each column to the CTA that sums it; registers e < E / 2 hold
+         * columns < p / 2. HMX_FWHT_COLSPLIT_CL_OWN: the other CTA's into
+         * block slot b of its receive buffer bi, this CTA's own back into
+         * the scratch (cur, padded); else both into block slot rank * G + b
+         * of receive buffer bi, this CTA's and the other's. */
+        constexpr bool own_in_stage = HMX_FWHT_COLSPLIT_CL_OWN;
+        const int at = (int)bi * C::recv + ((own_in_stage ? 0 : rank * C::G) + b) * C::PS + t0;
         if (active) {
-          /* each column to the CTA that sums it: block slot rank * G + b of
-           * receive buffer bi; registers e < E / 2 hold columns < p / 2 */
-          const int at = (int)bi * C::recv + (rank * C::G + b) * C::PS + t0;
 #pragma unroll
           for (int e = 0; e < C::E; e++) {
             const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
-            if (owner == rank) recv[at + col] = v[e];
-            else colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
+            if (owner != rank)
+              colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
+            else if (!own_in_stage) recv[at + col] = v[e];
+          }
+        }
+        if constexpr (own_in_stage) {
+          __syncthreads(); /* block_stages' reads of cur are done */
+          if (active) {
+            float *s0 = cur + b * C::bs + pad_index(t0);
+#pragma unroll
+            for (int e = 0; e < C::E; e++)
+              if (e / (C::E / 2) == rank) s0[pad_index(e << wl)] = v[e];
           }
         }
         __syncthreads();                         /* this CTA's own columns are in place */
         colsplit_mbar_wait(full0 + 8 * bi, use & 1); /* and the other CTA's */
-        /* step 2: the round's S * G blocks (slots in increasing c) into each column's sums */
+        /* step 2: the round's S * G blocks, in increasing c, into each column's sums */
         const float *rb = recv + bi * C::recv;
 #pragma unroll
         for (int kc = 0; kc < C::KC; kc++) {
-          const float *col = rb + kc * C::T + (int)tid;
-          colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
+          const int j = kc * C::T + (int)tid; /* the column, of this CTA's PS */
+          if constexpr (own_in_stage) {
+            /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
+            const float *mine = cur + pad_index(rank * C::PS + j), *theirs = rb + j;
+            const float *lo = rank == 0 ? mine : theirs, *hi = rank == 0 ? theirs : mine;
+            const int los = rank == 0 ? C::bs : C::PS, his = rank == 0 ? C::PS : C::bs;
+            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) {
+              return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
+            });
+          } else {
+            const float *col = rb + j;
+            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
+          }
         }
         g++;
       }
