@@ -124,6 +124,18 @@
 #ifndef HMX_FWHT_COLSPLIT_CL_NRECV
 #define HMX_FWHT_COLSPLIT_CL_NRECV 2
 #endif
+/* 1: a CTA barrier between the butterflies and a thread's write of its
+ * butterflied elements back into the block's scratch; 0: none (the thread
+ * writes the positions its own last window read, no other thread's) */
+#ifndef HMX_FWHT_COLSPLIT_WB_SYNC
+#define HMX_FWHT_COLSPLIT_WB_SYNC 1
+#endif
+/* fwht_colsplit_cl: 1: the elements for the other CTA go as 8-byte
+ * st.async pairs of adjacent columns (lanes 2i, 2i + 1 swap one of each
+ * two registers); 0: one 4-byte st.async each */
+#ifndef HMX_FWHT_COLSPLIT_CL_V2
+#define HMX_FWHT_COLSPLIT_CL_V2 0
+#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
@@ -268,6 +280,16 @@ __device__ __forceinline__ void colsplit_st_async(unsigned addr, float v, unsign
                "r"(__float_as_uint(v)), "r"(bar)
                : "memory");
 }
+/* Two adjacent elements (8-byte aligned) into another CTA's shared memory,
+ * their 8 bytes counted on that CTA's barrier. */
+__device__ __forceinline__ void colsplit_st_async2(unsigned addr, float a, float b,
+                                                   unsigned bar) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];" ::"r"(
+          addr),
+      "r"(__float_as_uint(a)), "r"(__float_as_uint(b)), "r"(bar)
+      : "memory");
+}
 /* f(integral_constant<int, K>) for K = K0 .. N - 1, in order */
 template <int K0, int N, typename F> __device__ __forceinline__ void colsplit_rounds(F &&f) {
   if constexpr (K0 < N) {
@@ -285,6 +307,8 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   using C = Cs<M, L, S>;
   constexpr int LE = C::LE, P = C::P, LP = C::LP;
   static_assert(S == 1 || S == 2, "one CTA a row, or a pair");
+  static_assert(!HMX_FWHT_COLSPLIT_CL_V2 || S == 1 || (C::tp % 32 == 0 && C::E % 4 == 0),
+                "st.async pairs: a p-block in whole warps, registers in pairs");
   using TO = typename Io<DO>::T;
   extern __shared__ __align__(16) float smc[];
   const unsigned tid = threadIdx.x;
@@ -376,7 +400,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
         float *const sblk_all = smc + 2 * C::stage;
         float *sblk = sblk_all + b * C::bs;
         block_stages<L, LE>(v, sblk, tau, active); /* NUMERICS §fwht step 1 */
-        __syncthreads(); /* block_stages' reads of sblk are done */
+        if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads(); /* block_stages' reads of sblk are done */
         if (active) {
           float *s0 = sblk + pad_index(t0);
 #pragma unroll
@@ -401,17 +425,35 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
          * of receive buffer bi, this CTA's and the other's. */
         constexpr bool own_in_stage = HMX_FWHT_COLSPLIT_CL_OWN;
         const int at = (int)bi * C::recv + ((own_in_stage ? 0 : rank * C::G) + b) * C::PS + t0;
-        if (active) {
+        if (active) { /* whole warps: a p-block's tp threads are whole warps */
 #pragma unroll
           for (int e = 0; e < C::E; e++) {
             const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
-            if (owner != rank)
-              colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
-            else if (!own_in_stage) recv[at + col] = v[e];
+            if (owner != rank) {
+              if (!HMX_FWHT_COLSPLIT_CL_V2) {
+                colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
+              } else if (e % 2 == 0) {
+                /* registers e, e + 1 of lanes t0 (even), t0 + 1 (odd):
+                 * columns t0 + (e << wl) .. + 1 go from the even lane,
+                 * t0 - 1 + ((e + 1) << wl) .. + 1 from the odd one */
+                const int col1 = (((e + 1) << wl) & (C::PS - 1));
+                const bool odd = t0 & 1;
+                const float got = __shfl_xor_sync(0xffffffffu, odd ? v[e] : v[e + 1], 1);
+                if (odd)
+                  colsplit_st_async2(o_recv + 4u * (unsigned)(at - 1 + col1), got, v[e + 1],
+                                     o_full0 + 8 * bi);
+                else
+                  colsplit_st_async2(o_recv + 4u * (unsigned)(at + col), v[e], got,
+                                     o_full0 + 8 * bi);
+              }
+            } else if (!own_in_stage) {
+              recv[at + col] = v[e];
+            }
           }
         }
         if constexpr (own_in_stage) {
-          __syncthreads(); /* block_stages' reads of cur are done */
+          /* block_stages' reads of cur are done */
+          if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads();
           if (active) {
             float *s0 = cur + b * C::bs + pad_index(t0);
 #pragma unroll
