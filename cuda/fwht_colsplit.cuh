@@ -39,16 +39,21 @@
  * (n / T > 28: 12 * 4096, 28 * 2048) by a cluster of two CTAs, each
  * summing half the columns. Round k of a row brings 2 G p-blocks; CTA r
  * loads and butterflies G of them (blocks k * 2G + r * G ..) and sends
- * each butterflied element to the CTA that sums its column: its own half
- * into its own receive buffer, the other half into the other CTA's by
- * st.async, whose bytes complete that CTA's mbarrier (no fence needed).
- * A CTA then sums its receive buffer's 2 G blocks in increasing c, as
- * above. Two receive buffers: a CTA fills the other's buffer i again only
- * after the other CTA says (a remote mbarrier arrival) it is done reading
- * it. The stage buffer a round was loaded from is its butterfly scratch.
- * Measured on the H100 (session 34, docs/results/h100/fwht_colsplit_cl/,
- * % of the copy, against fwht_cluster in the same run):
- *   - this form: 12 * 4096 84.1 -> 91.4 (84.4 -> 90.2 in the call's first
+ * each butterflied element to the CTA that sums its column: the other
+ * half into the other CTA's receive buffer by st.async, whose bytes
+ * complete that CTA's mbarrier (no fence needed), its own half back into
+ * the stage buffer the round was loaded from, which was its butterfly
+ * scratch (since session 35, HMX_FWHT_COLSPLIT_CL_OWN; before, into its
+ * own receive buffer). A CTA then sums the round's 2 G blocks, its G and
+ * the other's, in increasing c, as above. Two receive buffers: a CTA
+ * fills the other's buffer i again only after the other CTA says (a
+ * remote mbarrier arrival) it is done reading it.
+ * Measured on the H100 (% of the copy): session 35's own columns in the
+ * stage buffer below, at HMX_FWHT_COLSPLIT_CL_OWN. Session 34
+ * (docs/results/h100/fwht_colsplit_cl/, against fwht_cluster in the same
+ * run):
+ *   - this form with both halves in the receive buffers: 12 * 4096 84.1
+ *     -> 91.4 (84.4 -> 90.2 in the call's first
  *     single round),
  *     28 * 2048 71.3 -> 74.1, 20 * 2048 83.6 -> 81.5 (so 20 * 2048 stays
  *     on fwht_cluster, HMX_FWHT_COLSPLIT_CLUSTER);
@@ -111,30 +116,38 @@
 #ifndef HMX_FWHT_COLSPLIT_CLUSTER
 #define HMX_FWHT_COLSPLIT_CLUSTER 1
 #endif
-/* fwht_colsplit_cl: 1: a CTA's own columns of the blocks it butterflied
- * stay in its stage buffer (the butterfly scratch) and only the other
- * CTA's blocks come into the receive buffers, half their size (28 * 2048
- * then in 2 rounds of 7 blocks instead of 3 of 5); 0: both halves in the
- * receive buffers. */
+/* fwht_colsplit_cl: 1 (default): a CTA's own columns of the blocks it
+ * butterflied stay in its stage buffer (the butterfly scratch) and only
+ * the other CTA's blocks come into the receive buffers, half their size,
+ * so 28 * 2048 takes 2 rounds of 7 blocks instead of 3 of 5; 0: both
+ * halves in the receive buffers. Measured on the H100 (session 35,
+ * docs/results/h100/fwht_colsplit_cl/own/, % of the copy, against 0 in
+ * the same run, three rounds; with HMX_FWHT_COLSPLIT_WB_SYNC=0):
+ * 28 * 2048 74.1-74.4 -> 84.6-84.8, 12 * 4096 89.7-92.4 -> 92.3-92.8,
+ * 20 * 2048 83.2-83.5 (fwht_cluster 83.7-83.9: it stays there). */
 #ifndef HMX_FWHT_COLSPLIT_CL_OWN
-#define HMX_FWHT_COLSPLIT_CL_OWN 0
+#define HMX_FWHT_COLSPLIT_CL_OWN 1
 #endif
 /* fwht_colsplit_cl: receive buffers (a CTA may run NRECV - 1 rounds ahead
- * of the other) */
+ * of the other). 3 measured 84.6 -> 82.5% of the copy at 28 * 2048 (H100,
+ * session 35, with HMX_FWHT_COLSPLIT_CL_OWN=1 and the write-back barrier). */
 #ifndef HMX_FWHT_COLSPLIT_CL_NRECV
 #define HMX_FWHT_COLSPLIT_CL_NRECV 2
 #endif
-/* 1: a CTA barrier between the butterflies and a thread's write of its
- * butterflied elements back into the block's scratch; 0: none (the thread
- * writes the positions its own last window read, no other thread's) */
+/* 1: a CTA barrier between the butterflies and each thread's write of its
+ * butterflied elements back into the block's scratch; 0 (default): none.
+ * It is not needed: a thread writes exactly the positions its own last
+ * window read (block_stages ends with the window at bit L - LE, the
+ * columns t0 + (e << wl) the write-back takes), so no other thread reads
+ * them in that phase (compute-sanitizer racecheck: 0 hazards). Measured on
+ * the H100 (session 35, same run, % of the copy): fwht_colsplit_cl 28 *
+ * 2048 84.3-84.6 -> 84.6-84.8, 20 * 2048 81.2-81.3 -> 83.2-83.5;
+ * fwht_colsplit 12 * 2048 93.6-93.7 -> 93.8-93.9, others within 0.3. An
+ * 8-byte st.async of two adjacent columns (lanes 2i and 2i + 1 swapping
+ * one of each two registers) on top measured slower: 28 * 2048 83.2-84.5,
+ * 12 * 4096 91.4-92.7. */
 #ifndef HMX_FWHT_COLSPLIT_WB_SYNC
-#define HMX_FWHT_COLSPLIT_WB_SYNC 1
-#endif
-/* fwht_colsplit_cl: 1: the elements for the other CTA go as 8-byte
- * st.async pairs of adjacent columns (lanes 2i, 2i + 1 swap one of each
- * two registers); 0: one 4-byte st.async each */
-#ifndef HMX_FWHT_COLSPLIT_CL_V2
-#define HMX_FWHT_COLSPLIT_CL_V2 0
+#define HMX_FWHT_COLSPLIT_WB_SYNC 0
 #endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
@@ -280,16 +293,6 @@ __device__ __forceinline__ void colsplit_st_async(unsigned addr, float v, unsign
                "r"(__float_as_uint(v)), "r"(bar)
                : "memory");
 }
-/* Two adjacent elements (8-byte aligned) into another CTA's shared memory,
- * their 8 bytes counted on that CTA's barrier. */
-__device__ __forceinline__ void colsplit_st_async2(unsigned addr, float a, float b,
-                                                   unsigned bar) {
-  asm volatile(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];" ::"r"(
-          addr),
-      "r"(__float_as_uint(a)), "r"(__float_as_uint(b)), "r"(bar)
-      : "memory");
-}
 /* f(integral_constant<int, K>) for K = K0 .. N - 1, in order */
 template <int K0, int N, typename F> __device__ __forceinline__ void colsplit_rounds(F &&f) {
   if constexpr (K0 < N) {
@@ -307,8 +310,6 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   using C = Cs<M, L, S>;
   constexpr int LE = C::LE, P = C::P, LP = C::LP;
   static_assert(S == 1 || S == 2, "one CTA a row, or a pair");
-  static_assert(!HMX_FWHT_COLSPLIT_CL_V2 || S == 1 || (C::tp % 32 == 0 && C::E % 4 == 0),
-                "st.async pairs: a p-block in whole warps, registers in pairs");
   using TO = typename Io<DO>::T;
   extern __shared__ __align__(16) float smc[];
   const unsigned tid = threadIdx.x;
@@ -425,30 +426,14 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
          * of receive buffer bi, this CTA's and the other's. */
         constexpr bool own_in_stage = HMX_FWHT_COLSPLIT_CL_OWN;
         const int at = (int)bi * C::recv + ((own_in_stage ? 0 : rank * C::G) + b) * C::PS + t0;
-        if (active) { /* whole warps: a p-block's tp threads are whole warps */
+        if (active) {
 #pragma unroll
           for (int e = 0; e < C::E; e++) {
             const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
-            if (owner != rank) {
-              if (!HMX_FWHT_COLSPLIT_CL_V2) {
-                colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
-              } else if (e % 2 == 0) {
-                /* registers e, e + 1 of lanes t0 (even), t0 + 1 (odd):
-                 * columns t0 + (e << wl) .. + 1 go from the even lane,
-                 * t0 - 1 + ((e + 1) << wl) .. + 1 from the odd one */
-                const int col1 = (((e + 1) << wl) & (C::PS - 1));
-                const bool odd = t0 & 1;
-                const float got = __shfl_xor_sync(0xffffffffu, odd ? v[e] : v[e + 1], 1);
-                if (odd)
-                  colsplit_st_async2(o_recv + 4u * (unsigned)(at - 1 + col1), got, v[e + 1],
-                                     o_full0 + 8 * bi);
-                else
-                  colsplit_st_async2(o_recv + 4u * (unsigned)(at + col), v[e], got,
-                                     o_full0 + 8 * bi);
-              }
-            } else if (!own_in_stage) {
+            if (owner != rank)
+              colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
+            else if (!own_in_stage)
               recv[at + col] = v[e];
-            }
           }
         }
         if constexpr (own_in_stage) {
