@@ -154,7 +154,8 @@ static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
  * m-point sums in registers, the next round's input staged by cp.async) and
  * fwht_colsplit_cl (12 * 4096, 28 * 2048: a cluster of two CTAs a row, each
  * summing half the columns, the other half pushed to the other CTA; 20 *
- * 2048 too with HMX_FWHT_COLSPLIT_CLUSTER=2, else fwht_cluster):
+ * 2048 too with HMX_FWHT_COLSPLIT_CLUSTER=2 and 40 * 1024 with
+ * HMX_FWHT_COLSPLIT_CL_H=2, else fwht_cluster):
  * more rows than the resident CTAs (clusters), so each loops over rows and
  * stages the next row's first blocks while finishing a row; in place (a
  * row is written only after every CTA of it has read its part), with the
@@ -162,7 +163,7 @@ static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
  * alone (`test_cuda_device colsplit`), for compute-sanitizer runs of these
  * kernels (HMX_CUDA_TRACE=1 shows which ran). */
 static void test_fwht_colsplit(void) {
-  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}, {12, 12}, {28, 11}, {20, 11}};
+  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}, {12, 12}, {28, 11}, {20, 11}, {40, 10}};
   for (size_t i = 0; i < sizeof cs_ml / sizeof cs_ml[0]; i++) {
     const int64_t n = (int64_t)cs_ml[i][0] << cs_ml[i][1], rows = ((int64_t)8 << 20) / n + 1;
     fwht_case(rows, n, cs_ml[i][0], HMX_F32, 0, 1, 0);
