@@ -149,13 +149,6 @@
 #ifndef HMX_FWHT_COLSPLIT_WB_SYNC
 #define HMX_FWHT_COLSPLIT_WB_SYNC 0
 #endif
-/* fwht_colsplit_cl: at most this many threads share a column (each the
- * sums of the rows i = H i' + h, h = 0 .. H - 1), for the rows with fewer
- * columns per CTA than threads (40 * 1024: H = 2, 20 sums a thread);
- * 1: whole columns only (p / 2 a multiple of the threads). */
-#ifndef HMX_FWHT_COLSPLIT_CL_H
-#define HMX_FWHT_COLSPLIT_CL_H 1
-#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
@@ -163,25 +156,22 @@
 /* log2 of the elements per thread in the butterflies of fwht_colsplit for
  * f32 rows of M * 2^L taken by S CTAs (-1: not this kernel): each CTA's T
  * threads keep the sums of its M * p / S, n / (S T) each, next to 16 (or 8)
- * butterfly registers; a thread takes whole columns (p / S a multiple of T),
- * or in a cluster (S > 1) H threads a column (colsplit_h, each the sums of
- * M / H rows). One CTA a row does not split a column's outputs over
+ * butterfly registers; a thread takes whole columns (p / S a multiple of T).
+ * Rows with fewer columns than threads would split a column's outputs over
  * threads; for 40 * 512 (two groups, rows r = 2i + g: interleaved, since
  * rows r and r + 20 of H_40 share sign prefixes that the compiler computes
  * once: 28.4 adds an element against 36.5 for the halves r < 20, r >= 20)
- * that measured 89.0 -> 85.2% of the copy, so they stay on fwht_pow2. */
-__host__ __device__ constexpr int colsplit_h(int M, int L, int S) {
-  const int T = HMX_FWHT_COLSPLIT_T, cols = (1 << L) / S; /* columns a CTA sums */
-  if (cols >= T) return cols % T == 0 ? 1 : 0;
-  const int H = T / cols;
-  return S > 1 && T % cols == 0 && H <= HMX_FWHT_COLSPLIT_CL_H && M % H == 0 ? H : 0;
-}
+ * that measured 89.0 -> 85.2% of the copy, so they stay on fwht_pow2.
+ * Nor does a cluster: 40 * 1024 by fwht_colsplit_cl with two threads a
+ * column (512 columns a CTA, each thread the 20 sums of rows 2i + h)
+ * measured 82.4 -> 72.0% of the copy against fwht_cluster (H100, session
+ * 35, docs/results/h100/fwht_colsplit_cl/own/h2/; bit-exact, racecheck
+ * clean), and unbalanced rounds (16 + 4 blocks) 66.4. */
 __host__ __device__ constexpr int colsplit_le_s(int M, int L, int S) {
   if (!HMX_FWHT_COLSPLIT || M == 1 || (M << L) <= HMX_FWHT_COLSPLIT_MIN_N || M % S != 0)
     return -1;
-  const int T = HMX_FWHT_COLSPLIT_T, p = 1 << L, H = colsplit_h(M, L, S);
-  if (H == 0) return -1;
-  const int acc = M / H * (p / S * H / T); /* sums a thread keeps */
+  const int T = HMX_FWHT_COLSPLIT_T, p = 1 << L, acc = (M << L) / S / T;
+  if (p / S < T || (p / S) % T != 0) return -1;
   return acc <= HMX_FWHT_COLSPLIT_MAXACC16 && p / 16 <= T  ? 4
          : acc <= HMX_FWHT_COLSPLIT_MAXACC8 && p / 8 <= T ? 3
                                                            : -1;
@@ -226,9 +216,7 @@ __host__ __device__ constexpr int colsplit_nr(int mb, int gmax, int p, int s) {
 
 /* The layout for M * 2^L over S CTAs: CTA r (its rank in the cluster) sums
  * the columns r * p / S .. (r + 1) * p / S - 1, thread t of it the columns
- * t', t' + TH, .. of that range (KC of them), t' = t mod TH, and of each
- * the M / H sums of rows i = H i' + h, h = t / TH (H threads a column, TH
- * = T / H; H = 1 but for colsplit_h's split columns). Round k of a row
+ * t, t + T, .. of that range (KC of them, M sums each). Round k of a row
  * takes the blocks k * S * G .. (k + 1) * S * G - 1; CTA r loads and
  * butterflies G of them, from k * S * G + r * G. */
 template <int M, int L, int S = 1> struct Cs {
@@ -242,10 +230,7 @@ template <int M, int L, int S = 1> struct Cs {
   static constexpr int G = /* p-blocks a CTA takes per round */
       HMX_FWHT_COLSPLIT_BALANCE || NR > (MB + GMAX - 1) / GMAX ? (MB + NR - 1) / NR : GMAX;
   static constexpr int PS = p / S;            /* columns a CTA sums */
-  static constexpr int H = colsplit_h(M, L, S); /* threads per column */
-  static constexpr int TH = T / H;            /* threads per row group */
-  static constexpr int MH = M / H;            /* sums a column's thread keeps */
-  static constexpr int KC = PS / TH;          /* columns per thread */
+  static constexpr int KC = PS / T;           /* columns per thread */
   static constexpr int bs = p + p / 32;       /* a p-block in shared memory */
   static constexpr int stage = S == 1 ? G * p : G * bs; /* floats per stage buffer */
   static constexpr int NRECV = HMX_FWHT_COLSPLIT_CL_NRECV; /* receive buffers (S > 1) */
@@ -254,21 +239,19 @@ template <int M, int L, int S = 1> struct Cs {
   static constexpr size_t smem = colsplit_smem(p, G, S);
 };
 
-/* Blocks c = C0 .. C0 + G - 1 (those < M) into the sums of one column of
- * the rows i = H i' + h (all M for H = 1), in increasing c: u(bb) reads
- * block C0 + bb's element of the column. */
-template <int M, int C0, int G, int H = 1, int h = 0, typename U>
-__device__ __forceinline__ void colsplit_add(float (&a)[M / H], U u) {
+/* Blocks c = C0 .. C0 + G - 1 (those < M) into the M sums of one column,
+ * in increasing c: u(bb) reads block C0 + bb's element of the column. */
+template <int M, int C0, int G, typename U>
+__device__ __forceinline__ void colsplit_add(float (&a)[M], U u) {
 #pragma unroll
   for (int bb = 0; bb < G; bb++) {
     const int c = C0 + bb; /* a constant once unrolled */
     if (c < M) {
       const float x = u(bb);
 #pragma unroll
-      for (int ii = 0; ii < M / H; ii++) {
-        const int i = H * ii + h;
+      for (int i = 0; i < M; i++) {
         const bool plus = (hrow(M, i) >> c) & 1ull;
-        a[ii] = c == 0 ? (plus ? x : -x) : plus ? __fadd_rn(a[ii], x) : __fsub_rn(a[ii], x);
+        a[i] = c == 0 ? (plus ? x : -x) : plus ? __fadd_rn(a[i], x) : __fsub_rn(a[i], x);
       }
     }
   }
@@ -315,13 +298,6 @@ __device__ __forceinline__ void colsplit_st_async(unsigned addr, float v, unsign
                "r"(__float_as_uint(v)), "r"(bar)
                : "memory");
 }
-/* f(integral_constant<int, h>): h, a thread's row group (of H <= 2), as a
- * constant, so that colsplit_add's signs are */
-template <int H, typename F> __device__ __forceinline__ void colsplit_with_h(int h, F &&f) {
-  static_assert(H == 1 || H == 2, "one or two threads a column");
-  if (H == 1 || h == 0) f(std::integral_constant<int, 0>{});
-  else f(std::integral_constant<int, H - 1>{});
-}
 /* f(integral_constant<int, K>) for K = K0 .. N - 1, in order */
 template <int K0, int N, typename F> __device__ __forceinline__ void colsplit_rounds(F &&f) {
   if constexpr (K0 < N) {
@@ -344,8 +320,6 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   const unsigned tid = threadIdx.x;
   const int rank = S > 1 ? (int)cooperative_groups::this_cluster().block_rank() : 0;
   const int b = tid / C::tp, tau = tid % C::tp;
-  /* the sums: thread tid's columns kc * TH + jt, rows H i' + h */
-  const int jt = C::H == 1 ? (int)tid : (int)tid % C::TH, h = C::H == 1 ? 0 : (int)tid / C::TH;
   /* thread t's E elements are the P pieces (16 bytes) P t .. P t + P - 1 of
    * the round's contiguous input; piece q of thread t sits in slot P t +
    * (q ^ swz(t)), so that each 8 lanes' 16-byte reads of their own pieces
@@ -394,7 +368,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   prefetch(row0, 0, smc);
 #pragma unroll 1
   for (int64_t row = row0; row < rows; row += rstep) {
-    float acc[C::KC][C::MH];
+    float acc[C::KC][M];
     /* round k: blocks k * S * G .. (k + 1) * S * G - 1, this CTA's G from first(k, rank) */
     colsplit_rounds<0, C::NR>([&](auto kc_) {
       constexpr int k = decltype(kc_)::value;
@@ -442,7 +416,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
         /* step 2: this round's blocks into each column's sums, in increasing c */
 #pragma unroll
         for (int kc = 0; kc < C::KC; kc++) {
-          const float *col = sblk_all + pad_index(kc * C::TH + jt);
+          const float *col = sblk_all + pad_index(kc * C::T + (int)tid);
           colsplit_add<M, k * C::G, C::G>(acc[kc], [&](int bb) { return col[bb * C::bs]; });
         }
       } else {
@@ -483,36 +457,32 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
         const float *rb = recv + bi * C::recv;
 #pragma unroll
         for (int kc = 0; kc < C::KC; kc++) {
-          const int j = kc * C::TH + jt; /* the column, of this CTA's PS */
-          colsplit_with_h<C::H>(h, [&](auto hc) {
-            constexpr int hh = decltype(hc)::value;
-            if constexpr (own_in_stage) {
-              /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
-              const float *mine = cur + pad_index(rank * C::PS + j), *theirs = rb + j;
-              const float *lo = rank == 0 ? mine : theirs, *hi = rank == 0 ? theirs : mine;
-              const int los = rank == 0 ? C::bs : C::PS, his = rank == 0 ? C::PS : C::bs;
-              colsplit_add<M, k * S * C::G, S * C::G, C::H, hh>(acc[kc], [&](int bb) {
-                return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
-              });
-            } else {
-              const float *col = rb + j;
-              colsplit_add<M, k * S * C::G, S * C::G, C::H, hh>(
-                  acc[kc], [&](int bb) { return col[bb * C::PS]; });
-            }
-          });
+          const int j = kc * C::T + (int)tid; /* the column, of this CTA's PS */
+          if constexpr (own_in_stage) {
+            /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
+            const float *mine = cur + pad_index(rank * C::PS + j), *theirs = rb + j;
+            const float *lo = rank == 0 ? mine : theirs, *hi = rank == 0 ? theirs : mine;
+            const int los = rank == 0 ? C::bs : C::PS, his = rank == 0 ? C::PS : C::bs;
+            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) {
+              return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
+            });
+          } else {
+            const float *col = rb + j;
+            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
+          }
         }
         g++;
       }
     });
-    /* step 3: each column's M (M / H) outputs; a warp's 32 consecutive j make whole lines */
+    /* step 3: each column's M outputs; a warp's 32 consecutive j make whole lines */
     TO *y = (TO *)yv + row * C::n;
 #pragma unroll
     for (int kc = 0; kc < C::KC; kc++) {
-      const int j = rank * C::PS + kc * C::TH + jt;
+      const int j = rank * C::PS + kc * C::T + (int)tid;
 #pragma unroll
-      for (int ii = 0; ii < C::MH; ii++) {
-        const int at = (C::H * ii + h) * C::p + j;
-        st_out(y + at, (TO)Io<DO>::narrow(epilogue(acc[kc][ii], epi, scale, alpha, beta, at)));
+      for (int i = 0; i < M; i++) {
+        const int at = i * C::p + j;
+        st_out(y + at, (TO)Io<DO>::narrow(epilogue(acc[kc][i], epi, scale, alpha, beta, at)));
       }
     }
   }

@@ -1456,7 +1456,7 @@ bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float sc
   constexpr int S = colsplit_ctas(M, L);
   using C = Cs<M, L, S>;
   static_assert(S >= 1 && C::G >= 1 && C::G <= C::GMAX && C::KC >= 1 &&
-                    C::KC * C::TH * S == C::p && C::MH * C::H == M && C::G * C::NR >= C::MB &&
+                    C::KC * C::T * S == C::p && C::G * C::NR >= C::MB &&
                     C::smem <= kMaxSmemOptIn,
                 "colsplit layout");
   if constexpr (S == 1) {
