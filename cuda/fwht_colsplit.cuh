@@ -149,14 +149,6 @@
 #ifndef HMX_FWHT_COLSPLIT_WB_SYNC
 #define HMX_FWHT_COLSPLIT_WB_SYNC 0
 #endif
-/* fwht_colsplit_cl: 1: each thread copies its own 16-byte input pieces
- * (cp.async of 16 bytes at a 64-byte stride over a warp) and reads them
- * before the round's first barrier, which then also stands for the
- * barrier before the butterflies overwrite the input (one barrier a round
- * fewer); 0: consecutive threads copy consecutive pieces. */
-#ifndef HMX_FWHT_COLSPLIT_CL_OWN_COPY
-#define HMX_FWHT_COLSPLIT_CL_OWN_COPY 0
-#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
@@ -336,7 +328,6 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   /* the first block of CTA q in round k, and how many it takes */
   auto first = [](int k, int q) { return k * S * C::G + q * C::G; };
   auto count = [&](int k, int q) { return max(0, min(C::G, M - first(k, q))); };
-  constexpr bool own_copy = S > 1 && HMX_FWHT_COLSPLIT_CL_OWN_COPY;
   auto prefetch = [&](int64_t row, int k, float *buf) {
     const int nb = count(k, rank);
     if (row < rows && nb > 0) {
@@ -346,7 +337,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
       const unsigned have = (unsigned)(nb * C::p / 4);
 #pragma unroll
       for (int q = 0; q < P; q++) {
-        const unsigned i = own_copy ? tid * P + q : tid + q * C::T;
+        const unsigned i = tid + q * C::T;
         if (i < have) __pipeline_memcpy_async(dst + slot(i >> LP, i & (P - 1)), src + i, 16);
       }
     }
@@ -384,22 +375,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
       float *cur = smc + par * C::stage, *nxt = smc + (par ^ 1) * C::stage;
       [[maybe_unused]] const unsigned bi = g % NRECV, use = g / NRECV; /* S > 1 */
       __pipeline_wait_prior(0); /* this thread's copies of round k have landed */
-      /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE */
-      const bool has_block = C::G == C::GMAX || b < C::G;
-      const bool active = has_block && first(k, rank) + b < M;
-      float v[C::E];
-      auto load_input = [&] {
-        const uint4 *st = reinterpret_cast<const uint4 *>(cur);
-        if (has_block) {
-#pragma unroll
-          for (int q = 0; q < P; q++) Io<Dt::F32>::unpack(st[slot(tid, q)], v + 4 * q);
-        } else { /* no block this round (HMX_FWHT_COLSPLIT_BALANCE) */
-#pragma unroll
-          for (int e = 0; e < C::E; e++) v[e] = 0.0f;
-        }
-      };
-      if (own_copy) load_input(); /* this thread's own copies */
-      __syncthreads(); /* everyone's; the last round's reads of both buffers are done */
+      __syncthreads();          /* everyone's; the last round's reads of both buffers are done */
       if constexpr (S > 1) {
         if (tid == 0) {
           /* the last round's reads of its receive buffer are done: the
@@ -412,7 +388,18 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
       if (k + 1 < C::NR) prefetch(row, k + 1, nxt);
       else prefetch(row + rstep, 0, nxt);
       par ^= 1;
-      if (!own_copy) load_input();
+      /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE */
+      const bool has_block = C::G == C::GMAX || b < C::G;
+      const bool active = has_block && first(k, rank) + b < M;
+      float v[C::E];
+      const uint4 *st = reinterpret_cast<const uint4 *>(cur);
+      if (has_block) {
+#pragma unroll
+        for (int q = 0; q < P; q++) Io<Dt::F32>::unpack(st[slot(tid, q)], v + 4 * q);
+      } else { /* no block this round (HMX_FWHT_COLSPLIT_BALANCE) */
+#pragma unroll
+        for (int e = 0; e < C::E; e++) v[e] = 0.0f;
+      }
       constexpr int wl = L - LE; /* the last window: register e holds column t0 + (e << wl) */
       const int t0 = tau_part(tau, wl, LE);
       if constexpr (S == 1) {
@@ -433,8 +420,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
           colsplit_add<M, k * C::G, C::G>(acc[kc], [&](int bb) { return col[bb * C::bs]; });
         }
       } else {
-        /* every thread has its input: cur becomes the butterfly scratch */
-        if (!own_copy) __syncthreads();
+        __syncthreads(); /* every thread has its input: cur becomes the butterfly scratch */
         block_stages<L, LE>(v, cur + b * C::bs, tau, active); /* NUMERICS §fwht step 1 */
         /* the other CTA is done reading its receive buffer bi (use - 1) */
         if (use > 0) colsplit_mbar_wait(empty0 + 8 * bi, (use - 1) & 1);
