@@ -149,6 +149,12 @@
 #ifndef HMX_FWHT_COLSPLIT_WB_SYNC
 #define HMX_FWHT_COLSPLIT_WB_SYNC 0
 #endif
+/* Also tried (session 35, docs/results/h100/fwht_colsplit_cl/own/oc/, % of
+ * the copy against this form in the same run): each thread copying its own
+ * 16-byte input pieces (16 bytes at a 64-byte stride over a warp) and
+ * reading them before the round's first barrier, to drop the barrier
+ * before the butterflies overwrite the input: 28 * 2048 84.7 -> 79.1,
+ * 12 * 4096 92.3 -> 85.9, 20 * 2048 83.9 (fwht_cluster) -> 78.3. */
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
