@@ -155,11 +155,6 @@
  * reading them before the round's first barrier, to drop the barrier
  * before the butterflies overwrite the input: 28 * 2048 84.7 -> 79.1,
  * 12 * 4096 92.3 -> 85.9, 20 * 2048 83.9 (fwht_cluster) -> 78.3. */
-/* fwht_colsplit_cl: 1: the pushes and the sums compiled once for each
- * rank (constant strides and owners); 0: once, with the rank a variable */
-#ifndef HMX_FWHT_COLSPLIT_CL_RANK_CONST
-#define HMX_FWHT_COLSPLIT_CL_RANK_CONST 0
-#endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
 #endif
@@ -441,52 +436,47 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
          * the scratch (cur, padded); else both into block slot rank * G + b
          * of receive buffer bi, this CTA's and the other's. */
         constexpr bool own_in_stage = HMX_FWHT_COLSPLIT_CL_OWN;
-        auto push_and_sum = [&](const int rk) {
-          const int at = (int)bi * C::recv + ((own_in_stage ? 0 : rk * C::G) + b) * C::PS + t0;
+        const int at = (int)bi * C::recv + ((own_in_stage ? 0 : rank * C::G) + b) * C::PS + t0;
+        if (active) {
+#pragma unroll
+          for (int e = 0; e < C::E; e++) {
+            const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
+            if (owner != rank)
+              colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
+            else if (!own_in_stage)
+              recv[at + col] = v[e];
+          }
+        }
+        if constexpr (own_in_stage) {
+          /* block_stages' reads of cur are done */
+          if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads();
           if (active) {
+            float *s0 = cur + b * C::bs + pad_index(t0);
 #pragma unroll
-            for (int e = 0; e < C::E; e++) {
-              const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
-              if (owner != rk)
-                colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
-              else if (!own_in_stage)
-                recv[at + col] = v[e];
-            }
+            for (int e = 0; e < C::E; e++)
+              if (e / (C::E / 2) == rank) s0[pad_index(e << wl)] = v[e];
           }
+        }
+        __syncthreads();                         /* this CTA's own columns are in place */
+        colsplit_mbar_wait(full0 + 8 * bi, use & 1); /* and the other CTA's */
+        /* step 2: the round's S * G blocks, in increasing c, into each column's sums */
+        const float *rb = recv + bi * C::recv;
+#pragma unroll
+        for (int kc = 0; kc < C::KC; kc++) {
+          const int j = kc * C::T + (int)tid; /* the column, of this CTA's PS */
           if constexpr (own_in_stage) {
-            /* block_stages' reads of cur are done */
-            if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads();
-            if (active) {
-              float *s0 = cur + b * C::bs + pad_index(t0);
-#pragma unroll
-              for (int e = 0; e < C::E; e++)
-                if (e / (C::E / 2) == rk) s0[pad_index(e << wl)] = v[e];
-            }
+            /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
+            const float *mine = cur + pad_index(rank * C::PS + j), *theirs = rb + j;
+            const float *lo = rank == 0 ? mine : theirs, *hi = rank == 0 ? theirs : mine;
+            const int los = rank == 0 ? C::bs : C::PS, his = rank == 0 ? C::PS : C::bs;
+            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) {
+              return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
+            });
+          } else {
+            const float *col = rb + j;
+            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
           }
-          __syncthreads();                         /* this CTA's own columns are in place */
-          colsplit_mbar_wait(full0 + 8 * bi, use & 1); /* and the other CTA's */
-          /* step 2: the round's S * G blocks, in increasing c, into each column's sums */
-          const float *rb = recv + bi * C::recv;
-#pragma unroll
-          for (int kc = 0; kc < C::KC; kc++) {
-            const int j = kc * C::T + (int)tid; /* the column, of this CTA's PS */
-            if constexpr (own_in_stage) {
-              /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
-              const float *mine = cur + pad_index(rk * C::PS + j), *theirs = rb + j;
-              const float *lo = rk == 0 ? mine : theirs, *hi = rk == 0 ? theirs : mine;
-              const int los = rk == 0 ? C::bs : C::PS, his = rk == 0 ? C::PS : C::bs;
-              colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) {
-                return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
-              });
-            } else {
-              const float *col = rb + j;
-              colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
-            }
-          }
-        };
-        if (HMX_FWHT_COLSPLIT_CL_RANK_CONST && rank == 0) push_and_sum(0);
-        else if (HMX_FWHT_COLSPLIT_CL_RANK_CONST) push_and_sum(1);
-        else push_and_sum(rank);
+        }
         g++;
       }
     });
