@@ -156,7 +156,7 @@
  * before the butterflies overwrite the input: 28 * 2048 84.7 -> 79.1,
  * 12 * 4096 92.3 -> 85.9, 20 * 2048 83.9 (fwht_cluster) -> 78.3; the
  * pushes and sums compiled once for each rank (constant owners and
- * strides, 28 % more PTX for 12 * 4096, 28 % for 28 * 2048): 28 * 2048
+ * strides, 12 % more PTX lines for 12 * 4096, 28 % for 28 * 2048): 28 * 2048
  * 84.5 -> 79.0, 12 * 4096 92.5 -> 87.2 (own/rc/: the larger body costs
  * more than the instructions it saves). */
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
