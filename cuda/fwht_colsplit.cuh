@@ -43,13 +43,13 @@
  * half into the other CTA's receive buffer by st.async, whose bytes
  * complete that CTA's mbarrier (no fence needed), its own half back into
  * the stage buffer the round was loaded from, which was its butterfly
- * scratch (since session 35, HMX_FWHT_COLSPLIT_CL_OWN; before, into its
- * own receive buffer). A CTA then sums the round's 2 G blocks, its G and
+ * scratch (since session 35; before, into its own receive buffer, which
+ * then held both halves). A CTA then sums the round's 2 G blocks, its G and
  * the other's, in increasing c, as above. Two receive buffers: a CTA
  * fills the other's buffer i again only after the other CTA says (a
  * remote mbarrier arrival) it is done reading it.
  * Measured on the H100 (% of the copy): session 35's own columns in the
- * stage buffer below, at HMX_FWHT_COLSPLIT_CL_OWN. Session 34
+ * stage buffer below, at HMX_FWHT_COLSPLIT_CL_NRECV. Session 34
  * (docs/results/h100/fwht_colsplit_cl/, against fwht_cluster in the same
  * run):
  *   - this form with both halves in the receive buffers: 12 * 4096 84.1
@@ -116,21 +116,17 @@
 #ifndef HMX_FWHT_COLSPLIT_CLUSTER
 #define HMX_FWHT_COLSPLIT_CLUSTER 1
 #endif
-/* fwht_colsplit_cl: 1 (default): a CTA's own columns of the blocks it
- * butterflied stay in its stage buffer (the butterfly scratch) and only
- * the other CTA's blocks come into the receive buffers, half their size,
- * so 28 * 2048 takes 2 rounds of 7 blocks instead of 3 of 5; 0: both
- * halves in the receive buffers. Measured on the H100 (session 35,
- * docs/results/h100/fwht_colsplit_cl/own/, % of the copy, against 0 in
- * the same run, three rounds; with HMX_FWHT_COLSPLIT_WB_SYNC=0):
- * 28 * 2048 74.1-74.4 -> 84.6-84.8, 12 * 4096 89.7-92.4 -> 92.3-92.8,
- * 20 * 2048 83.2-83.5 (fwht_cluster 83.7-83.9: it stays there). */
-#ifndef HMX_FWHT_COLSPLIT_CL_OWN
-#define HMX_FWHT_COLSPLIT_CL_OWN 1
-#endif
 /* fwht_colsplit_cl: receive buffers (a CTA may run NRECV - 1 rounds ahead
- * of the other). 3 measured 84.6 -> 82.5% of the copy at 28 * 2048 (H100,
- * session 35, with HMX_FWHT_COLSPLIT_CL_OWN=1 and the write-back barrier). */
+ * of the other). Each holds the other CTA's blocks of a round; a CTA's own
+ * columns stay in its stage buffer (since session 35: half the receive
+ * buffers' shared memory, so 28 * 2048 takes 2 rounds of 7 blocks instead
+ * of 3 of 5). Measured on the H100 (session 35,
+ * docs/results/h100/fwht_colsplit_cl/own/, % of the copy, against both
+ * halves in the receive buffers in the same run, three rounds; without the
+ * write-back barrier): 28 * 2048 74.1-74.4 -> 84.6-84.8, 12 * 4096
+ * 89.7-92.4 -> 92.3-92.8, 20 * 2048 83.2-83.5 (fwht_cluster 83.7-83.9: it
+ * stays there). 3 buffers measured 84.6 -> 82.5% at 28 * 2048 (with the
+ * write-back barrier). */
 #ifndef HMX_FWHT_COLSPLIT_CL_NRECV
 #define HMX_FWHT_COLSPLIT_CL_NRECV 2
 #endif
@@ -199,20 +195,16 @@ __host__ __device__ constexpr int colsplit_ctas(int M, int L) {
              : 0;
 }
 
-/* Blocks of a round in a receive buffer of fwht_colsplit_cl (s CTAs, g
- * p-blocks each): all s g, or (HMX_FWHT_COLSPLIT_CL_OWN) the other CTAs' */
-__host__ __device__ constexpr int colsplit_recv_blocks(int g, int s) {
-  return (HMX_FWHT_COLSPLIT_CL_OWN ? s - 1 : s) * g;
-}
 /* Shared memory of a CTA, for g p-blocks a round. One CTA a row (s = 1):
  * two stage buffers of the input (cp.async) and one of the butterflied
  * (padded) blocks. A cluster (s > 1): two stage buffers, each in turn the
- * round's butterfly scratch (padded), NRECV receive buffers of the round's
- * blocks in this CTA's p / s columns, and two mbarriers for each. */
+ * round's butterfly scratch (padded) and then the home of the round's own
+ * columns, NRECV receive buffers of the other CTAs' (s - 1) g blocks in
+ * this CTA's p / s columns, and two mbarriers for each. */
 __host__ __device__ constexpr size_t colsplit_smem(int p, int g, int s) {
   return s == 1 ? (size_t)(2 * g * p + g * (p + p / 32)) * sizeof(float)
                 : (size_t)(2 * g * (p + p / 32) +
-                           HMX_FWHT_COLSPLIT_CL_NRECV * colsplit_recv_blocks(g, s) * (p / s)) *
+                           HMX_FWHT_COLSPLIT_CL_NRECV * (s - 1) * g * (p / s)) *
                           sizeof(float) +
                       2 * HMX_FWHT_COLSPLIT_CL_NRECV * 8;
 }
@@ -244,8 +236,7 @@ template <int M, int L, int S = 1> struct Cs {
   static constexpr int bs = p + p / 32;       /* a p-block in shared memory */
   static constexpr int stage = S == 1 ? G * p : G * bs; /* floats per stage buffer */
   static constexpr int NRECV = HMX_FWHT_COLSPLIT_CL_NRECV; /* receive buffers (S > 1) */
-  static constexpr int RB = colsplit_recv_blocks(G, S);     /* blocks per receive buffer */
-  static constexpr int recv = RB * PS;        /* floats per receive buffer (S > 1) */
+  static constexpr int recv = (S - 1) * G * PS; /* floats per receive buffer (S > 1) */
   static constexpr size_t smem = colsplit_smem(p, G, S);
 };
 
@@ -412,16 +403,24 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
       }
       constexpr int wl = L - LE; /* the last window: register e holds column t0 + (e << wl) */
       const int t0 = tau_part(tau, wl, LE);
+      /* the butterflied elements back into the block's scratch blk (padded,
+       * column order), the positions this thread's last window read: all
+       * (S = 1) or those of column half `half`, this CTA's (S = 2: registers
+       * half * E / 2 .. + E / 2 - 1) */
+      auto write_back = [&](float *blk, int half) {
+        if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads(); /* block_stages' reads of blk are done */
+        if (active) {
+          float *s0 = blk + pad_index(t0);
+#pragma unroll
+          for (int e = 0; e < C::E; e++)
+            if (S == 1 || e / (C::E / 2) == half) s0[pad_index(e << wl)] = v[e];
+        }
+      };
       if constexpr (S == 1) {
         float *const sblk_all = smc + 2 * C::stage;
         float *sblk = sblk_all + b * C::bs;
         block_stages<L, LE>(v, sblk, tau, active); /* NUMERICS §fwht step 1 */
-        if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads(); /* block_stages' reads of sblk are done */
-        if (active) {
-          float *s0 = sblk + pad_index(t0);
-#pragma unroll
-          for (int e = 0; e < C::E; e++) s0[pad_index(e << wl)] = v[e];
-        }
+        write_back(sblk, 0);
         __syncthreads();
         /* step 2: this round's blocks into each column's sums, in increasing c */
 #pragma unroll
@@ -434,33 +433,18 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
         block_stages<L, LE>(v, cur + b * C::bs, tau, active); /* NUMERICS §fwht step 1 */
         /* the other CTA is done reading its receive buffer bi (use - 1) */
         if (use > 0) colsplit_mbar_wait(empty0 + 8 * bi, (use - 1) & 1);
-        /* each column to the CTA that sums it; registers e < E / 2 hold
-         * columns < p / 2. HMX_FWHT_COLSPLIT_CL_OWN: the other CTA's into
-         * block slot b of its receive buffer bi, this CTA's own back into
-         * the scratch (cur, padded); else both into block slot rank * G + b
-         * of receive buffer bi, this CTA's and the other's. */
-        constexpr bool own_in_stage = HMX_FWHT_COLSPLIT_CL_OWN;
-        const int at = (int)bi * C::recv + ((own_in_stage ? 0 : rank * C::G) + b) * C::PS + t0;
+        /* each column to the CTA that sums it (registers e < E / 2 hold
+         * columns < p / 2): the other CTA's into block slot b of its receive
+         * buffer bi, this CTA's own back into the scratch (cur) */
+        const int at = (int)bi * C::recv + b * C::PS + t0;
         if (active) {
 #pragma unroll
-          for (int e = 0; e < C::E; e++) {
-            const int owner = e / (C::E / 2), col = ((e << wl) & (C::PS - 1));
-            if (owner != rank)
-              colsplit_st_async(o_recv + 4u * (unsigned)(at + col), v[e], o_full0 + 8 * bi);
-            else if (!own_in_stage)
-              recv[at + col] = v[e];
-          }
+          for (int e = 0; e < C::E; e++)
+            if (e / (C::E / 2) != rank)
+              colsplit_st_async(o_recv + 4u * (unsigned)(at + ((e << wl) & (C::PS - 1))), v[e],
+                                o_full0 + 8 * bi);
         }
-        if constexpr (own_in_stage) {
-          /* block_stages' reads of cur are done */
-          if (HMX_FWHT_COLSPLIT_WB_SYNC) __syncthreads();
-          if (active) {
-            float *s0 = cur + b * C::bs + pad_index(t0);
-#pragma unroll
-            for (int e = 0; e < C::E; e++)
-              if (e / (C::E / 2) == rank) s0[pad_index(e << wl)] = v[e];
-          }
-        }
+        write_back(cur + b * C::bs, rank);
         __syncthreads();                         /* this CTA's own columns are in place */
         colsplit_mbar_wait(full0 + 8 * bi, use & 1); /* and the other CTA's */
         /* step 2: the round's S * G blocks, in increasing c, into each column's sums */
@@ -468,18 +452,13 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
 #pragma unroll
         for (int kc = 0; kc < C::KC; kc++) {
           const int j = kc * C::T + (int)tid; /* the column, of this CTA's PS */
-          if constexpr (own_in_stage) {
-            /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
-            const float *mine = cur + pad_index(rank * C::PS + j), *theirs = rb + j;
-            const float *lo = rank == 0 ? mine : theirs, *hi = rank == 0 ? theirs : mine;
-            const int los = rank == 0 ? C::bs : C::PS, his = rank == 0 ? C::PS : C::bs;
-            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) {
-              return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
-            });
-          } else {
-            const float *col = rb + j;
-            colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) { return col[bb * C::PS]; });
-          }
+          /* blocks k * 2G .. + G - 1 are CTA 0's, the next G CTA 1's */
+          const float *mine = cur + pad_index(rank * C::PS + j), *theirs = rb + j;
+          const float *lo = rank == 0 ? mine : theirs, *hi = rank == 0 ? theirs : mine;
+          const int los = rank == 0 ? C::bs : C::PS, his = rank == 0 ? C::PS : C::bs;
+          colsplit_add<M, k * S * C::G, S * C::G>(acc[kc], [&](int bb) {
+            return bb < C::G ? lo[bb * los] : hi[(bb - C::G) * his];
+          });
         }
         g++;
       }

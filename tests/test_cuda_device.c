@@ -163,7 +163,8 @@ static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
  * alone (`test_cuda_device colsplit`), for compute-sanitizer runs of these
  * kernels (HMX_CUDA_TRACE=1 shows which ran). */
 static void test_fwht_colsplit(void) {
-  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}, {12, 12}, {28, 11}, {20, 11}, {40, 10}};
+  static const int cs_ml[][2] = {{12, 11}, {20, 10}, {28, 10}, {12, 12},
+                                 {28, 11}, {20, 11}, {40, 10}};
   for (size_t i = 0; i < sizeof cs_ml / sizeof cs_ml[0]; i++) {
     const int64_t n = (int64_t)cs_ml[i][0] << cs_ml[i][1], rows = ((int64_t)8 << 20) / n + 1;
     fwht_case(rows, n, cs_ml[i][0], HMX_F32, 0, 1, 0);
