@@ -539,22 +539,23 @@ __device__ __forceinline__ void load_run(float (&v)[E], const typename Io<DI>::T
  * window up through sblk (the block in shared memory) and runs the next
  * stages. active: whether this thread holds elements (fwht_pow2's one_col
  * threads do not, but take part in the barriers). Ends with the window at
- * bit LB - LE (at 0 when a single phase). */
-template <int LB, int LE>
+ * bit LB - LE (at 0 when a single phase). sync(): a barrier over every
+ * thread of the p-block (and whichever others take part). */
+template <int LB, int LE, typename Sync>
 __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau,
-                                             bool active) {
+                                             bool active, Sync sync) {
   constexpr int E = 1 << LE, phases = (LB + LE - 1) / LE;
   reg_stages<E>(v, 0, LE);
 #pragma unroll
   for (int q = 1; q < phases; q++) { /* window window(q-1) -> window(q) */
     const int w0 = window(q - 1, LB, LE), w1 = window(q, LB, LE);
-    if (q > 1) __syncthreads(); /* the previous phase's reads are done */
+    if (q > 1) sync(); /* the previous phase's reads are done */
     if (active) {
       float *s0 = sblk + pad_index(tau_part(tau, w0, LE));
 #pragma unroll
       for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
     }
-    __syncthreads();
+    sync();
     if (active) {
       const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
 #pragma unroll
@@ -562,6 +563,12 @@ __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, i
     }
     reg_stages<E>(v, LE * q - w1, LE);
   }
+}
+/* block_stages with CTA barriers (every thread of the CTA takes part) */
+template <int LB, int LE>
+__device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau,
+                                             bool active) {
+  block_stages<LB, LE>(v, sblk, tau, active, [] { __syncthreads(); });
 }
 
 /* Lane stages (HMX_FWHT_LANE_STAGES): the stages s = LE .. LB - 1 of a
