@@ -55,8 +55,9 @@
  *   - this form with both halves in the receive buffers: 12 * 4096 84.1
  *     -> 91.4 (84.4 -> 90.2 in the call's first
  *     single round),
- *     28 * 2048 71.3 -> 74.1, 20 * 2048 83.6 -> 81.5 (so 20 * 2048 stays
- *     on fwht_cluster, HMX_FWHT_COLSPLIT_CLUSTER);
+ *     28 * 2048 71.3 -> 74.1, 20 * 2048 83.6 -> 81.5 (so 20 * 2048 stayed
+ *     on fwht_cluster until session 36's block barriers,
+ *     HMX_FWHT_COLSPLIT_CLUSTER);
  *   - each CTA reading the other's butterflied blocks from its shared
  *     memory (distributed shared memory loads) after a cluster barrier a
  *     round (barrier.cluster.arrive.release): 12 * 4096 71.3-71.8,
@@ -110,11 +111,13 @@
 #define HMX_FWHT_COLSPLIT_BALANCE 1
 #endif
 /* Rows whose sums one CTA cannot hold by a cluster of two CTAs, each
- * summing half the columns (fwht_colsplit_cl): 1 (default) 12 * 4096 and
- * 28 * 2048; 2 also 20 * 2048 (83.6 -> 81.5% of the copy on the H100,
- * session 34); 0 none. fwht_cluster takes the others. */
+ * summing half the columns (fwht_colsplit_cl): 2 (default) 12 * 4096,
+ * 20 * 2048 and 28 * 2048; 1 not 20 * 2048; 0 none. fwht_cluster takes the
+ * others. 20 * 2048 on fwht_colsplit_cl against fwht_cluster (H100, % of
+ * the copy, same run): session 34 83.6 -> 81.5, session 36 with the block
+ * barriers (HMX_FWHT_COLSPLIT_BLOCK_BAR) 83.5 -> 90.0 / 83.2 -> 86.3. */
 #ifndef HMX_FWHT_COLSPLIT_CLUSTER
-#define HMX_FWHT_COLSPLIT_CLUSTER 1
+#define HMX_FWHT_COLSPLIT_CLUSTER 2
 #endif
 /* fwht_colsplit_cl: receive buffers (a CTA may run NRECV - 1 rounds ahead
  * of the other). Each holds the other CTA's blocks of a round; a CTA's own
@@ -155,18 +158,27 @@
  * strides, 12 % more PTX lines for 12 * 4096, 28 % for 28 * 2048): 28 * 2048
  * 84.5 -> 79.0, 12 * 4096 92.5 -> 87.2 (own/rc/: the larger body costs
  * more than the instructions it saves). */
-/* 1: the barriers inside a p-block's butterflies (block_stages) over that
- * block's tp threads only (bar.sync 1 + b), so the CTA's blocks need not
- * wait for each other; with S = 2 also the barrier before the butterflies
- * overwrite the input, whose blocks then sit at the scratch's stride and
- * are copied by the block's own threads. 0: CTA barriers. */
+/* 1 (default): the barriers inside a p-block's butterflies (block_stages)
+ * over that block's tp threads only (bar.sync 1 + b), so the CTA's G blocks
+ * need not wait for each other (3 of a round's 5 CTA barriers, 4 of 6 with
+ * S = 2); with S = 2 also the barrier before the butterflies overwrite the
+ * input, whose blocks then sit at the scratch's stride and are copied by
+ * the block's own threads. The CTA barriers left order the phases that
+ * cross blocks: the round's input and the last round's sums before the
+ * next copies, the butterflied blocks before the sums. 0: CTA barriers.
+ * Measured on the H100 (session 36,
+ * docs/results/h100/fwht_colsplit_cl/blockbar/, % of the copy, CTA ->
+ * block barriers, two calls, each the median of two rounds):
+ * fwht_colsplit_cl 28 * 2048 83.5 -> 90.6 / 84.3 -> 90.9, 12 * 4096 91.4 ->
+ * 93.7 / 91.7 -> 93.0; fwht_colsplit 12 * 2048 93.5 -> 94.0 / 93.1 -> 93.3,
+ * 20 * 1024 94.5 -> 94.3 / 93.7 -> 93.9, 28 * 1024 92.7 -> 93.1 / 92.2 ->
+ * 92.4. A third stage buffer (the copies two rounds ahead, where it fits:
+ * every size but 28 * 2048) measured within the noise and was removed:
+ * with CTA barriers 12 * 2048 93.5 -> 93.8, 12 * 4096 91.4 -> 92.0, 20 *
+ * 1024 94.5 -> 94.7; with block barriers 93.3 -> 92.9, 93.0 -> 93.1, 93.9
+ * -> 91.4. */
 #ifndef HMX_FWHT_COLSPLIT_BLOCK_BAR
-#define HMX_FWHT_COLSPLIT_BLOCK_BAR 0
-#endif
-/* Stage buffers of the input: 2, or 3 (the copies two rounds ahead) where
- * they fit in shared memory without more rounds a row. */
-#ifndef HMX_FWHT_COLSPLIT_NSTAGE
-#define HMX_FWHT_COLSPLIT_NSTAGE 2
+#define HMX_FWHT_COLSPLIT_BLOCK_BAR 1
 #endif
 #ifndef HMX_FWHT_COLSPLIT_MIN_N /* only rows longer than this */
 #define HMX_FWHT_COLSPLIT_MIN_N 16384
@@ -214,23 +226,19 @@ __host__ __device__ constexpr int colsplit_ctas(int M, int L) {
  * round's butterfly scratch (padded) and then the home of the round's own
  * columns, NRECV receive buffers of the other CTAs' (s - 1) g blocks in
  * this CTA's p / s columns, and two mbarriers for each. */
-__host__ __device__ constexpr size_t colsplit_smem(int p, int g, int s, int ns = 2) {
-  return s == 1 ? (size_t)(ns * g * p + g * (p + p / 32)) * sizeof(float)
-                : (size_t)(ns * g * (p + p / 32) +
+__host__ __device__ constexpr size_t colsplit_smem(int p, int g, int s) {
+  return s == 1 ? (size_t)(2 * g * p + g * (p + p / 32)) * sizeof(float)
+                : (size_t)(2 * g * (p + p / 32) +
                            HMX_FWHT_COLSPLIT_CL_NRECV * (s - 1) * g * (p / s)) *
                           sizeof(float) +
                       2 * HMX_FWHT_COLSPLIT_CL_NRECV * 8;
 }
 /* Rounds a row: as few as the threads allow (mb blocks a CTA, gmax at
- * once), more while a round's buffers would not fit an SM (with two stage
- * buffers; a third only where it fits, colsplit_ns). */
+ * once), more while a round's buffers would not fit an SM. */
 __host__ __device__ constexpr int colsplit_nr(int mb, int gmax, int p, int s) {
   int nr = (mb + gmax - 1) / gmax;
   while (nr < mb && colsplit_smem(p, (mb + nr - 1) / nr, s) > kMaxSmemOptIn) nr++;
   return nr;
-}
-__host__ __device__ constexpr int colsplit_ns(int p, int g, int s) {
-  return HMX_FWHT_COLSPLIT_NSTAGE >= 3 && colsplit_smem(p, g, s, 3) <= kMaxSmemOptIn ? 3 : 2;
 }
 
 /* The layout for M * 2^L over S CTAs: CTA r (its rank in the cluster) sums
@@ -252,13 +260,12 @@ template <int M, int L, int S = 1> struct Cs {
   static constexpr int KC = PS / T;           /* columns per thread */
   static constexpr int bs = p + p / 32;       /* a p-block in shared memory */
   static constexpr int stage = S == 1 ? G * p : G * bs; /* floats per stage buffer */
-  static constexpr int NS = colsplit_ns(p, G, S);       /* stage buffers */
   /* S > 1 with block barriers: p-block b's input at b * bs (its scratch) */
   static constexpr bool BB = HMX_FWHT_COLSPLIT_BLOCK_BAR != 0;
   static constexpr int in_stride = S > 1 && BB ? bs : p;
   static constexpr int NRECV = HMX_FWHT_COLSPLIT_CL_NRECV; /* receive buffers (S > 1) */
   static constexpr int recv = (S - 1) * G * PS; /* floats per receive buffer (S > 1) */
-  static constexpr size_t smem = colsplit_smem(p, G, S, NS);
+  static constexpr size_t smem = colsplit_smem(p, G, S);
 };
 
 /* Blocks c = C0 .. C0 + G - 1 (those < M) into the M sums of one column,
@@ -335,9 +342,10 @@ template <Dt DO, int M, int L, int S>
 __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t rows, float scale,
                                               int epi, const float *alpha, const float *beta) {
   using C = Cs<M, L, S>;
-  constexpr int LE = C::LE, P = C::P, LP = C::LP, NS = C::NS;
+  constexpr int LE = C::LE, P = C::P, LP = C::LP;
   static_assert(S == 1 || S == 2, "one CTA a row, or a pair");
-  static_assert(!C::BB || C::G <= 15, "a named barrier (1 .. 15) for each p-block");
+  static_assert(!C::BB || C::G + (C::G < C::GMAX) <= 15,
+                "a named barrier (1 .. 15) for each p-block and one for the idle threads");
   using TO = typename Io<DO>::T;
   extern __shared__ __align__(16) float smc[];
   const unsigned tid = threadIdx.x;
@@ -383,7 +391,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
    * and this CTA's thread 0's arrival); empty[i]: the other CTA is done
    * reading its own receive buffer i (so this CTA may write it again). */
   constexpr int NRECV = C::NRECV;
-  float *const recv = smc + NS * C::stage;
+  float *const recv = smc + 2 * C::stage;
   uint64_t *const bars = reinterpret_cast<uint64_t *>(recv + NRECV * C::recv);
   const int other = rank ^ 1;
   unsigned full0 = 0, empty0 = 0, o_recv = 0, o_full0 = 0, o_empty0 = 0;
@@ -398,14 +406,20 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
     cooperative_groups::this_cluster().sync(); /* both CTAs' barriers exist before either uses them */
   }
   const int64_t row0 = blockIdx.x / S, rstep = gridDim.x / S;
-  int par = 0; /* the round's stage buffer */
+  int par = 0;
   unsigned g = 0; /* rounds so far (S > 1: receive buffer g % NRECV, its use g / NRECV) */
   prefetch(row0, 0, smc);
-  if (NS == 3) prefetch(row0 + (1 / C::NR) * rstep, 1 % C::NR, smc + C::stage);
   /* the barrier over p-block b's threads (block_stages; with S > 1 also
-   * before the butterflies overwrite the input) */
+   * before the butterflies overwrite the input). The threads without a
+   * block (b >= G) pass as many barriers, all of them on barrier 15: every
+   * thread then counts the same barriers at the same point of the code,
+   * which compute-sanitizer's racecheck needs (with idle threads skipping
+   * them it reported false hazards between a write before a CTA barrier and
+   * a read after it) */
+  const unsigned bar_id = C::G == C::GMAX || b < C::G ? 1 + b : 15,
+                 bar_n = C::G == C::GMAX || b < C::G ? C::tp : (C::GMAX - C::G) * C::tp;
   auto block_sync = [&] {
-    if (C::BB) asm volatile("bar.sync %0, %1;" ::"r"(1 + b), "r"(C::tp) : "memory");
+    if (C::BB) asm volatile("bar.sync %0, %1;" ::"r"(bar_id), "r"(bar_n) : "memory");
     else __syncthreads();
   };
 #pragma unroll 1
@@ -414,10 +428,9 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
     /* round k: blocks k * S * G .. (k + 1) * S * G - 1, this CTA's G from first(k, rank) */
     colsplit_rounds<0, C::NR>([&](auto kc_) {
       constexpr int k = decltype(kc_)::value;
-      float *cur = smc + par * C::stage,
-            *nxt = smc + (NS == 2 ? par ^ 1 : par == 0 ? 2 : par - 1) * C::stage;
+      float *cur = smc + par * C::stage, *nxt = smc + (par ^ 1) * C::stage;
       [[maybe_unused]] const unsigned bi = g % NRECV, use = g / NRECV; /* S > 1 */
-      __pipeline_wait_prior(NS - 2); /* this thread's copies of round k have landed */
+      __pipeline_wait_prior(0); /* this thread's copies of round k have landed */
       __syncthreads();          /* everyone's; the last round's reads of both buffers are done */
       if constexpr (S > 1) {
         if (tid == 0) {
@@ -428,10 +441,9 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
           colsplit_mbar_expect(full0 + 8 * bi, (unsigned)(count(k, other) * C::PS * 4));
         }
       }
-      /* the copies NS - 1 rounds ahead */
-      constexpr int ka = k + NS - 1;
-      prefetch(row + (ka / C::NR) * rstep, ka % C::NR, nxt);
-      par = NS == 2 ? par ^ 1 : par == 2 ? 0 : par + 1;
+      if (k + 1 < C::NR) prefetch(row, k + 1, nxt);
+      else prefetch(row + rstep, 0, nxt);
+      par ^= 1;
       /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE */
       const bool has_block = C::G == C::GMAX || b < C::G;
       const bool active = has_block && first(k, rank) + b < M;
@@ -463,9 +475,9 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
         }
       };
       if constexpr (S == 1) {
-        float *const sblk_all = smc + NS * C::stage;
+        float *const sblk_all = smc + 2 * C::stage;
         float *sblk = sblk_all + b * C::bs;
-        if (!C::BB || has_block) block_stages<L, LE>(v, sblk, tau, active, block_sync); /* NUMERICS §fwht step 1 */
+        block_stages<L, LE>(v, sblk, tau, active, block_sync); /* NUMERICS §fwht step 1 */
         write_back(sblk, 0);
         __syncthreads();
         /* step 2: this round's blocks into each column's sums, in increasing c */
@@ -475,11 +487,8 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
           colsplit_add<M, k * C::G, C::G>(acc[kc], [&](int bb) { return col[bb * C::bs]; });
         }
       } else {
-        /* every thread has its input: cur becomes the butterfly scratch */
-        if (!C::BB || has_block) {
-          block_sync();
-          block_stages<L, LE>(v, cur + b * C::bs, tau, active, block_sync); /* NUMERICS §fwht step 1 */
-        }
+        block_sync(); /* every thread has its input: cur becomes the butterfly scratch */
+        block_stages<L, LE>(v, cur + b * C::bs, tau, active, block_sync); /* NUMERICS §fwht step 1 */
         /* the other CTA is done reading its receive buffer bi (use - 1) */
         if (use > 0) colsplit_mbar_wait(empty0 + 8 * bi, (use - 1) & 1);
         /* each column to the CTA that sums it (registers e < E / 2 hold

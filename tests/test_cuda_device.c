@@ -152,10 +152,10 @@ static void fwht_host_case(int64_t batch, int64_t n, int m_req) {
 
 /* fwht_colsplit (f32 12 * 2048, 20 * 1024, 28 * 1024; one CTA a row, the
  * m-point sums in registers, the next round's input staged by cp.async) and
- * fwht_colsplit_cl (12 * 4096, 28 * 2048: a cluster of two CTAs a row, each
- * summing half the columns, the other half pushed to the other CTA; 20 *
- * 2048 too with HMX_FWHT_COLSPLIT_CLUSTER=2, else fwht_cluster, as 40 *
- * 1024):
+ * fwht_colsplit_cl (12 * 4096, 20 * 2048, 28 * 2048: a cluster of two CTAs
+ * a row, each summing half the columns, the other half pushed to the other
+ * CTA; 20 * 2048 on fwht_cluster with HMX_FWHT_COLSPLIT_CLUSTER=1, and 40 *
+ * 1024 always):
  * more rows than the resident CTAs (clusters), so each loops over rows and
  * stages the next row's first blocks while finishing a row; in place (a
  * row is written only after every CTA of it has read its part), with the
