@@ -496,6 +496,13 @@ template <Dt DI, Dt DO, int M, int L> __host__ __device__ constexpr bool pow2_pr
 #define HMX_FWHT_LANE_STAGES 1
 #endif
 static_assert(HMX_FWHT_LANE_STAGES <= 5, "a p-block's threads must be lanes of one warp");
+/* 1 (default): in fwht_pow2, the barriers of a p-block's butterflies
+ * (block_stages) as __syncwarp where its threads are lanes of one warp
+ * (tp <= 32), and none between the butterflies and the write-back of the
+ * last window; 0: CTA barriers for both. */
+#ifndef HMX_FWHT_POW2_WARP_SYNC
+#define HMX_FWHT_POW2_WARP_SYNC 1
+#endif
 template <int M, int L, int LE> __host__ __device__ constexpr bool pow2_lane_stages() {
   return M > 1 && L > LE && L - LE <= HMX_FWHT_LANE_STAGES;
 }
@@ -629,6 +636,14 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
     lane_stages<L, LE>(v, tau, G::threads % 32 == 0 || wb + 32 <= (unsigned)G::threads
                                    ? 0xffffffffu
                                    : (1u << (G::threads - wb)) - 1u);
+  } else if constexpr (HMX_FWHT_POW2_WARP_SYNC && G::tp <= 32) {
+    /* the p-block's tp threads are lanes of one warp (blocks start at
+     * multiples of tp, a power of two): its barriers are the warp's */
+    const unsigned wb = tid & ~31u;
+    const unsigned mask = G::threads % 32 == 0 || wb + 32 <= (unsigned)G::threads
+                              ? 0xffffffffu
+                              : (1u << (G::threads - wb)) - 1u;
+    block_stages<L, LE>(v, sblk, tau, bf, [mask] { __syncwarp(mask); });
   } else {
     block_stages<L, LE>(v, sblk, tau, bf);
   }
@@ -670,8 +685,11 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
              (TO)Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, t0 + (k << wl))));
     return;
   }
-  /* step 2 through shared memory */
-  if (G::phases > 1 && !lanes) __syncthreads(); /* block_stages' reads of sblk are done */
+  /* step 2 through shared memory. Each thread writes back exactly the
+   * positions its own last window read (window wl), so no barrier is needed
+   * before (HMX_FWHT_POW2_WARP_SYNC; as HMX_FWHT_COLSPLIT_WB_SYNC) */
+  if (G::phases > 1 && !lanes && !HMX_FWHT_POW2_WARP_SYNC)
+    __syncthreads(); /* block_stages' reads of sblk are done */
   if (bf) {
     float *s0 = sblk + pad_index(tau_part(tau, wl, LE));
 #pragma unroll

@@ -20,6 +20,13 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_colsplit_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
+  # fwht_pow2's warp-synchronised p-blocks (test_fwht_pow2_warp), alone, and
+  # that they ran on fwht_pow2
+  add_test(NAME test_cuda_device_pow2_route
+           COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:test_cuda_device> -DMODE=pow2
+                   -DKERNEL=fwht_pow2 -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
+  set_tests_properties(test_cuda_device_pow2_route PROPERTIES LABELS cuda TIMEOUT 300
+                       SKIP_REGULAR_EXPRESSION "-- skipped: ")
 endif()
 # The cuda fast tier's gemm on device memory (f32/TF32, bf16, f16) against
 # its tensor-core bound (tests/test_fast_cuda_device.c); skipped without a GPU.

@@ -173,6 +173,24 @@ static void test_fwht_colsplit(void) {
   }
 }
 
+/* fwht_pow2's m-point rows whose p-block butterflies synchronise as a warp
+ * (p-blocks of at most 32 threads, HMX_FWHT_POW2_WARP_SYNC) and the
+ * power-of-two rows of the same windows, in f32 and bf16, with more rows
+ * than a CTA's group (the persistent kernel's later groups too), the mix
+ * epilogue and in place. Run by test_fwht's sizes too; alone
+ * (`test_cuda_device pow2`) for compute-sanitizer runs. */
+static void test_fwht_pow2_warp(void) {
+  static const int ml[][2] = {{1, 9}, {12, 9}, {20, 9}, {28, 7}, {28, 8}, {28, 9}, {40, 8}, {40, 9}};
+  static const hmx_dtype dts[2] = {HMX_F32, HMX_BF16};
+  for (size_t i = 0; i < sizeof ml / sizeof ml[0]; i++)
+    for (int d = 0; d < 2; d++) {
+      const int64_t n = (int64_t)ml[i][0] << ml[i][1], rows = ((int64_t)2 << 20) / n + 1;
+      const int m = ml[i][0] == 1 ? 0 : ml[i][0];
+      fwht_case(rows, n, m, dts[d], 0, 0, 0);
+      fwht_case(rows, n, m, dts[d], 1, 1, 0);
+    }
+}
+
 static void test_fwht(void) {
   static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
   static const int ms[4] = {12, 20, 28, 40};
@@ -755,6 +773,11 @@ int main(int argc, char **argv) {
     test_fwht_colsplit();
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device colsplit");
+  }
+  if (argc > 1 && strcmp(argv[1], "pow2") == 0) { /* only test_fwht_pow2_warp */
+    test_fwht_pow2_warp();
+    cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return check_finish("test_cuda_device pow2");
   }
   test_fwht();
   test_other_ops();
