@@ -211,13 +211,12 @@ __host__ __device__ constexpr int colsplit_le(int M, int L) { return colsplit_le
 
 /* CTAs a row of M * 2^L takes in fwht_colsplit: 1; 2, a cluster
  * (fwht_colsplit_cl), for the rows whose sums one CTA cannot hold that
- * HMX_FWHT_COLSPLIT_CLUSTER names; 0: not this kernel. */
-#ifndef HMX_FWHT_COLSPLIT_PREFER_PAIR /* 1: rows both forms take (12 * 2048) by the pair */
-#define HMX_FWHT_COLSPLIT_PREFER_PAIR 0
-#endif
+ * HMX_FWHT_COLSPLIT_CLUSTER names; 0: not this kernel. 12 * 2048, which
+ * both take, by the pair measured 93.5 -> 93.8% of the copy (H100, session
+ * 36, three rounds; 12 * 4096 93.3 -> 92.7 and 28 * 2048 90.9 -> 90.4 in
+ * the same run, unchanged code: the noise), so it stays on one CTA. */
 __host__ __device__ constexpr int colsplit_ctas(int M, int L) {
-  return HMX_FWHT_COLSPLIT_PREFER_PAIR && colsplit_le_s(M, L, 2) >= 0 ? 2
-         : colsplit_le_s(M, L, 1) >= 0 ? 1
+  return colsplit_le_s(M, L, 1) >= 0 ? 1
          : colsplit_le_s(M, L, 2) >= 0 &&
                  (HMX_FWHT_COLSPLIT_CLUSTER >= 2 || (HMX_FWHT_COLSPLIT_CLUSTER == 1 && M != 20))
              ? 2
