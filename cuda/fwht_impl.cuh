@@ -637,19 +637,19 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
   if (valid && bf) /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
     load(v, (const TI *)xv + row * G::n + c * G::p + tau * E);
   constexpr bool lanes = pow2_lane_stages<M, L, LE>();
-  if constexpr (lanes) {
-    /* the lanes of this warp that exist (a constant for CTAs of whole warps) */
+  /* the lanes of this warp that exist (a constant for CTAs of whole warps) */
+  auto warp_lanes = [tid] {
     const unsigned wb = tid & ~31u;
-    lane_stages<L, LE>(v, tau, G::threads % 32 == 0 || wb + 32 <= (unsigned)G::threads
-                                   ? 0xffffffffu
-                                   : (1u << (G::threads - wb)) - 1u);
+    return G::threads % 32 == 0 || wb + 32 <= (unsigned)G::threads
+               ? 0xffffffffu
+               : (1u << (G::threads - wb)) - 1u;
+  };
+  if constexpr (lanes) {
+    lane_stages<L, LE>(v, tau, warp_lanes());
   } else if constexpr (HMX_FWHT_POW2_WARP_SYNC && G::tp <= 32) {
     /* the p-block's tp threads are lanes of one warp (blocks start at
      * multiples of tp, a power of two): its barriers are the warp's */
-    const unsigned wb = tid & ~31u;
-    const unsigned mask = G::threads % 32 == 0 || wb + 32 <= (unsigned)G::threads
-                              ? 0xffffffffu
-                              : (1u << (G::threads - wb)) - 1u;
+    const unsigned mask = warp_lanes();
     block_stages<L, LE>(v, sblk, tau, bf, [mask] { __syncwarp(mask); });
   } else {
     block_stages<L, LE>(v, sblk, tau, bf);
