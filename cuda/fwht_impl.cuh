@@ -1539,7 +1539,7 @@ bool launch_colsplit(Job *j, const void *x, void *y, int64_t rows, int m, int L,
       return launch_colsplit_ml<MM, LL>(j, (const float *)x, (float *)y, rows, scale, epi,       \
                                         alpha, beta);
   /* every size the knobs of fwht_colsplit.cuh can give it (by default 12 * 2048,
-   * 20 * 1024, 28 * 1024 one CTA a row, 12 * 4096 and 28 * 2048 two;
+   * 20 * 1024, 28 * 1024 one CTA a row, 12 * 4096, 20 * 2048 and 28 * 2048 two;
    * the others compile to nothing) */
   HMX_COLSPLIT_CASE(12, 11) HMX_COLSPLIT_CASE(12, 12) HMX_COLSPLIT_CASE(20, 10)
   HMX_COLSPLIT_CASE(20, 11) HMX_COLSPLIT_CASE(28, 10) HMX_COLSPLIT_CASE(28, 11)
