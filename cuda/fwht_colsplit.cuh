@@ -419,8 +419,10 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
    * which compute-sanitizer's racecheck needs (with idle threads skipping
    * them it reported false hazards between a write before a CTA barrier and
    * a read after it) */
-  const unsigned bar_id = C::G == C::GMAX || b < C::G ? 1 + b : 15,
-                 bar_n = C::G == C::GMAX || b < C::G ? C::tp : (C::GMAX - C::G) * C::tp;
+  /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE (no block in any round) */
+  const bool has_block = C::G == C::GMAX || b < C::G;
+  const unsigned bar_id = has_block ? 1 + b : 15,
+                 bar_n = has_block ? C::tp : (C::GMAX - C::G) * C::tp;
   auto block_sync = [&] {
     if (C::BB) asm volatile("bar.sync %0, %1;" ::"r"(bar_id), "r"(bar_n) : "memory");
     else __syncthreads();
@@ -447,17 +449,13 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
       if (k + 1 < C::NR) prefetch(row, k + 1, nxt);
       else prefetch(row + rstep, 0, nxt);
       par ^= 1;
-      /* b < GMAX always; b >= G only with HMX_FWHT_COLSPLIT_BALANCE */
-      const bool has_block = C::G == C::GMAX || b < C::G;
       const bool active = has_block && first(k, rank) + b < M;
       float v[C::E];
       const uint4 *st = reinterpret_cast<const uint4 *>(cur);
       if (has_block) {
 #pragma unroll
-        for (int q = 0; q < P; q++)
-          Io<Dt::F32>::unpack(C::in_stride != C::p ? st[b * (C::in_stride / 4) + slot(tau, q)]
-                                                   : st[slot(tid, q)],
-                              v + 4 * q);
+        for (int q = 0; q < P; q++) /* block b's pieces start at b * in_stride */
+          Io<Dt::F32>::unpack(st[b * (C::in_stride / 4) + slot(tau, q)], v + 4 * q);
       } else { /* no block this round (HMX_FWHT_COLSPLIT_BALANCE) */
 #pragma unroll
         for (int e = 0; e < C::E; e++) v[e] = 0.0f;
