@@ -956,6 +956,21 @@ __host__ __device__ constexpr bool cluster_pull(int M) {
 #define HMX_FWHT_CLUSTER_LE 5
 #endif
 
+/* 1 (default): fwht_cluster's step a synchronises each block's butterflies
+ * over its own threads only (__syncwarp for blocks within a warp, else a
+ * named barrier over the block's tp threads), as fwht_colsplit's
+ * HMX_FWHT_COLSPLIT_BLOCK_BAR; the CTA (or cluster) barrier of step b still
+ * orders the blocks before anything crosses them. 0: CTA barriers. Only
+ * the m-point rows with several blocks a CTA change (NC > 1). Measured on
+ * the H100 (session 37, docs/results/h100/fwht_cluster_blockbar/, % of the
+ * copy, CTA -> block barriers, same run, median of two rounds): f32
+ * 40 * 1024 82.1 -> 82.7, 40 * 2048 72.6 -> 73.1; bf16 / f16 40 * 1024
+ * 59.9 -> 60.7 / 58.8 -> 60.9, 40 * 2048 49.2 -> 49.3 / 49.3 -> 49.5,
+ * 12 * 4096 69.1 -> 69.8 / 69.1 -> 70.5, 28 * 2048 51.0 -> 52.4 / 51.0 ->
+ * 53.0; rows without m-point blocks within 0.2. */
+#ifndef HMX_FWHT_CLUSTER_BLOCK_BAR
+#define HMX_FWHT_CLUSTER_BLOCK_BAR 1
+#endif
 template <int M, int L, int LCL> struct Clu {
   static constexpr int LE = HMX_FWHT_CLUSTER_LE, E = 1 << LE; /* elements per thread in step a */
   static constexpr int lcl = LCL, CL = 1 << LCL;
@@ -1066,7 +1081,20 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
   /* a. load (window at bit 0: E consecutive elements) and butterflies */
   float v[E];
   load_run<DI>(v, (const TI *)xv + row * G::n + (int64_t)c * G::PB + tau * E, vec);
-  block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true);
+  if constexpr (HMX_FWHT_CLUSTER_BLOCK_BAR && G::NC > 1 && G::tp <= 32) {
+    /* a block's threads are lanes of one warp (tp a power of two, blocks at
+     * multiples of tp; threads = NC tp, a multiple of 32 here) */
+    static_assert(G::threads % 32 == 0, "whole warps");
+    block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true, [] { __syncwarp(); });
+  } else if constexpr (HMX_FWHT_CLUSTER_BLOCK_BAR && G::NC > 1 && G::NC <= 15) {
+    /* a named barrier over block cl's tp threads (whole warps) */
+    static_assert(G::tp % 32 == 0, "whole warps a block");
+    block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true, [cl] {
+      asm volatile("bar.sync %0, %1;" ::"r"(1 + cl), "r"(G::tp) : "memory");
+    });
+  } else {
+    block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true);
+  }
 
   if constexpr (cluster_pull(M)) {
     /* b. into this CTA's own shared memory, by owner: owner q's columns of

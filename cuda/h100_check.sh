@@ -35,8 +35,9 @@ timeout 300 ctest --test-dir "$B" -R 'conform_cuda|differential_cuda|conform_ref
   echo "== compute-sanitizer --tool racecheck test_cuda_device quick"
   timeout 200 compute-sanitizer --tool racecheck --racecheck-report all "$B/tests/test_cuda_device" quick | tail -4; echo "rc=$?"
   # the kernels with named / warp barriers and cluster exchanges, alone
-  # (tests/test_cuda_device.c: test_fwht_colsplit, test_fwht_pow2_warp)
-  for mode in colsplit pow2; do
+  # (tests/test_cuda_device.c: test_fwht_colsplit, test_fwht_pow2_warp,
+  # test_fwht_cluster_blocks)
+  for mode in colsplit pow2 cluster; do
     for tool in "racecheck --racecheck-report all" "synccheck" "memcheck --leak-check full"; do
       echo "== compute-sanitizer --tool $tool test_cuda_device $mode"
       timeout 120 compute-sanitizer --tool $tool "$B/tests/test_cuda_device" $mode | tail -4; echo "rc=$?"

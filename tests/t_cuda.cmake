@@ -27,6 +27,13 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
                    -DKERNEL=fwht_pow2 -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_pow2_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
+  # fwht_cluster's m-point rows with block barriers (test_fwht_cluster_blocks),
+  # alone, and that they ran on fwht_cluster
+  add_test(NAME test_cuda_device_cluster_route
+           COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:test_cuda_device> -DMODE=cluster
+                   -DKERNEL=fwht_cluster -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
+  set_tests_properties(test_cuda_device_cluster_route PROPERTIES LABELS cuda TIMEOUT 300
+                       SKIP_REGULAR_EXPRESSION "-- skipped: ")
 endif()
 # The cuda fast tier's gemm on device memory (f32/TF32, bf16, f16) against
 # its tensor-core bound (tests/test_fast_cuda_device.c); skipped without a GPU.

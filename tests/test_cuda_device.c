@@ -191,6 +191,24 @@ static void test_fwht_pow2_warp(void) {
     }
 }
 
+/* fwht_cluster's m-point rows with several p-blocks a CTA, whose step a
+ * synchronises each block over its own threads (HMX_FWHT_CLUSTER_BLOCK_BAR):
+ * 40 * 1024 (blocks of 32 threads: __syncwarp) and 40 * 2048, 28 * 2048,
+ * 20 * 2048, 12 * 4096 (64 or 128 threads: named barriers); f32 takes the
+ * cluster only for M = 40 (the others run on fwht_colsplit_cl). Plain, with
+ * the mix epilogue in place. Also alone (`test_cuda_device cluster`), for
+ * compute-sanitizer runs. */
+static void test_fwht_cluster_blocks(void) {
+  static const int ml[][2] = {{40, 10}, {40, 11}, {28, 11}, {20, 11}, {12, 12}};
+  static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
+  for (size_t i = 0; i < sizeof ml / sizeof ml[0]; i++)
+    for (int d = ml[i][0] == 40 ? 0 : 1; d < 3; d++) {
+      const int64_t n = (int64_t)ml[i][0] << ml[i][1], rows = ((int64_t)2 << 20) / n + 1;
+      fwht_case(rows, n, ml[i][0], dts[d], 0, 0, 0);
+      fwht_case(rows, n, ml[i][0], dts[d], 1, 1, 0);
+    }
+}
+
 static void test_fwht(void) {
   static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
   static const int ms[4] = {12, 20, 28, 40};
@@ -773,6 +791,11 @@ int main(int argc, char **argv) {
     test_fwht_colsplit();
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device colsplit");
+  }
+  if (argc > 1 && strcmp(argv[1], "cluster") == 0) { /* only test_fwht_cluster_blocks */
+    test_fwht_cluster_blocks();
+    cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return check_finish("test_cuda_device cluster");
   }
   if (argc > 1 && strcmp(argv[1], "pow2") == 0) { /* only test_fwht_pow2_warp */
     test_fwht_pow2_warp();
