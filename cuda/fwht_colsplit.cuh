@@ -197,7 +197,11 @@
  * column (512 columns a CTA, each thread the 20 sums of rows 2i + h)
  * measured 82.4 -> 72.0% of the copy against fwht_cluster (H100, session
  * 35, docs/results/h100/fwht_colsplit_cl/own/h2/; bit-exact, racecheck
- * clean), and unbalanced rounds (16 + 4 blocks) 66.4. */
+ * clean), and unbalanced rounds (16 + 4 blocks) 66.4; nor with CTAs of
+ * 512 threads, each keeping the 40 sums of one column (128 registers, no
+ * spills) and session 36's block barriers: 82.1 -> 75.6 (session 37,
+ * docs/results/h100/fwht_cluster_blockbar/ab/; bit-exact, racecheck clean;
+ * not merged). */
 __host__ __device__ constexpr int colsplit_le_s(int M, int L, int S) {
   if (!HMX_FWHT_COLSPLIT || M == 1 || (M << L) <= HMX_FWHT_COLSPLIT_MIN_N || M % S != 0)
     return -1;
