@@ -195,9 +195,11 @@ static void test_fwht_pow2_warp(void) {
  * synchronises each block over its own threads (HMX_FWHT_CLUSTER_BLOCK_BAR):
  * 40 * 1024 (blocks of 32 threads: __syncwarp) and 40 * 2048, 28 * 2048,
  * 20 * 2048, 12 * 4096 (64 or 128 threads: named barriers); f32 takes the
- * cluster only for M = 40 (the others run on fwht_colsplit_cl). Plain, with
- * the mix epilogue in place. Also alone (`test_cuda_device cluster`), for
- * compute-sanitizer runs. */
+ * cluster only for M = 40 (the others run on fwht_colsplit_cl). Plain, and
+ * hadamard_mix in place, which splits n itself (the smallest m first): 40 *
+ * 1024 becomes 20 * 2048 (16-bit: fwht_cluster; f32: fwht_colsplit_cl) and
+ * 40 * 2048 20 * 4096 (two passes: fwht_pow2 and fwht_factor). Also alone
+ * (`test_cuda_device cluster`), for compute-sanitizer runs. */
 static void test_fwht_cluster_blocks(void) {
   static const int ml[][2] = {{40, 10}, {40, 11}, {28, 11}, {20, 11}, {12, 12}};
   static const hmx_dtype dts[3] = {HMX_F32, HMX_BF16, HMX_F16};
