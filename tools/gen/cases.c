@@ -40,6 +40,18 @@ const hmx_vcase hmx_vcases[] = {
      {T("x", HMX_F32, 2, 1, 65536, 0, 0, FILL_UNIFORM, 1.0f)}},
     {"fwht", "fwht_n98304_m12_b1", 2828284031131993432ull, "scale=0.0031894755,m=12", "uniform", 1,
      {T("x", HMX_F32, 2, 1, 98304, 0, 0, FILL_UNIFORM, 1.0f)}},
+    /* m-point rows above 2^15 elements, one row each: on the cuda backend the
+     * one-pass kernels fwht_colsplit (12 * 2048), fwht_colsplit_cl (28 * 2048)
+     * and fwht_cluster (40 * 1024 f32; 12 * 4096 bf16), whose schedules differ
+     * most from the reference's loops (docs/CUDA.md) */
+    {"fwht", "fwht_n24576_m12_b1", 10446165133154093918ull, "scale=0.006378879538,m=12", "uniform", 1,
+     {T("x", HMX_F32, 2, 1, 24576, 0, 0, FILL_UNIFORM, 1.0f)}},
+    {"fwht", "fwht_n57344_m28_b1", 14776683981703317266ull, "scale=0.004175956905,m=28", "uniform", 1,
+     {T("x", HMX_F32, 2, 1, 57344, 0, 0, FILL_UNIFORM, 1.0f)}},
+    {"fwht", "fwht_n40960_m40_b1", 8715602834311346128ull, "scale=0.004941058844,m=40", "uniform", 1,
+     {T("x", HMX_F32, 2, 1, 40960, 0, 0, FILL_UNIFORM, 1.0f)}},
+    {"fwht", "fwht_n49152_m12_b1_bf16", 15200593110945925173ull, "scale=0.004510548978,m=12", "uniform", 1,
+     {T("x", HMX_BF16, 2, 1, 49152, 0, 0, FILL_UNIFORM, 1.0f)}},
     {"fwht", "fwht_n12_m12_b2", 1731866932950813720ull, "m=12", "uniform", 1,
      {T("x", HMX_F32, 2, 2, 12, 0, 0, FILL_UNIFORM, 1.0f)}},
     {"fwht", "fwht_n24_m12_b2", 10785837434751307047ull, "m=12", "uniform", 1,
