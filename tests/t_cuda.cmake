@@ -27,6 +27,10 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
                    -DKERNEL=fwht_pow2 -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_pow2_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
+  # every golden vector of the eight device ops on device memory, in its own
+  # dtypes (hmx conform passes host memory, widened to f32)
+  hmx_add_test(NAME test_cuda_vectors SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_vectors.c
+               LABELS cuda TIMEOUT 300 ARGS ${PROJECT_SOURCE_DIR}/vectors)
   # fwht_cluster's m-point rows with block barriers (test_fwht_cluster_blocks),
   # alone, and that they ran on fwht_cluster
   add_test(NAME test_cuda_device_cluster_route
