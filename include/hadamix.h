@@ -176,9 +176,11 @@ const char *hmx_fast_op_kernel(const hmx_backend *b, const char *op, const char 
  *     such backend runs; a chosen backend that cannot is HMX_ERR_UNSUPPORTED;
  *     no fallback to another backend;
  *   - dtypes: x and y of fwht and hadamard_mix may be f32, bf16 or f16 (x
- *     and y of one dtype; alpha and beta f32): the kernel widens on load and
- *     rounds once on store, so the bits are those of the host path, with half
- *     the bytes moved. Every float tensor of the other ops may be f32, bf16
+ *     and y of one dtype): the kernel widens on load and rounds once on
+ *     store, so the bits are those of the host path, with half the bytes
+ *     moved; alpha and beta may be f32, bf16 or f16, each of its own dtype (a
+ *     16-bit one is widened into f32 device scratch first, exactly, as on the
+ *     host). Every float tensor of the other ops may be f32, bf16
  *     or f16, each of its own dtype: a 16-bit one is widened into f32 device
  *     scratch and a 16-bit output rounded once from f32 (in the order of the
  *     stream, no wait), the host path's rule, so the bits are again those of

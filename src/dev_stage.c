@@ -38,8 +38,8 @@ hmx_status hmx_dev_staging_begin(hmx_dev_staging *st, const hmx_exec *ex,
     if (s != HMX_OK) return s;
     st->in[i] = p;
   }
-  if (!is16(out)) {
-    st->out = out->data;
+  if (!out || !is16(out)) {
+    st->out = out ? out->data : NULL;
     return HMX_OK;
   }
   return scratch_for(st, ex, out, &st->out);
@@ -47,7 +47,7 @@ hmx_status hmx_dev_staging_begin(hmx_dev_staging *st, const hmx_exec *ex,
 
 hmx_status hmx_dev_staging_finish(hmx_dev_staging *st, const hmx_exec *ex, const hmx_tensor *out,
                                   hmx_status s) {
-  if (s == HMX_OK && is16(out) && st->out)
+  if (s == HMX_OK && out && is16(out) && st->out)
     s = ex->dev->convert(out->data, out->dtype, st->out, HMX_F32, hmx_tensor_numel(out),
                          ex->call.stream);
   for (int i = 0; i < st->nscratch; i++) {

@@ -22,8 +22,9 @@ typedef struct hmx_dev_staging {
 } hmx_dev_staging;
 
 /* Widen the 16-bit inputs among ins[0..nin-1] (NULL entries allowed) and
- * make f32 room for a 16-bit output. On failure whatever was allocated is
- * released by hmx_dev_staging_finish. */
+ * make f32 room for a 16-bit output (out NULL: the op writes its output
+ * itself, as hadamard_mix, whose alpha and beta alone are staged). On
+ * failure whatever was allocated is released by hmx_dev_staging_finish. */
 hmx_status hmx_dev_staging_begin(hmx_dev_staging *st, const hmx_exec *ex,
                                  const hmx_tensor *const *ins, int nin, const hmx_tensor *out);
 /* After the kernel (status s): round the output into out when s is HMX_OK

@@ -81,11 +81,10 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
     int low = t->dtype == HMX_BF16 || t->dtype == HMX_F16;
     if (lowp_ok == HMX_PLACE_STAGED) continue; /* each its own dtype, staged by the op */
     if (!(lowp_ok >> i & 1u)) {
-      if (low)
+      if (low && !(lowp_ok & HMX_PLACE_STAGE_REST))
         return hmx_fail(HMX_ERR_DTYPE,
-                        "%s: device tensor '%s' is %s; it must be f32 in device memory (x and "
-                        "y of fwht and hadamard_mix may be bf16 or f16, not alpha or beta)",
-                        op, names[i], hmx_dtype_name(t->dtype));
+                        "%s: device tensor '%s' is %s, which %s does not take in device "
+                        "memory", op, names[i], hmx_dtype_name(t->dtype), op);
       continue;
     }
     if (!have) {

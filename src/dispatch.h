@@ -66,10 +66,14 @@ hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex
  * except those whose bit (1u << i) is set in lowp_ok, which may be bf16 or
  * f16 (and then all of one dtype, stored in ex->call.io_dtype); with
  * lowp_ok = HMX_PLACE_STAGED every float tensor may be bf16 or f16, each of
- * its own dtype (the op stages them, src/dev_stage.h; io_dtype stays f32).
+ * its own dtype (the op stages them, src/dev_stage.h; io_dtype stays f32);
+ * with HMX_PLACE_STAGE_REST or'ed into a mask, the float tensors whose bit
+ * is not set may be bf16 or f16 too, each of its own dtype, staged by the op
+ * (hadamard_mix's alpha and beta).
  * The backend must take device memory (picked here when the caller chose
  * none). Sets ex->dev (NULL for host memory). */
 #define HMX_PLACE_STAGED 0x80000000u
+#define HMX_PLACE_STAGE_REST 0x40000000u
 hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
                           const hmx_tensor *const *ts, const char *const *names, int n,
                           unsigned lowp_ok);

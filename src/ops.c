@@ -134,13 +134,22 @@ hmx_status hmx_hadamard_mix(const hmx_context *ctx, const hmx_tensor *x,
   TRY(hmx_check_alias(op, "y", y, "beta", beta, 0));
   const hmx_tensor *place[] = {x, y, alpha, beta};
   static const char *const place_names[] = {"x", "y", "alpha", "beta"};
-  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0x3u));
+  /* in device memory x and y (one dtype) are read and written by the kernel
+   * itself; 16-bit alpha / beta are widened into f32 device scratch first,
+   * exactly, as the host path widens them, so the bits are the same */
+  TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 4, 0x3u | HMX_PLACE_STAGE_REST));
   if (ex.dev) {
     hmx_status (*dfn)(const hmx_hadamard_mix_args *, const hmx_device_call *);
     HMX_PICK_DEVICE(ex, hadamard_mix, dfn);
-    hmx_hadamard_mix_args a = {x->data, alpha->data, beta->data, y->data,
-                               x->shape[0], n, m, ex.threads};
-    return device_finish(dfn(&a, &ex.call), op, &ex);
+    hmx_dev_staging ds;
+    const hmx_tensor *dins[] = {alpha, beta};
+    hmx_status s = hmx_dev_staging_begin(&ds, &ex, dins, 2, NULL);
+    if (s == HMX_OK) {
+      hmx_hadamard_mix_args a = {x->data, ds.in[0], ds.in[1], y->data,
+                                 x->shape[0], n, m, ex.threads};
+      s = dfn(&a, &ex.call);
+    }
+    return device_finish(hmx_dev_staging_finish(&ds, &ex, NULL, s), op, &ex);
   }
   hmx_status (*fn)(const hmx_hadamard_mix_args *);
   HMX_PICK(ex, hadamard_mix, fn);

@@ -71,16 +71,26 @@ int main(void) {
   expect(hmx_fwht(NULL, &du, &dy, 1.0f), HMX_ERR_INVALID_ARGUMENT, "aligned", "misaligned");
 
   /* 16-bit device tensors: fwht / hadamard_mix read them in their kernels,
-   * x and y of one dtype, alpha and beta f32 (the other ops stage any float
-   * tensor, each of its own dtype: test_cuda_device runs them) */
+   * x and y of one dtype; hadamard_mix's alpha and beta, and every float
+   * tensor of the other ops, may be 16-bit each of its own dtype, staged
+   * through f32 device scratch (test_cuda_device and test_cuda_vectors run
+   * them); ops without device kernels refuse 16-bit device tensors */
   hmx_tensor a16 = dev2(fake_dev, HMX_BF16, 2, 32), b16 = dev2(fake_dev + 64, HMX_F16, 2, 32);
   expect(hmx_fwht(NULL, &a16, &b16, 1.0f), HMX_ERR_DTYPE, "one dtype", "bf16 x, f16 y");
+  hmx_tensor s16a = dev2(fake_dev, HMX_BF16, 8, 8), s32b = dev2(fake_dev + 256, HMX_F32, 8, 8),
+             s32c = dev2(fake_dev + 512, HMX_F32, 8, 8);
+  expect(hmx_strassen(NULL, &s16a, &s32b, 0, &s32c), HMX_ERR_DTYPE, "does not take",
+         "bf16 device tensor of strassen");
   hmx_tensor al16 = hmx_tensor_1d(fake_dev + 2048, HMX_BF16, 32);
   al16.memory = HMX_MEMORY_CUDA;
   hmx_tensor be32 = hmx_tensor_1d(fake_dev + 2112, HMX_F32, 32);
   be32.memory = HMX_MEMORY_CUDA;
-  expect(hmx_hadamard_mix(NULL, &dx, &al16, &be32, &dy), HMX_ERR_DTYPE, "'alpha'",
-         "bf16 alpha");
+  /* placed (no dtype error); without a usable GPU it stops there (with one,
+   * the fake addresses would reach the kernels: test_cuda_vectors covers it) */
+  const hmx_backend *cu = hmx_backend_find("cuda");
+  if (!cu || !hmx_backend_available(cu))
+    expect(hmx_hadamard_mix(NULL, &dx, &al16, &be32, &dy), HMX_ERR_BACKEND_UNAVAILABLE,
+           "device memory", "bf16 alpha, no GPU");
 
   /* a chosen host-only backend is refused, never silently replaced */
   expect(hmx_fwht(&ref, &dx, &dy, 1.0f), HMX_ERR_UNSUPPORTED, "host memory only",

@@ -379,6 +379,10 @@ static hmx_status run_gemm(const hmx_context *c, hmx_tensor **t, const void *e) 
 static hmx_status run_gemm_nobias(const hmx_context *c, hmx_tensor **t, const void *e) {
   return hmx_gemm(c, t[0], t[1], *(const int *)e, NULL, t[2]);
 }
+static hmx_status run_mix(const hmx_context *c, hmx_tensor **t, const void *e) {
+  (void)e;
+  return hmx_hadamard_mix(c, t[0], t[1], t[2], t[3]);
+}
 static hmx_status run_rms(const hmx_context *c, hmx_tensor **t, const void *e) {
   (void)e;
   return hmx_rmsnorm(c, t[0], t[1], 1e-5f, t[2]);
@@ -481,6 +485,17 @@ static void test_staged16(void) {
     if (tb) op_case("16-bit gemm trans_b (f32 a, bf16 b, f16 c)", t3, 3, run_gemm_nobias, &tb);
     else op_case("16-bit gemm (bf16 a, f16 b, f32 bias, bf16 c)", t4, 4, run_gemm, &tb);
     free(a.data), free(b.data), free(bias.data), free(c.data);
+  }
+  /* hadamard_mix: x and y read and written by the kernel in their dtype,
+   * 16-bit alpha / beta widened into f32 device scratch first */
+  for (int v = 0; v <= 1; v++) {
+    hmx_tensor x = rnd_tensor_dt(v ? B : F, 2, 9, 768, 0, 0), y = rnd_tensor_dt(v ? B : F, 2, 9, 768, 0, 0);
+    hmx_tensor al = rnd_tensor_dt(v ? H : B, 1, 768, 0, 0, 0), be = rnd_tensor_dt(v ? F : H, 1, 768, 0, 0, 0);
+    hmx_tensor *t[] = {&x, &al, &be, &y};
+    op_case(v ? "hadamard_mix (bf16 x, y, f16 alpha, f32 beta)"
+              : "hadamard_mix (f32 x, y, bf16 alpha, f16 beta)",
+            t, 4, run_mix, NULL);
+    free(x.data), free(al.data), free(be.data), free(y.data);
   }
   {
     hmx_tensor x = rnd_tensor_dt(B, 2, 9, 777, 0, 0), w = rnd_tensor_dt(F, 1, 777, 0, 0, 0);
