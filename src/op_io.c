@@ -130,6 +130,17 @@ hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt) {
   return HMX_OK;
 }
 
+int hmx_expected_dtype(const hmx_opspec *op, const hmx_st_file *f) {
+  for (int a = 0; a < op->nargs; a++) {
+    if (!op->args[a].is_output) continue;
+    const hmx_st_tensor *t = hmx_st_find(f, op->args[a].name);
+    if (t && (t->dtype == HMX_F32 || t->dtype == HMX_BF16 || t->dtype == HMX_F16))
+      return (int)t->dtype;
+    return -1;
+  }
+  return -1;
+}
+
 hmx_status hmx_op_io_run(hmx_op_io *io, const hmx_context *ctx) {
   for (int a = 0; a < io->op->nargs; a++)
     if (io->op->args[a].is_output && !io->tp[a])

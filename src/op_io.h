@@ -29,6 +29,11 @@ uint64_t hmx_op_output_limit(void);
 /* Allocate the outputs (zero-filled) with dtype `dt`, or the first input's
  * dtype when dt < 0; outputs over hmx_op_output_limit() are refused. */
 hmx_status hmx_op_io_alloc_outputs(hmx_op_io *io, int dt);
+/* The float dtype of the op's first output tensor stored in f (a golden
+ * vector's expected output), or -1 if f has none (or it is not a float): the
+ * dt for hmx_op_io_alloc_outputs when a vector is run (hmx conform, run, diff,
+ * tests/test_cuda_vectors.c). */
+int hmx_expected_dtype(const hmx_opspec *op, const hmx_st_file *f);
 hmx_status hmx_op_io_run(hmx_op_io *io, const hmx_context *ctx);
 void hmx_op_io_free(hmx_op_io *io);
 

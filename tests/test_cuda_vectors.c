@@ -42,17 +42,6 @@ static int cuda_ok(cudaError_t e, const char *what, const char *file) {
   return e == cudaSuccess;
 }
 
-/* The dtype the vector stores its first output in (outputs are allocated in
- * it, as `hmx conform` does). */
-static int expected_dtype(const hmx_opspec *op, const hmx_st_file *f) {
-  for (int a = 0; a < op->nargs; a++) {
-    if (!op->args[a].is_output) continue;
-    const hmx_st_tensor *t = hmx_st_find(f, op->args[a].name);
-    return t ? (int)t->dtype : -1;
-  }
-  return -1;
-}
-
 /* One vector on device memory. Returns 1 when it ran (passed or failed:
  * CHECK counts the failures), 0 when the file is not a case for this test. */
 static int run_vector(const char *path, const char *file, const hmx_backend *cuda, int *ran) {
@@ -70,7 +59,7 @@ static int run_vector(const char *path, const char *file, const hmx_backend *cud
   hmx_op_io io;
   hmx_op_io_init(&io, op);
   s = hmx_op_io_load(&io, f);
-  if (s == HMX_OK) s = hmx_op_io_alloc_outputs(&io, expected_dtype(op, f));
+  if (s == HMX_OK) s = hmx_op_io_alloc_outputs(&io, hmx_expected_dtype(op, f));
   CHECK(s == HMX_OK, "%s: cannot prepare the case: %s", file, hmx_status_string(s));
 
   void *host[HMX_OP_MAX_ARGS] = {0}, *dev[HMX_OP_MAX_ARGS] = {0};

@@ -4,17 +4,6 @@
 
 #include <string.h>
 
-int hmx_expected_dtype(const hmx_opspec *op, const hmx_st_file *f) {
-  for (int a = 0; a < op->nargs; a++) {
-    if (!op->args[a].is_output) continue;
-    const hmx_st_tensor *t = hmx_st_find(f, op->args[a].name);
-    if (t && (t->dtype == HMX_F32 || t->dtype == HMX_BF16 || t->dtype == HMX_F16))
-      return (int)t->dtype;
-    return -1;
-  }
-  return -1;
-}
-
 int hmx_prepare(const char *cmd, const char *path, const hmx_opspec *op, const hmx_st_file *f,
                 const char *const *params, int nparams, int dtype, hmx_op_io *io) {
   hmx_op_io_init(io, op);

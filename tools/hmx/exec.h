@@ -4,10 +4,6 @@
 
 #include "hmx.h"
 
-/* The dtype of the op's first output tensor stored in f (a golden vector's
- * expected output), or -1 if f has none. */
-int hmx_expected_dtype(const hmx_opspec *op, const hmx_st_file *f);
-
 /* hmx_op_io_init + load from f (params from "param.*" metadata) + the
  * "NAME=VALUE" overrides + output allocation with `dtype` (< 0: the dtype of
  * the expected output stored in f, else of the first input). Prints the
