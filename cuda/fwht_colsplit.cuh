@@ -428,7 +428,7 @@ __device__ __forceinline__ void colsplit_body(const float *x, void *yv, int64_t 
   const unsigned bar_id = has_block ? 1 + b : 15,
                  bar_n = has_block ? C::tp : (C::GMAX - C::G) * C::tp;
   auto block_sync = [&] {
-    if (C::BB) asm volatile("bar.sync %0, %1;" ::"r"(bar_id), "r"(bar_n) : "memory");
+    if (C::BB) named_barrier(bar_id, bar_n);
     else __syncthreads();
   };
 #pragma unroll 1

@@ -578,6 +578,12 @@ __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, i
     reg_stages<E>(v, LE * q - w1, LE);
   }
 }
+/* A named barrier (bar.sync id, n): waits for n threads (whole warps) of the
+ * CTA that use the same id, e.g. one p-block's, so the other blocks of the
+ * CTA need not wait for each other (id 0 is __syncthreads'). */
+__device__ __forceinline__ void named_barrier(unsigned id, unsigned n) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
+}
 /* block_stages with CTA barriers (every thread of the CTA takes part) */
 template <int LB, int LE>
 __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau,
@@ -1089,9 +1095,8 @@ __device__ __forceinline__ void cluster_body(const void *xv, void *yv, float sca
   } else if constexpr (HMX_FWHT_CLUSTER_BLOCK_BAR && G::NC > 1 && G::NC <= 15) {
     /* a named barrier over block cl's tp threads (whole warps) */
     static_assert(G::tp % 32 == 0, "whole warps a block");
-    block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true, [cl] {
-      asm volatile("bar.sync %0, %1;" ::"r"(1 + cl), "r"(G::tp) : "memory");
-    });
+    block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true,
+                            [cl] { named_barrier(1 + cl, G::tp); });
   } else {
     block_stages<G::LB, LE>(v, sm + cl * G::bs, tau, true);
   }
