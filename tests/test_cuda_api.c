@@ -85,12 +85,6 @@ int main(void) {
   al16.memory = HMX_MEMORY_CUDA;
   hmx_tensor be32 = hmx_tensor_1d(fake_dev + 2112, HMX_F32, 32);
   be32.memory = HMX_MEMORY_CUDA;
-  /* placed (no dtype error); without a usable GPU it stops there (with one,
-   * the fake addresses would reach the kernels: test_cuda_vectors covers it) */
-  const hmx_backend *cu = hmx_backend_find("cuda");
-  if (!cu || !hmx_backend_available(cu))
-    expect(hmx_hadamard_mix(NULL, &dx, &al16, &be32, &dy), HMX_ERR_BACKEND_UNAVAILABLE,
-           "device memory", "bf16 alpha, no GPU");
 
   /* a chosen host-only backend is refused, never silently replaced */
   expect(hmx_fwht(&ref, &dx, &dy, 1.0f), HMX_ERR_UNSUPPORTED, "host memory only",
@@ -100,11 +94,17 @@ int main(void) {
          "device tensors with HMX_BACKEND=ref");
   unsetenv("HMX_BACKEND");
 
-  /* with no backend chosen and no usable device backend: unavailable */
+  /* with no backend chosen and no usable device backend: unavailable; a
+   * bf16 alpha of hadamard_mix is placed (no dtype error) and stops there too
+   * (with a GPU the fake addresses would reach the kernels: test_cuda_vectors
+   * runs 16-bit alpha / beta on real device memory) */
   const hmx_backend *cuda = hmx_backend_find("cuda");
-  if (!cuda || !hmx_backend_available(cuda))
+  if (!cuda || !hmx_backend_available(cuda)) {
     expect(hmx_fwht(NULL, &dx, &dy, 1.0f), HMX_ERR_BACKEND_UNAVAILABLE, "device memory",
            "device tensors without a GPU");
+    expect(hmx_hadamard_mix(NULL, &dx, &al16, &be32, &dy), HMX_ERR_BACKEND_UNAVAILABLE,
+           "device memory", "bf16 alpha, no GPU");
+  }
 
   /* why the cuda backend cannot run, and what its probe found (hmx info) */
   if (cuda) {
