@@ -94,7 +94,14 @@ if(_hmx_cuda_ok)
 
   # The H100 benchmark driver (tools/cuda/bench_h100.sh): hadamix on device
   # memory next to the copy bandwidth; a plain C program on the public API.
-  add_executable(hmx-cuda-bench ${PROJECT_SOURCE_DIR}/tools/cuda/bench_cuda.c)
+  # Its FP32 add-rate probe (tools/cuda/fp32_peak.cu) is CUDA: an object
+  # library of its own, without the directory's C options that nvcc rejects.
+  add_library(hmx_fp32_peak OBJECT ${PROJECT_SOURCE_DIR}/tools/cuda/fp32_peak.cu)
+  set_property(TARGET hmx_fp32_peak PROPERTY COMPILE_OPTIONS
+               "${HMX_CUDA_EXACT_FLAGS};${_hmx_cuda_host_flags}")
+  set_property(TARGET hmx_fp32_peak PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
+  add_executable(hmx-cuda-bench ${PROJECT_SOURCE_DIR}/tools/cuda/bench_cuda.c
+                 $<TARGET_OBJECTS:hmx_fp32_peak>)
   target_link_libraries(hmx-cuda-bench PRIVATE hadamix)
   target_include_directories(hmx-cuda-bench PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
   message(STATUS "hadamix: cuda backend built (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "

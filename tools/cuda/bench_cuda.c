@@ -17,6 +17,7 @@
 
 #include "cuda_check.h"
 #include "cuda_kernels.h" /* hmx_cuda_attention_reruns */
+#include "fp32_peak.h"
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -411,7 +412,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--quick")) {
       quick = 1;
     } else {
-      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention,staged] [--fwht-n LIST]\n");
+      fprintf(stderr, "usage: hmx-cuda-bench [--out FILE] [--mib M] [--reps R] [--quick] [--only fwht,gemm,attention,staged,peak] [--fwht-n LIST]\n");
       return 2;
     }
   }
@@ -444,6 +445,11 @@ int main(int argc, char **argv) {
   CK(cudaFree((void *)c.src));
   CK(cudaFree(c.dst));
 
+  /* the FP32 add rate: with the copy, the two ceilings of an fwht row
+   * (tools/cuda/fp32_peak.cu; bench_table.py's "FP32 cap") */
+  if (want("fwht") || (only && want("peak")))
+    fprintf(out, "{\"kind\":\"peak\",\"what\":\"fp32_add\",\"gops\":%.1f}\n",
+            hmx_bench_fp32_add_gops(reps));
   if (want("fwht")) bench_fwht(cuda, copy_gbs);
   if (want("gemm")) bench_gemm(cuda);
   if (only && want("staged")) bench_staged(cuda, copy_gbs);

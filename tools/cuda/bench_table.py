@@ -46,6 +46,40 @@ def factor_of(n, m):
     return 1
 
 
+# FP32 additions of the m-point sum of one column (NUMERICS §fwht step 2:
+# m outputs, each +-u[0] then m - 1 additions in index order) when outputs
+# whose rows of H_m start with the same signs share those partial sums (the
+# same additions in the same order, so the same bits): the number of distinct
+# sign prefixes of length 2 .. m among H_m's rows (src/hadamard_factors.c),
+# which is also nvcc's count of FADDs in the unrolled sum (it finds the
+# common prefixes itself). Without sharing: m * (m - 1).
+MPOINT_ADDS = {1: 0, 12: 111, 20: 348, 28: 696, 40: 1129}
+
+
+def issue_per_element(n, m, dtype):
+    """Instructions an element that no bit-exact kernel can avoid, for a row
+    n = m * p: log2 p butterfly stages, the m-point sum's additions (shared
+    prefixes counted once), the multiply by the scale, and for 16-bit rows
+    the widening (one integer op an element) and the narrowing (one
+    F2FP.PACK_AB for two). Loads, stores and every move of data between
+    threads come on top."""
+    conv = 1.5 if dtype in ("bf16", "f16") else 0.0
+    return (n // m).bit_length() - 1 + MPOINT_ADDS[m] / m + 1 + conv
+
+
+def issue_cap(r, m, cg, peak):
+    """The highest % of the copy that the GPU's measured instruction rate
+    allows a bit-exact kernel on this row: the measured FP32 add rate
+    (tools/cuda/fp32_peak.cu) is the issue rate on Hopper (one warp
+    instruction a clock per scheduler, as wide as the FP32 units), over
+    issue_per_element, times the bytes an element moves. A bound, not an
+    estimate."""
+    if not peak:
+        return None
+    es = 4 if r["dtype"] == "f32" else 2
+    return 100.0 * peak * es * 2 / (issue_per_element(r["n"], m, r["dtype"]) * cg)
+
+
 def main():
     hmx = load(sys.argv[1])
     peer = load(sys.argv[2]) if len(sys.argv) > 2 else []
@@ -62,11 +96,20 @@ def main():
         copy["bytes"] >> 20, cg,
         ", torch copy_ %.0f GB/s" % tcopy["gbs"] if tcopy else ""))
     print()
+    pk = next((r for r in hmx if r["kind"] == "peak" and r["what"] == "fp32_add"), None)
+    peak = pk["gops"] if pk else None
+    if peak:
+        print("FP32 adds (tools/cuda/fp32_peak.cu), the issue rate: **%.1f T/s**. \"Issue cap\" "
+              "below: the %% of the copy at which the instructions that no bit-exact kernel "
+              "avoids (bench_table.py issue_per_element) would take every issue slot; a target "
+              "above it cannot be met on this GPU." % (peak / 1000))
+        print()
     print("### fwht (device memory, out of place, %d MiB inputs)" % (copy["bytes"] >> 20))
     print()
     print("| n | m | dtype | hadamix GB/s | % copy | Dao GB/s | % copy | hadamix / Dao | target | "
-          "met? | bit-exact |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+          "met? | issue cap | bit-exact |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |")
+    tally = {"met": 0, "missed": 0, "beyond cap": 0}
     dao = {(r["dtype"], r["n"], r["m"]): r for r in peer if r["kind"] == "fwht"}
     for r in hmx:
         if r["kind"] != "fwht":
@@ -75,17 +118,28 @@ def main():
         d = dao.get((r["dtype"], r["n"], m))
         pct = r["gbs"] / cg * 100
         tgt = target_fwht(r["dtype"], r["n"], m)
+        cap = issue_cap(r, m, cg, peak)
         if tgt is None:
             met = ""
         elif pct >= tgt:
             met = "yes"
+            tally["met"] += 1
         else:
             met = "no (-%.1f pt)" % (tgt - pct)
-        print("| %d | %d | %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s |" % (
+            tally["missed"] += 1
+            if cap is not None and cap < tgt:
+                met += ", beyond the cap"
+                tally["beyond cap"] += 1
+        print("| %d | %d | %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
             r["n"], m, r["dtype"], r["gbs"], pct,
             "%.0f" % d["gbs"] if d else "-", "%.1f" % (d["gbs"] / cg * 100) if d else "-",
             "%.2f" % (r["gbs"] / d["gbs"]) if d else "-",
-            "%.0f%%" % tgt if tgt else "-", met, "yes" if r["bitexact"] else "**NO**"))
+            "%.0f%%" % tgt if tgt else "-", met,
+            "%.0f%%" % cap if cap is not None else "-", "yes" if r["bitexact"] else "**NO**"))
+    print()
+    print("fwht targets: %d met, %d missed%s" % (
+        tally["met"], tally["missed"],
+        " (%d of them above their issue cap)" % tally["beyond cap"] if peak else ""))
     mix = [r for r in hmx if r["kind"] == "hadamard_mix"]
     if mix:
         print()

@@ -7,7 +7,8 @@
 # hmx-cuda-bench --only fwht runs on every variant, one after the other,
 # ROUNDS times, and tools/cuda/fwht_ab_table.py prints the % of copy side by
 # side (each run's own cudaMemcpy copy bandwidth; every timed configuration
-# checked bit for bit against ref). Run from the repository root:
+# checked bit for bit against ref). Without TEST only hmx-cuda-bench is
+# built. Run from the repository root:
 #   VARIANTS='base:;e16:-DHMX_FWHT_E_F32=16' [TEST='e16'] [ROUNDS=1]
 #   [CJ=dir holding cJSON's include/ and lib/] [OUT=dir] [B=build prefix]
 #   [NCU='regex ...'] [FWHT_N=1792,2560] bash tools/cuda/fwht_ab.sh
@@ -22,6 +23,8 @@ B=${B:-/tmp/ab}
 CJ=${CJ:-$PWD/.devcarry}
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=$CJ/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+only_bench=()
+[ -z "${TEST:-}" ] && only_bench=(--target hmx-cuda-bench)
 IFS=';' read -ra vs <<< "${VARIANTS:?VARIANTS='name:flags;...'}"
 names=()
 { echo "== tools/cuda/fwht_ab.sh VARIANTS='$VARIANTS' TEST='${TEST:-}' ROUNDS=${ROUNDS:-1}"; date -u
@@ -33,7 +36,7 @@ for v in "${vs[@]}"; do
   ( cmake -S . -B "$B-$name" -DCMAKE_BUILD_TYPE=Release -DHMX_WERROR=ON \
       -DHMX_CJSON_INCLUDE="$CJ/include" -DHMX_CJSON_LIBRARY="$CJ/lib/libcjson.so" \
       -DCMAKE_CUDA_FLAGS="${v#*:}" > "$OUT/build-$name.txt" 2>&1 &&
-      cmake --build "$B-$name" -j8 >> "$OUT/build-$name.txt" 2>&1 ||
+      cmake --build "$B-$name" -j8 "${only_bench[@]}" >> "$OUT/build-$name.txt" 2>&1 ||
       { echo "BUILD FAILED: $name"; tail -30 "$OUT/build-$name.txt"; } ) &
 done
 wait
