@@ -21,6 +21,14 @@ extern "C" {
 int hmx_cuda_probe(void);
 const char *hmx_cuda_unavailable_reason(void);
 int hmx_cuda_describe(char *buf, size_t cap);
+/* cuda/device_balance.cu: 1 when the device's memory is fast for its SMs
+ * (>= 16 bytes per SM clock: the H200, not the H100), which picks some fwht
+ * kernels; *bytes_per_clock (may be NULL) gets the ratio (0: unknown).
+ * HMX_CUDA_FWHT_FAST_MEMORY=0 or 1 overrides the answer (read per call). */
+int hmx_cuda_fast_memory(int device, double *bytes_per_clock);
+/* elements a thread of the last fwht_pow2 launch (16 or 32; 0: none yet),
+ * for tests of that choice */
+int hmx_cuda_fwht_pow2_last_elems(void);
 hmx_status hmx_cuda_fwht(const hmx_fwht_args *a);
 hmx_status hmx_cuda_hadamard_mix(const hmx_hadamard_mix_args *a);
 hmx_status hmx_cuda_gemm(const hmx_gemm_args *a);

@@ -5,6 +5,7 @@
 
 namespace hmx_cuda {
 namespace fw {
+std::atomic<int> pow2_last_elems{0};
 extern template void fwht_run<Dt::F32>(Job *, const void *, void *, int64_t, int64_t, int,
                                        int64_t, float, int, const float *, const float *);
 extern template void fwht_run<Dt::BF16>(Job *, const void *, void *, int64_t, int64_t, int,
@@ -92,4 +93,8 @@ extern "C" hmx_status hmx_cuda_dev_hadamard_mix(const hmx_hadamard_mix_args *a,
                                                 const hmx_device_call *c) {
   return device_call("hadamard_mix", c, a->x, a->y, a->alpha, a->beta, a->batch, a->n, a->m,
                      hmx_inv_sqrt_n(a->n), 1);
+}
+
+extern "C" int hmx_cuda_fwht_pow2_last_elems(void) {
+  return hmx_cuda::fw::pow2_last_elems.load(std::memory_order_relaxed);
 }

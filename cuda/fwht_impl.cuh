@@ -349,10 +349,30 @@ __device__ __forceinline__ void factor_pass(int g, U u, St st) {
 #define HMX_FWHT_MPOINT_WANT 0
 #endif
 
-template <Dt D, int M, int L> __host__ __device__ constexpr int pow2_log_e() {
+/* The same choice for a GPU whose memory is fast for its SMs (FM:
+ * hmx_cuda_fast_memory, cuda/device_balance.cu; the H200). There more rows
+ * wait on the instruction issue than on memory, and 32 elements a thread do
+ * fewer instructions an element (one transpose fewer, and for p <= 1024 a
+ * p-block's threads are one warp's lanes, whose barriers are __syncwarp).
+ * Measured on the H200 (session 38, docs/results/h200/knobs/, % of the
+ * copy, 16 -> 32 elements): 16-bit m = 1 512 86.7 -> 96.7, 1024 80.5 ->
+ * 99.7, 2048 80.3 -> 84.9, 4096 78.9 -> 84.3; f32 8192 86.9 -> 89.5, 16384
+ * 76.8 -> 83.4, 12 * 1024 79.9 -> 88.1, 20 * 512 83.9 -> 88.0, but f32
+ * rows of up to 6144 elements 98-99 -> 87-90 (7168: +1, noise). So with
+ * FM: 16-bit m = 1 rows take 16 elements only up to this n, f32 rows only
+ * up to the next. */
+#ifndef HMX_FWHT_E16_16_MAX_N_FM
+#define HMX_FWHT_E16_16_MAX_N_FM 256
+#endif
+#ifndef HMX_FWHT_E16_F32_MAX_N_FM
+#define HMX_FWHT_E16_F32_MAX_N_FM 7168
+#endif
+template <Dt D, int M, int L, bool FM = false> __host__ __device__ constexpr int pow2_log_e() {
   return ((M << L) >> 4) <= 1024 &&
-                 (D == Dt::F32 ? M <= HMX_FWHT_E16_F32_MAX_M && (M < 28 || ((M << L) >> 4) <= 512)
-                               : (M == 1 && (1 << L) <= HMX_FWHT_E16_16_MAX_N) ||
+                 (D == Dt::F32 ? M <= HMX_FWHT_E16_F32_MAX_M && (M < 28 || ((M << L) >> 4) <= 512) &&
+                                     (!FM || (M << L) <= HMX_FWHT_E16_F32_MAX_N_FM)
+                               : (M == 1 && (1 << L) <= (FM ? HMX_FWHT_E16_16_MAX_N_FM
+                                                            : HMX_FWHT_E16_16_MAX_N)) ||
                                      M >= HMX_FWHT_E16_16_MIN_M ||
                                      (HMX_FWHT_E16_M20_SMALL_P && M == 20 && (L == 6 || L == 7)))
              ? 4
@@ -474,12 +494,12 @@ __host__ __device__ constexpr int pow2_min_blocks() {
   constexpr int pf = by_smem < by_threads ? by_smem : by_threads;
   return PF ? (pf > 0 ? pf : 1) : G::min_blocks;
 }
-template <Dt DI, Dt DO, int M, int L> __host__ __device__ constexpr bool pow2_prefetch() {
+template <Dt DI, Dt DO, int M, int L, int LE> __host__ __device__ constexpr bool pow2_prefetch() {
   return HMX_FWHT_PF && DI == DO && M > 1 && !Pow2<M, L, 5>::one_col &&
          (M << L) >= HMX_FWHT_PF_MIN_N &&
-         pow2_log_e<DI, M, L>() == 5 && /* the 16-element kernels run at 97-101% already */
+         LE == 5 && /* the 16-element kernels run at 97-101% already */
          (HMX_FWHT_PF_DT & (DI == Dt::F32 ? 1 : 2)) &&
-         pow2_smem<DI, M, L, pow2_log_e<DI, M, L>()>(true) <= kMaxSmemOptIn;
+         pow2_smem<DI, M, L, LE>(true) <= kMaxSmemOptIn;
 }
 
 /* The stages above the register window by lane shuffles (lane_stages)
@@ -830,7 +850,7 @@ template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_ma
 }
 
 template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>(),
-          bool PF = pow2_prefetch<DI, DO, M, L>()>
+          bool PF = pow2_prefetch<DI, DO, M, L, LE>()>
 __global__ void __launch_bounds__(Pow2<M, L, LE>::threads, pow2_min_blocks<DI, M, L, LE, PF>())
 fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
           const float *beta, int vec, int pair_ok) {
@@ -1403,11 +1423,14 @@ int persistent_per_sm(Job *j, K kern, int threads, size_t smem, std::atomic<int>
                         });
 }
 
-template <Dt DI, Dt DO, int M, int L>
-void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
-                 const float *alpha, const float *beta) {
-  constexpr int LE = pow2_log_e<DI, M, L>();
-  constexpr bool PF = pow2_prefetch<DI, DO, M, L>();
+/* elements a thread of the last fwht_pow2 launch (cuda/fwht.cu; tests) */
+extern std::atomic<int> pow2_last_elems;
+
+template <Dt DI, Dt DO, int M, int L, int LE>
+void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
+                    const float *alpha, const float *beta) {
+  constexpr bool PF = pow2_prefetch<DI, DO, M, L, LE>();
+  pow2_last_elems.store(1 << LE, std::memory_order_relaxed);
   using G = Pow2<M, L, LE>;
   static_assert(G::n <= kMaxRow && G::threads <= 1024, "row too long for one CTA");
   const int64_t blocks = (rows + G::R - 1) / G::R;
@@ -1442,6 +1465,24 @@ void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int 
   kern<<<(unsigned)blocks, G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha, beta, vec,
                                                           pair_ok);
   job_launched(j, "fwht_pow2");
+}
+
+/* fwht_pow2 with the elements a thread that suit the current device: where
+ * pow2_log_e differs for fast memory, hmx_cuda_fast_memory decides (both
+ * kernels give the same bits). */
+template <Dt DI, Dt DO, int M, int L>
+void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
+                 const float *alpha, const float *beta) {
+  constexpr int LE = pow2_log_e<DI, M, L>(), LE_FM = pow2_log_e<DI, M, L, true>();
+  if constexpr (LE != LE_FM) {
+    int dev = 0;
+    if (!check(j, cudaGetDevice(&dev), "cudaGetDevice")) return;
+    if (hmx_cuda_fast_memory(dev, NULL)) {
+      launch_pow2_le<DI, DO, M, L, LE_FM>(j, x, y, rows, scale, epi, alpha, beta);
+      return;
+    }
+  }
+  launch_pow2_le<DI, DO, M, L, LE>(j, x, y, rows, scale, epi, alpha, beta);
 }
 
 template <Dt DI, Dt DO, int M, int EMAX>

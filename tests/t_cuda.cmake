@@ -20,8 +20,9 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_colsplit_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
-  # fwht_pow2's warp-synchronised p-blocks (test_fwht_pow2_warp), alone, and
-  # that they ran on fwht_pow2
+  # fwht_pow2's warp-synchronised p-blocks (test_fwht_pow2_warp) and its
+  # elements a thread by the device's balance (test_fwht_fast_memory), alone,
+  # and that they ran on fwht_pow2
   add_test(NAME test_cuda_device_pow2_route
            COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:test_cuda_device> -DMODE=pow2
                    -DKERNEL=fwht_pow2 -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)

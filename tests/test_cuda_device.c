@@ -191,6 +191,36 @@ static void test_fwht_pow2_warp(void) {
     }
 }
 
+/* The rows whose fwht_pow2 takes 16 or 32 elements a thread by the
+ * device's balance (cuda/device_balance.cu, pow2_log_e's FM), each with
+ * HMX_CUDA_FWHT_FAST_MEMORY=0 and =1: the output against ref, and the
+ * kernel that ran (hmx_cuda_fwht_pow2_last_elems); two rows whose kernel is
+ * the same either way. The variable is restored afterwards. */
+static void test_fwht_fast_memory(void) {
+  static const struct {
+    int m, l;
+    hmx_dtype dt;
+    int e_slow, e_fast;
+  } cs[] = {{1, 9, HMX_BF16, 16, 32},  {1, 10, HMX_F16, 16, 32}, {1, 12, HMX_BF16, 16, 32},
+            {1, 13, HMX_F32, 16, 32},  {1, 14, HMX_F32, 16, 32}, {12, 10, HMX_F32, 16, 32},
+            {20, 9, HMX_F32, 16, 32},  {1, 8, HMX_BF16, 16, 16}, {12, 9, HMX_F32, 16, 16}};
+  const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
+  char saved[16] = "";
+  if (was) snprintf(saved, sizeof saved, "%s", was);
+  for (int fm = 0; fm < 2; fm++) {
+    setenv("HMX_CUDA_FWHT_FAST_MEMORY", fm ? "1" : "0", 1);
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+      const int64_t n = (int64_t)cs[i].m << cs[i].l, rows = ((int64_t)2 << 20) / n + 1;
+      fwht_case(rows, n, cs[i].m == 1 ? 0 : cs[i].m, cs[i].dt, (int)(i % 2), 0, 0);
+      const int want = fm ? cs[i].e_fast : cs[i].e_slow, got = hmx_cuda_fwht_pow2_last_elems();
+      CHECK(got == want, "fwht n=%lld %s with HMX_CUDA_FWHT_FAST_MEMORY=%d: fwht_pow2 with %d "
+            "elements a thread, not %d", (long long)n, hmx_dtype_name(cs[i].dt), fm, got, want);
+    }
+  }
+  if (was) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
+  else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
+}
+
 /* fwht_cluster's m-point rows with several p-blocks a CTA, whose step a
  * synchronises each block over its own threads (HMX_FWHT_CLUSTER_BLOCK_BAR):
  * 40 * 1024 (blocks of 32 threads: __syncwarp) and 40 * 2048, 28 * 2048,
@@ -814,12 +844,14 @@ int main(int argc, char **argv) {
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device cluster");
   }
-  if (argc > 1 && strcmp(argv[1], "pow2") == 0) { /* only test_fwht_pow2_warp */
+  if (argc > 1 && strcmp(argv[1], "pow2") == 0) { /* only these fwht_pow2 tests */
     test_fwht_pow2_warp();
+    test_fwht_fast_memory();
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device pow2");
   }
   test_fwht();
+  test_fwht_fast_memory();
   test_other_ops();
   test_staged16();
   test_big_shapes();
