@@ -8,7 +8,7 @@
 
 const hmx_backend hmx_backend_cuda = {
     .name = "cuda",
-    .description = "CUDA SIMT kernels for sm_90 (H100); host buffers copied per call, "
+    .description = "CUDA SIMT kernels for sm_90 (H100, H200); host buffers copied per call, "
                    "device buffers (HMX_MEMORY_CUDA) used in place",
     .probe = hmx_cuda_probe,
     .unavailable_reason = hmx_cuda_unavailable_reason,
