@@ -6,8 +6,9 @@
  * most threads resident (to hide memory latency) wins. On a GPU whose memory
  * is fast for its SMs the same row waits on the instruction issue, and the
  * kernel with the fewest instructions an element wins. The H100 (3.35 TB/s,
- * 132 SMs at 1.98 GHz: 12.8 bytes per SM clock) is of the first kind, the
- * H200 (4.8 TB/s, the same SMs: 18.8) of the second (docs/CUDA.md;
+ * 132 SMs at 1.98 GHz: 12.8 bytes per SM clock by its datasheet) is of the
+ * first kind, the H200 (4.8 TB/s, the same SMs: 18.4 from its attributes,
+ * `hmx info`) of the second (docs/CUDA.md;
  * docs/results/h200/knobs/). Both kernels of each such choice keep
  * NUMERICS' order, so the choice changes no bit. */
 #include <cuda_runtime.h>

@@ -205,8 +205,7 @@ static void test_fwht_fast_memory(void) {
             {1, 13, HMX_F32, 16, 32},  {1, 14, HMX_F32, 16, 32}, {12, 10, HMX_F32, 16, 32},
             {20, 9, HMX_F32, 16, 32},  {1, 8, HMX_BF16, 16, 16}, {12, 9, HMX_F32, 16, 16}};
   const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
-  char saved[16] = "";
-  if (was) snprintf(saved, sizeof saved, "%s", was);
+  char *saved = was ? strdup(was) : NULL; /* setenv may free the string was points to */
   for (int fm = 0; fm < 2; fm++) {
     setenv("HMX_CUDA_FWHT_FAST_MEMORY", fm ? "1" : "0", 1);
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
@@ -217,8 +216,9 @@ static void test_fwht_fast_memory(void) {
             "elements a thread, not %d", (long long)n, hmx_dtype_name(cs[i].dt), fm, got, want);
     }
   }
-  if (was) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
+  if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
   else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
+  free(saved);
 }
 
 /* fwht_cluster's m-point rows with several p-blocks a CTA, whose step a
