@@ -403,8 +403,17 @@ template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
 #ifndef HMX_FWHT_CTA_M40_E32
 #define HMX_FWHT_CTA_M40_E32 192
 #endif
+/* m = 1 with 32 elements a thread, n <= 4096 (only on GPUs with fast memory,
+ * pow2_log_e; above, a row fills a CTA of 256): 128 instead of 256 measured
+ * on the H200 (session 38, docs/results/h200/pf_m1/, % of the copy, bf16 /
+ * f16) 2048 84.1 -> 86.3 / 83.8 -> 85.4, 4096 83.1 -> 85.5 / 83.1 -> 85.5,
+ * 512 and 1024 +0.4 ... -0.4 */
+#ifndef HMX_FWHT_CTA_M1_E32
+#define HMX_FWHT_CTA_M1_E32 128
+#endif
 __host__ __device__ constexpr int pow2_cta(int M, int LE) {
-  return M == 20 && LE == 4   ? HMX_FWHT_CTA_M20_E16
+  return M == 1 && LE == 5    ? HMX_FWHT_CTA_M1_E32
+         : M == 20 && LE == 4 ? HMX_FWHT_CTA_M20_E16
          : M == 28 && LE == 5 ? HMX_FWHT_CTA_M28_E32
          : M == 40 && LE == 5 ? HMX_FWHT_CTA_M40_E32
                               : kCtaThreads;
@@ -494,11 +503,27 @@ __host__ __device__ constexpr int pow2_min_blocks() {
   constexpr int pf = by_smem < by_threads ? by_smem : by_threads;
   return PF ? (pf > 0 ? pf : 1) : G::min_blocks;
 }
+/* The persistent kernel for m = 1 rows too (1: f32, 2: 16-bit, 3: both; 0:
+ * off) of at least HMX_FWHT_PF_M1_MIN_N elements, with 32 elements a thread
+ * (so on the H200, not the H100: pow2_log_e): each group's stage is
+ * refilled as soon as every thread has loaded its elements from it, so the
+ * next rows' copies overlap this group's butterflies and stores. Measured
+ * on the H200 (session 38, docs/results/h200/pf_m1/, % of the copy): f32
+ * 16384 83.2 -> 90.0, though one CTA of 512 threads a SM instead of two;
+ * f32 8192 89.2 -> 85.5 (3 CTAs instead of 4), 16-bit 2048 ... 32768 -7 ...
+ * -17 pt. So f32 from 16384. */
+#ifndef HMX_FWHT_PF_M1
+#define HMX_FWHT_PF_M1 1
+#endif
+#ifndef HMX_FWHT_PF_M1_MIN_N
+#define HMX_FWHT_PF_M1_MIN_N 16384
+#endif
 template <Dt DI, Dt DO, int M, int L, int LE> __host__ __device__ constexpr bool pow2_prefetch() {
-  return HMX_FWHT_PF && DI == DO && M > 1 && !Pow2<M, L, 5>::one_col &&
-         (M << L) >= HMX_FWHT_PF_MIN_N &&
+  return HMX_FWHT_PF && DI == DO &&
          LE == 5 && /* the 16-element kernels run at 97-101% already */
-         (HMX_FWHT_PF_DT & (DI == Dt::F32 ? 1 : 2)) &&
+         (M > 1 ? !Pow2<M, L, 5>::one_col && (M << L) >= HMX_FWHT_PF_MIN_N &&
+                      (HMX_FWHT_PF_DT & (DI == Dt::F32 ? 1 : 2))
+                : (1 << L) >= HMX_FWHT_PF_M1_MIN_N && (HMX_FWHT_PF_M1 & (DI == Dt::F32 ? 1 : 2))) &&
          pow2_smem<DI, M, L, LE>(true) <= kMaxSmemOptIn;
 }
 
@@ -640,7 +665,7 @@ __device__ __forceinline__ void lane_stages(float (&v)[1 << LE], int tau, unsign
  * elements for phase 0 (x: its first input element); when M > 1,
  * butterflies_done() runs once every thread of the CTA has finished its
  * butterflies (after the barrier before the m-point sums). */
-template <Dt DI, Dt DO, int M, int L, int LE, typename Load, typename F>
+template <Dt DI, Dt DO, int M, int L, int LE, bool PF = false, typename Load, typename F>
 __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm, const void *xv,
                                            void *yv, int64_t rows, float scale, int epi,
                                            const float *alpha, const float *beta, int pair_ok,
@@ -662,6 +687,10 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
   for (int k = 0; k < E; k++) v[k] = 0.0f;
   if (valid && bf) /* phase 0: window at bit 0, thread tau holds tau*E .. tau*E+E-1 */
     load(v, (const TI *)xv + row * G::n + c * G::p + tau * E);
+  if constexpr (PF && M == 1) { /* the stage is read: the next group's copies start now */
+    __syncthreads();
+    butterflies_done();
+  }
   constexpr bool lanes = pow2_lane_stages<M, L, LE>();
   /* the lanes of this warp that exist (a constant for CTAs of whole warps) */
   auto warp_lanes = [tid] {
@@ -803,7 +832,7 @@ __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows
       unsigned tid = threadIdx.x;
       float *smg = sm;
       asm volatile("" : "+r"(tid), "+l"(smg));
-      pow2_group<DI, DO, M, L, LE>(
+      pow2_group<DI, DO, M, L, LE, true>(
           grp, tid, smg, xv, yv, rows, scale, epi, alpha, beta, pair_ok,
           [&](float (&v)[E], const TI *x) {
             if (vec) {

@@ -195,7 +195,8 @@ static void test_fwht_pow2_warp(void) {
  * device's balance (cuda/device_balance.cu, pow2_log_e's FM), each with
  * HMX_CUDA_FWHT_FAST_MEMORY=0 and =1: the output against ref, and the
  * kernel that ran (hmx_cuda_fwht_pow2_last_elems); two rows whose kernel is
- * the same either way. The variable is restored afterwards. */
+ * the same either way; and f32 16384, persistent with fast memory, in place
+ * and unaligned. The variable is restored afterwards. */
 static void test_fwht_fast_memory(void) {
   static const struct {
     int m, l;
@@ -215,6 +216,12 @@ static void test_fwht_fast_memory(void) {
       CHECK(got == want, "fwht n=%lld %s with HMX_CUDA_FWHT_FAST_MEMORY=%d: fwht_pow2 with %d "
             "elements a thread, not %d", (long long)n, hmx_dtype_name(cs[i].dt), fm, got, want);
     }
+    /* the persistent m = 1 kernel (fast memory, HMX_FWHT_PF_M1) with more
+     * rows than the resident CTAs (later groups too), in place, and on
+     * unaligned input, which each thread loads itself instead of from the
+     * stage */
+    fwht_case(((int64_t)8 << 20) / 16384 + 3, 16384, 0, HMX_F32, 0, 1, 0);
+    fwht_case(((int64_t)8 << 20) / 16384 + 3, 16384, 0, HMX_F32, 1, 0, 1);
   }
   if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
   else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
