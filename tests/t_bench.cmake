@@ -35,3 +35,13 @@ hmx_add_test(NAME test_read_orders
                      ${PROJECT_SOURCE_DIR}/tools/read_bandwidth.c
              LABELS unit TIMEOUT 60)
 target_include_directories(test_read_orders PRIVATE ${PROJECT_SOURCE_DIR}/tools)
+# tools/cuda/bench_table.py (the CUDA benchmark's tables, docs/CUDA.md) on
+# made-up results: its fwht verdicts, the issue cap, the tally, and the
+# m-point addition counts it derives from src/hadamard_factors.c.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+  add_test(NAME bench_table_cuda
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_table.py
+                   ${PROJECT_SOURCE_DIR}/tools/cuda/bench_table.py)
+  set_tests_properties(bench_table_cuda PROPERTIES LABELS "unit;python" TIMEOUT 60)
+endif()

@@ -9,6 +9,8 @@ Percentages of copy bandwidth use the cudaMemcpy device-to-device copy of
 the hadamix run (bytes read + written, same size as the inputs) for both
 hadamix and Dao, so the two columns are comparable."""
 import json
+import os
+import re
 import sys
 
 
@@ -46,14 +48,34 @@ def factor_of(n, m):
     return 1
 
 
-# FP32 additions of the m-point sum of one column (NUMERICS §fwht step 2:
-# m outputs, each +-u[0] then m - 1 additions in index order) when outputs
-# whose rows of H_m start with the same signs share those partial sums (the
-# same additions in the same order, so the same bits): the number of distinct
-# sign prefixes of length 2 .. m among H_m's rows (src/hadamard_factors.c),
-# which is also nvcc's count of FADDs in the unrolled sum (it finds the
-# common prefixes itself). Without sharing: m * (m - 1).
-MPOINT_ADDS = {1: 0, 12: 111, 20: 348, 28: 696, 40: 1129}
+FACTORS_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                         "hadamard_factors.c")
+
+
+def hadamard_factors(path=FACTORS_C):
+    """The matrices H_m of src/hadamard_factors.c (m = 12, 20, 28, 40) as
+    lists of rows of +1 / -1, read from its string tables ('+' / '-')."""
+    text = open(path).read()
+    out = {}
+    for m, body in re.findall(r"had(\d+)\[\d+\]\s*=\s*\{(.*?)\};", text, re.S):
+        rows = [[1 if ch == "+" else -1 for ch in r] for r in re.findall(r'"([+-]+)"', body)]
+        out[int(m)] = rows
+    return out
+
+
+def mpoint_adds(rows):
+    """FP32 additions of the m-point sum of one column (NUMERICS §fwht step
+    2: output r is +-u[0], then m - 1 additions in index order) when outputs
+    whose rows of H_m start with the same signs share those partial sums: the
+    same additions in the same order give the same bits, so one is enough.
+    That is the number of distinct sign prefixes of length 2 .. m among the
+    rows (nvcc finds these common prefixes itself: its SASS has exactly this
+    many FADDs per column). Without sharing it would be m * (m - 1)."""
+    return len({tuple(r[:k]) for r in rows for k in range(2, len(r) + 1)})
+
+
+MPOINT_ADDS = {1: 0}
+MPOINT_ADDS.update({m: mpoint_adds(rows) for m, rows in hadamard_factors().items()})
 
 
 def issue_per_element(n, m, dtype):
