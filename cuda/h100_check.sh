@@ -1,9 +1,15 @@
 #!/bin/bash
-# One device batch for the cuda backend (docs/CUDA.md): build, conformance,
-# differential, the device-memory tests, compute-sanitizer, a small timing.
-# Logs go to $OUT. Run from the repository root with .devcarry carried (cJSON).
-#   [B=build dir] [SKIP_BUILD=1] bash cuda/h100_check.sh
+# One device batch for the cuda backend on an sm_90 GPU (H100, H200;
+# docs/CUDA.md): build, conformance, differential, the device-memory tests,
+# compute-sanitizer, a small timing. Logs go to $OUT. Run from the
+# repository root with .devcarry carried (cJSON).
+#   [B=build dir] [SKIP_BUILD=1] [PARTS="tests sanitize bench"] bash cuda/h100_check.sh
+# PARTS: which of the three to run after the build (default all). The whole
+# takes longer than one 600-second device call; `PARTS=tests` and then
+# `PARTS="sanitize bench"` in a second call fit.
 set -u
+PARTS=${PARTS:-tests sanitize bench}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 OUT=${OUT:-/tmp/hmx-out}; mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
@@ -20,10 +26,13 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     cmake --build "$B" -j16 ) > "$OUT/build.txt" 2>&1 || { echo BUILD FAILED; tail -40 "$OUT/build.txt"; exit 1; }
   grep -i "backends compiled\|cuda backend" "$OUT/build.txt"
 fi
+if part tests; then
 timeout 300 ctest --test-dir "$B" -R 'conform_cuda|differential_cuda|conform_ref|test_cuda' --output-on-failure \
   > "$OUT/ctest.txt" 2>&1; echo "ctest rc=$?"; tail -25 "$OUT/ctest.txt"
 { echo "== hmx conform --backend cuda -v"; "$B/tools/hmx" conform --backend cuda -v; echo "rc=$?"; } \
   > "$OUT/conform.txt" 2>&1; tail -6 "$OUT/conform.txt"
+fi
+part sanitize &&
 { echo "== compute-sanitizer --tool memcheck hmx conform --backend cuda"
   timeout 150 compute-sanitizer --tool memcheck --leak-check full "$B/tools/hmx" conform --backend cuda; echo "rc=$?"
   echo "== compute-sanitizer --tool memcheck --leak-check full test_cuda_device quick (device-memory path)"
@@ -43,6 +52,8 @@ timeout 300 ctest --test-dir "$B" -R 'conform_cuda|differential_cuda|conform_ref
       timeout 120 compute-sanitizer --tool $tool "$B/tests/test_cuda_device" $mode | tail -4; echo "rc=$?"
     done
   done
-} > "$OUT/sanitizer.txt" 2>&1; grep -E "^==|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|rc=|result|checks" "$OUT/sanitizer.txt"
+} > "$OUT/sanitizer.txt" 2>&1 &&
+  grep -E "^==|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|rc=|result|checks" "$OUT/sanitizer.txt"
+part bench || exit 0
 timeout 90 "$B/tools/hmx" bench fwht hadamard_mix gemm rmsnorm layernorm rope attention swiglu --backend cuda --size small \
   > "$OUT/bench.txt" 2>&1; echo "bench rc=$?"; head -40 "$OUT/bench.txt"

@@ -1,11 +1,13 @@
 #!/bin/bash
-# The H100 benchmark of issue 5 (docs/CUDA.md, "Speed"). One run measures,
+# The benchmark of issue 5 on an sm_90 GPU (H100, H200; docs/CUDA.md,
+# "Speed"; the name is from its first GPU). One run measures,
 # side by side on the same GPU: hadamix's cuda kernels on device memory
 # (build/hmx-cuda-bench, tools/cuda/bench_cuda.c), the device-to-device copy
 # bandwidth, Dao-AILab's fast-hadamard-transform (when DAO names a directory
 # holding its built extension module; it is never built or kept here) and
 # PyTorch: cuBLAS SGEMM with TF32 off and scaled_dot_product_attention in
-# fp32 (tools/cuda/bench_torch.py). Prints the tables of docs/CUDA.md
+# fp32 (tools/cuda/bench_torch.py), and the GPU's FP32 add rate for each fwht
+# row's issue cap (tools/cuda/fp32_peak.cu). Prints the tables of docs/CUDA.md
 # (tools/cuda/bench_table.py) and keeps the raw JSON lines in $OUT.
 #
 # Run from the repository root on the GPU machine:
