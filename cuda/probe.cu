@@ -136,7 +136,7 @@ extern "C" int hmx_cuda_describe(char *buf, size_t cap) {
     double bpc = 0.0;
     const int fast = hmx_cuda_fast_memory(d, &bpc);
     const char *env = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
-    say(buf, cap, &at, "                %.1f bytes of memory bandwidth per SM clock: fwht kernels for %s "
+    say(buf, cap, &at, "               %.1f bytes of memory bandwidth per SM clock: fwht kernels for %s "
         "memory%s\n", bpc, fast ? "fast" : "slower",
         env && (!strcmp(env, "0") || !strcmp(env, "1")) ? " (HMX_CUDA_FWHT_FAST_MEMORY)" : "");
   }
