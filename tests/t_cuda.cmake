@@ -28,6 +28,11 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
                    -DKERNEL=fwht_pow2 -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_pow2_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
+  # whether the GPU's memory is fast for its SMs (cuda/device_balance.cu) and
+  # its override, against the device's attributes; runs without a GPU too
+  hmx_add_test(NAME test_cuda_balance SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_balance.c
+               LABELS unit cuda TIMEOUT 60)
+  target_link_libraries(test_cuda_balance PRIVATE m)
   # every golden vector of the eight device ops on device memory, in its own
   # dtypes (hmx conform passes host memory, widened to f32)
   hmx_add_test(NAME test_cuda_vectors SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_vectors.c
