@@ -92,7 +92,7 @@ if(_hmx_cuda_ok)
     message(STATUS "hadamix: cuBLASLt not found: the cuda backend has no fast tier")
   endif()
 
-  # The H100 benchmark driver (tools/cuda/bench_h100.sh): hadamix on device
+  # The GPU benchmark driver (tools/cuda/bench_h100.sh): hadamix on device
   # memory next to the copy bandwidth; a plain C program on the public API.
   # Its FP32 add-rate probe (tools/cuda/fp32_peak.cu) is CUDA: an object
   # library of its own, without the directory's C options that nvcc rejects.

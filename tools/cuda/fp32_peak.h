@@ -1,4 +1,4 @@
-/* The GPU's measured FP32 add rate (tools/cuda/fp32_peak.cu), for hmx-cuda-bench. */
+/* The GPU's FP32 add-rate probe (tools/cuda/fp32_peak.cu), for hmx-cuda-bench. */
 #ifndef HMX_TOOLS_FP32_PEAK_H
 #define HMX_TOOLS_FP32_PEAK_H
 
@@ -6,9 +6,10 @@
 extern "C" {
 #endif
 
-/* Billions of FP32 adds a second on the current device: the median of reps
- * launches of independent FADD chains over a full grid. Exits on a CUDA error. */
-double hmx_bench_fp32_add_gops(int reps);
+/* Queues one launch of independent FADD chains over a full grid of the
+ * current device on the default stream and returns the number of adds it
+ * does (the caller times it). Exits on a CUDA error. */
+double hmx_bench_fp32_add_launch(void);
 
 #ifdef __cplusplus
 }
