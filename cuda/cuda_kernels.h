@@ -26,6 +26,8 @@ int hmx_cuda_describe(char *buf, size_t cap);
  * kernels; *bytes_per_clock (may be NULL) gets the ratio (0: unknown).
  * HMX_CUDA_FWHT_FAST_MEMORY=0 or 1 overrides the answer (read per call). */
 int hmx_cuda_fast_memory(int device, double *bytes_per_clock);
+/* that override: 0 or 1 when HMX_CUDA_FWHT_FAST_MEMORY is "0" or "1", else -1 */
+int hmx_cuda_fast_memory_override(void);
 /* elements a thread of the last fwht_pow2 launch (16 or 32; 0: none yet),
  * for tests of that choice */
 int hmx_cuda_fwht_pow2_last_elems(void);

@@ -43,6 +43,13 @@ double bytes_per_sm_clock(int device) {
 
 } // namespace
 
+extern "C" int hmx_cuda_fast_memory_override(void) {
+  const char *e = getenv("HMX_CUDA_FWHT_FAST_MEMORY"); /* read per call, for tests */
+  if (e && strcmp(e, "0") == 0) return 0;
+  if (e && strcmp(e, "1") == 0) return 1;
+  return -1;
+}
+
 extern "C" int hmx_cuda_fast_memory(int device, double *bytes_per_clock) {
   /* the attributes of a device do not change: read once per device (zero-
    * initialised statics: known[d] = 1 once ratio[d] holds the answer; two
@@ -61,8 +68,6 @@ extern "C" int hmx_cuda_fast_memory(int device, double *bytes_per_clock) {
     }
   }
   if (bytes_per_clock) *bytes_per_clock = b;
-  const char *e = getenv("HMX_CUDA_FWHT_FAST_MEMORY"); /* read per call, for tests */
-  if (e && strcmp(e, "0") == 0) return 0;
-  if (e && strcmp(e, "1") == 0) return 1;
-  return b >= kFastBytesPerSmClock;
+  const int forced = hmx_cuda_fast_memory_override();
+  return forced >= 0 ? forced : b >= kFastBytesPerSmClock;
 }

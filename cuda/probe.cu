@@ -135,10 +135,9 @@ extern "C" int hmx_cuda_describe(char *buf, size_t cap) {
     /* the balance that picks some fwht kernels (cuda/device_balance.cu) */
     double bpc = 0.0;
     const int fast = hmx_cuda_fast_memory(d, &bpc);
-    const char *env = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
     say(buf, cap, &at, "               %.1f bytes of memory bandwidth per SM clock: fwht kernels for %s "
         "memory%s\n", bpc, fast ? "fast" : "slower",
-        env && (!strcmp(env, "0") || !strcmp(env, "1")) ? " (HMX_CUDA_FWHT_FAST_MEMORY)" : "");
+        hmx_cuda_fast_memory_override() >= 0 ? " (HMX_CUDA_FWHT_FAST_MEMORY)" : "");
   }
   if (p->ok) say(buf, cap, &at, "available:     yes\n");
   else say(buf, cap, &at, "available:     no: %s\n", p->reason);
