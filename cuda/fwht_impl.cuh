@@ -94,6 +94,12 @@ template <> struct Io<Dt::BF16> {
   __device__ static unsigned short narrow(float f) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(f));
   }
+  /* narrow(lo) | narrow(hi) << 16 in one cvt.rn.bf16x2.f32 (each half
+   * rounded on its own, RNE, as narrow) */
+  __device__ static unsigned narrow2(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return (unsigned)__bfloat16_as_ushort(h.x) | (unsigned)__bfloat16_as_ushort(h.y) << 16;
+  }
   __device__ static void unpack(uint4 u, float *v) {
     const unsigned w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
@@ -112,6 +118,12 @@ template <> struct Io<Dt::F16> {
   static constexpr int kVec = 8;
   __device__ static float widen(unsigned short h) { return __half2float(__ushort_as_half(h)); }
   __device__ static unsigned short narrow(float f) { return __half_as_ushort(__float2half_rn(f)); }
+  /* narrow(lo) | narrow(hi) << 16 in one cvt.rn.f16x2.f32 (each half
+   * rounded on its own, RNE, as narrow) */
+  __device__ static unsigned narrow2(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return (unsigned)__half_as_ushort(h.x) | (unsigned)__half_as_ushort(h.y) << 16;
+  }
   __device__ static void unpack(uint4 u, float *v) {
     const unsigned w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
@@ -394,6 +406,9 @@ template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
  * instead of 6) 93 -> 97.5%, f32 99.0 -> 99.6%. M = 28 with 32 elements
  * (16-bit 28 * 32 ... 28 * 256): 256 is best; 192, 384 and 512 each lost
  * 2-10 pt at 896 ... 3584 (and 512 10 pt at 7168). */
+#ifndef HMX_FWHT_M1_E32_MIN_THREADS
+#define HMX_FWHT_M1_E32_MIN_THREADS HMX_FWHT_MIN_THREADS
+#endif
 #ifndef HMX_FWHT_CTA_M20_E16
 #define HMX_FWHT_CTA_M20_E16 192
 #endif
@@ -442,6 +457,7 @@ template <int M, int L, int LE> struct Pow2 {
   static constexpr int want =
       LE == 4 && M >= 20 && HMX_FWHT_MPOINT_WANT > 0 ? HMX_FWHT_MPOINT_WANT
       : M >= 28                                     ? 1024
+      : M == 1 && LE == 5                           ? HMX_FWHT_M1_E32_MIN_THREADS
       : LE == 4                                     ? 2048
                                                     : HMX_FWHT_MIN_THREADS;
   /* no more CTAs than the SM's 64 warps hold (a CTA of 80 threads takes 3) */
@@ -469,6 +485,9 @@ template <int M, int L, int LE> struct Pow2 {
 #endif
 #ifndef HMX_FWHT_PF_MIN_N /* only for n >= this */
 #define HMX_FWHT_PF_MIN_N 14336
+#endif
+#ifndef HMX_FWHT_PF_SHARED_OFFSET /* see pow2_body */
+#define HMX_FWHT_PF_SHARED_OFFSET 1
 #endif
 #ifndef HMX_FWHT_PF_DT /* 1: f32 rows, 2: 16-bit rows, 3: both */
 #define HMX_FWHT_PF_DT 1
@@ -568,6 +587,45 @@ __device__ __forceinline__ int tau_part(int tau, int w, int e) {
   return (tau & ((1 << w) - 1)) | ((tau >> w) << (w + e));
 }
 
+/* The split last window of an m = 1 row (HMX_FWHT_SPLIT_LAST): instead of
+ * index bits [LB - LE, LB), the last phase's window is bits [0, LA) and
+ * [LB - LE + LA, LB). Bits below LA had their stages in phase 0, so this
+ * works when the last phase has at most LE - LA stages left; the thread's
+ * bits then fill [LA, LB - LE + LA) (thread part tau << LA), and register
+ * k stands for index split_offset(k): its low LA bits in place, the others
+ * above the thread's. So the thread ends holding runs of 2^LA consecutive
+ * outputs, and lane tau's run sits next to lane tau + 1's: one 4-, 8- or
+ * 16-byte store a run instead of one store an element, and for 16-bit
+ * output one conversion a pair (cvt.rn.bf16x2.f32 / f16x2). The last
+ * phase's shared-memory reads stay scalar and free of bank conflicts: for
+ * a fixed k the 32 lanes of a p-block of >= 32 threads read pad_index(2^LA
+ * * lane + c), c < 2^LA, which fall in 32 different banks for LA <= 3. */
+__host__ __device__ constexpr int split_offset(int k, int LB, int LE, int LA) {
+  return (k & ((1 << LA) - 1)) | ((k >> LA) << (LB - LE + LA));
+}
+/* Low index bits kept in fwht_pow2's last window for an m = 1 row (0: the
+ * plain window [L - LE, L)): as many as a 16-byte store holds (8 16-bit or
+ * 4 f32 elements), at most HMX_FWHT_SPLIT_LAST, and at most the slack of
+ * the last phase (LE * phases - L); only for p-blocks of >= 32 threads
+ * (fewer threads a block put two rows in one warp, whose reads would then
+ * meet 2-way bank conflicts) and 32 elements a thread. */
+#ifndef HMX_FWHT_SPLIT_LAST
+#define HMX_FWHT_SPLIT_LAST 3
+#endif
+#ifndef HMX_FWHT_SPLIT_MIN_BYTES /* only where a run is at least this many bytes */
+#define HMX_FWHT_SPLIT_MIN_BYTES 4
+#endif
+template <Dt DO, int M, int L, int LE> __host__ __device__ constexpr int pow2_split_bits() {
+  constexpr int phases = (L + LE - 1) / LE, slack = LE * phases - L;
+  constexpr int vec = DO == Dt::F32 ? 2 : 3, es = DO == Dt::F32 ? 4 : 2;
+  constexpr int la0 = vec < slack ? vec : slack;
+  constexpr int la = la0 < HMX_FWHT_SPLIT_LAST ? la0 : HMX_FWHT_SPLIT_LAST;
+  return M == 1 && LE == 5 && L - LE >= 5 && phases > 1 && la > 0 &&
+                 (es << la) >= HMX_FWHT_SPLIT_MIN_BYTES
+             ? la
+             : 0;
+}
+
 /* The output stores (optionally evict-first: the output is never read
  * again by this kernel). */
 template <typename T> __device__ __forceinline__ void st_out(T *p, T v) {
@@ -576,6 +634,27 @@ template <typename T> __device__ __forceinline__ void st_out(T *p, T v) {
 #else
   *p = v;
 #endif
+}
+
+/* Step 3's store of 2^LA consecutive outputs o (already through the
+ * epilogue) at y, aligned to their size: f32 as one float2 / float4,
+ * 16-bit rounded a pair at a time (Io::narrow2) into one 4-, 8- or 16-byte
+ * store. */
+template <Dt DO, int LA>
+__device__ __forceinline__ void store_run(typename Io<DO>::T *y, const float (&o)[1 << LA]) {
+  if constexpr (DO == Dt::F32) {
+    static_assert(LA == 1 || LA == 2, "f32 runs of 2 or 4");
+    if constexpr (LA == 2) st_out(reinterpret_cast<float4 *>(y), make_float4(o[0], o[1], o[2], o[3]));
+    else st_out(reinterpret_cast<float2 *>(y), make_float2(o[0], o[1]));
+  } else {
+    static_assert(LA >= 1 && LA <= 3, "16-bit runs of 2, 4 or 8");
+    unsigned w[(1 << LA) / 2];
+#pragma unroll
+    for (int i = 0; i < (1 << LA) / 2; i++) w[i] = Io<DO>::narrow2(o[2 * i], o[2 * i + 1]);
+    if constexpr (LA == 3) st_out(reinterpret_cast<uint4 *>(y), make_uint4(w[0], w[1], w[2], w[3]));
+    else if constexpr (LA == 2) st_out(reinterpret_cast<uint2 *>(y), make_uint2(w[0], w[1]));
+    else st_out(reinterpret_cast<unsigned *>(y), w[0]);
+  }
 }
 
 /* Phase 0's load: this thread's E consecutive input elements at x, widened
@@ -600,10 +679,12 @@ __device__ __forceinline__ void load_run(float (&v)[E], const typename Io<DI>::T
  * threads do not, but take part in the barriers). Ends with the window at
  * bit LB - LE (at 0 when a single phase). sync(): a barrier over every
  * thread of the p-block (and whichever others take part). */
-template <int LB, int LE, typename Sync>
+template <int LB, int LE, int LA = 0, typename Sync>
 __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau,
                                              bool active, Sync sync) {
   constexpr int E = 1 << LE, phases = (LB + LE - 1) / LE;
+  static_assert(LA == 0 || (phases > 1 && LA <= LE * phases - LB),
+                "the split last window keeps only index bits whose stages are done");
   reg_stages<E>(v, 0, LE);
 #pragma unroll
   for (int q = 1; q < phases; q++) { /* window window(q-1) -> window(q) */
@@ -615,10 +696,14 @@ __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, i
       for (int k = 0; k < E; k++) s0[pad_index(k << w0)] = v[k];
     }
     sync();
+    /* the last window split (LA > 0): register bits b >= LA still stand for
+     * index bits w1 + b, so the stages left are the same register bits */
+    const bool split = LA > 0 && q == phases - 1;
     if (active) {
-      const float *s1 = sblk + pad_index(tau_part(tau, w1, LE));
+      const float *s1 = sblk + pad_index(split ? tau << LA : tau_part(tau, w1, LE));
 #pragma unroll
-      for (int k = 0; k < E; k++) v[k] = s1[pad_index(k << w1)];
+      for (int k = 0; k < E; k++)
+        v[k] = s1[pad_index(split ? split_offset(k, LB, LE, LA) : k << w1)];
     }
     reg_stages<E>(v, LE * q - w1, LE);
   }
@@ -630,10 +715,10 @@ __device__ __forceinline__ void named_barrier(unsigned id, unsigned n) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
 }
 /* block_stages with CTA barriers (every thread of the CTA takes part) */
-template <int LB, int LE>
+template <int LB, int LE, int LA = 0>
 __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, int tau,
                                              bool active) {
-  block_stages<LB, LE>(v, sblk, tau, active, [] { __syncthreads(); });
+  block_stages<LB, LE, LA>(v, sblk, tau, active, [] { __syncthreads(); });
 }
 
 /* Lane stages (HMX_FWHT_LANE_STAGES): the stages s = LE .. LB - 1 of a
@@ -668,7 +753,7 @@ __device__ __forceinline__ void lane_stages(float (&v)[1 << LE], int tau, unsign
 template <Dt DI, Dt DO, int M, int L, int LE, bool PF = false, typename Load, typename F>
 __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm, const void *xv,
                                            void *yv, int64_t rows, float scale, int epi,
-                                           const float *alpha, const float *beta, int pair_ok,
+                                           const float *alpha, const float *beta, int y_align,
                                            Load load, F butterflies_done) {
   using G = Pow2<M, L, LE>;
   constexpr int E = G::E;
@@ -692,6 +777,7 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
     butterflies_done();
   }
   constexpr bool lanes = pow2_lane_stages<M, L, LE>();
+  constexpr int LA = pow2_split_bits<DO, M, L, LE>();
   /* the lanes of this warp that exist (a constant for CTAs of whole warps) */
   auto warp_lanes = [tid] {
     const unsigned wb = tid & ~31u;
@@ -705,25 +791,47 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
     /* the p-block's tp threads are lanes of one warp (blocks start at
      * multiples of tp, a power of two): its barriers are the warp's */
     const unsigned mask = warp_lanes();
-    block_stages<L, LE>(v, sblk, tau, bf, [mask] { __syncwarp(mask); });
+    block_stages<L, LE, LA>(v, sblk, tau, bf, [mask] { __syncwarp(mask); });
   } else {
-    block_stages<L, LE>(v, sblk, tau, bf);
+    block_stages<L, LE, LA>(v, sblk, tau, bf);
   }
   /* the last window (0 after lane stages: phase 0's layout) */
   constexpr int wl = G::phases > 1 && !lanes ? L - LE : 0;
 
   if (M == 1) { /* step 3 */
-    const int t0 = tau_part(tau, wl, LE);
     TO *y = (TO *)yv + row * G::n;
+    if constexpr (LA > 0) { /* the split last window: runs of 2^LA consecutive outputs */
+      constexpr int run = 1 << LA;
+      const int t0 = tau << LA;
+      if (!valid) return;
+      if (y_align >= (int)sizeof(TO) * run) { /* uniform */
+#pragma unroll
+        for (int h = 0; h < E / run; h++) {
+          const int at = t0 + split_offset(h * run, L, LE, LA);
+          float o[run];
+#pragma unroll
+          for (int i = 0; i < run; i++) o[i] = epilogue(v[h * run + i], epi, scale, alpha, beta, at + i);
+          store_run<DO, LA>(y + at, o);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+          const int at = t0 + split_offset(k, L, LE, LA);
+          st_out(y + at, (TO)Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, at)));
+        }
+      }
+      return;
+    }
+    const int t0 = tau_part(tau, wl, LE);
     if constexpr (sizeof(TO) == 2 && wl >= 1 && wl <= 3) {
       /* 16-bit output with a window below bit 4 (n = 64 .. 256): lanes tau and
        * tau ^ 1 hold neighbouring elements (index bit 0 is tau's bit 0), so
        * they swap halves and each writes 2 adjacent elements (32 bits): a
        * lane group then covers whole 32-byte sectors. Every element is
        * rounded by the thread that computed it; only the 16-bit results move.
-       * pair_ok (4-byte aligned output) is uniform; invalid rows still take
-       * part in the shuffle (both lanes of a pair are in one row). */
-      if (pair_ok) {
+       * y_align >= 4 (4-byte aligned output) is uniform; invalid rows still
+       * take part in the shuffle (both lanes of a pair are in one row). */
+      if (y_align >= 4) {
         const bool odd = tau & 1;
 #pragma unroll
         for (int i = 0; i < E / 2; i++) {
@@ -786,14 +894,14 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
 template <Dt DI, Dt DO, int M, int L, int LE, bool PF>
 __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows, float scale,
                                           int epi, const float *alpha, const float *beta, int vec,
-                                          int pair_ok) {
+                                          int y_align) {
   using G = Pow2<M, L, LE>;
   constexpr int E = G::E;
   using TI = typename Io<DI>::T;
   extern __shared__ float sm[];
   if constexpr (!PF) { /* one group of rows per CTA */
     pow2_group<DI, DO, M, L, LE>(
-        blockIdx.x, threadIdx.x, sm, xv, yv, rows, scale, epi, alpha, beta, pair_ok,
+        blockIdx.x, threadIdx.x, sm, xv, yv, rows, scale, epi, alpha, beta, y_align,
         [&](float (&v)[E], const TI *x) { load_run<DI>(v, x, vec); }, [] {});
   } else { /* persistent: groups blockIdx.x, + gridDim.x, ..., the next one prefetched */
     /* A group's input is R * n contiguous elements (thread t's E of them at
@@ -828,12 +936,24 @@ __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows
       if (vec) __pipeline_wait_prior(0); /* this thread's copies have landed */
       __syncthreads(); /* everyone's, and the last group's reads of sm are done */
       /* the thread's addresses made anew for each group: hoisted out of the
-       * loop they stay live through the m-point sums and spill */
+       * loop they stay live through the m-point sums and spill. What the
+       * empty asm hides is an offset into sm, not the pointer itself: a
+       * pointer out of an asm has lost its address space, and every
+       * shared-memory access through it would be a generic LD / ST instead
+       * of LDS / STS (HMX_FWHT_PF_SHARED_OFFSET; 0: the pointer, as before
+       * session 39) */
       unsigned tid = threadIdx.x;
-      float *smg = sm;
-      asm volatile("" : "+r"(tid), "+l"(smg));
+      float *smg;
+      if constexpr (HMX_FWHT_PF_SHARED_OFFSET == 1 || (HMX_FWHT_PF_SHARED_OFFSET == 2 && M > 1)) {
+        unsigned soff = 0;
+        asm volatile("" : "+r"(tid), "+r"(soff));
+        smg = sm + soff;
+      } else {
+        smg = sm;
+        asm volatile("" : "+r"(tid), "+l"(smg));
+      }
       pow2_group<DI, DO, M, L, LE, true>(
-          grp, tid, smg, xv, yv, rows, scale, epi, alpha, beta, pair_ok,
+          grp, tid, smg, xv, yv, rows, scale, epi, alpha, beta, y_align,
           [&](float (&v)[E], const TI *x) {
             if (vec) {
               const uint4 *stage = reinterpret_cast<const uint4 *>(smg + pow2_stage_at<M, L, LE>());
@@ -882,16 +1002,16 @@ template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>(),
           bool PF = pow2_prefetch<DI, DO, M, L, LE>()>
 __global__ void __launch_bounds__(Pow2<M, L, LE>::threads, pow2_min_blocks<DI, M, L, LE, PF>())
 fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
-          const float *beta, int vec, int pair_ok) {
-  pow2_body<DI, DO, M, L, LE, PF>(xv, yv, rows, scale, epi, alpha, beta, vec, pair_ok);
+          const float *beta, int vec, int y_align) {
+  pow2_body<DI, DO, M, L, LE, PF>(xv, yv, rows, scale, epi, alpha, beta, vec, y_align);
 }
 
 /* fwht_pow2 with its registers capped at pow2_maxreg (plain, not persistent) */
 template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>()>
 __global__ void __launch_bounds__(Pow2<M, L, LE>::threads) __maxnreg__((pow2_maxreg<DI, M, L, LE>()))
 fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
-                 const float *beta, int vec, int pair_ok) {
-  pow2_body<DI, DO, M, L, LE, false>(xv, yv, rows, scale, epi, alpha, beta, vec, pair_ok);
+                 const float *beta, int vec, int y_align) {
+  pow2_body<DI, DO, M, L, LE, false>(xv, yv, rows, scale, epi, alpha, beta, vec, y_align);
 }
 
 /* A shared-memory address of this CTA as the 32-bit shared::cluster address
@@ -1467,7 +1587,8 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: too many rows", j->op);
     return;
   }
-  const int vec = (uintptr_t)x % 16 == 0, pair_ok = (uintptr_t)y % 4 == 0;
+  const int vec = (uintptr_t)x % 16 == 0;
+  const int y_align = (uintptr_t)y % 16 == 0 ? 16 : (uintptr_t)y % 8 == 0 ? 8 : (uintptr_t)y % 4 == 0 ? 4 : 0;
   if constexpr (PF) { /* as many CTAs as are resident on the current device */
     static std::atomic<int> per_sm_cached{-1};
     auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
@@ -1481,7 +1602,7 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
     const int64_t resident = (int64_t)sms * per_sm;
     if (resident > 0) {
       kern<<<(unsigned)(blocks < resident ? blocks : resident), G::threads, smem, j->stream>>>(
-          x, y, rows, scale, epi, alpha, beta, vec, pair_ok);
+          x, y, rows, scale, epi, alpha, beta, vec, y_align);
       job_launched(j, "fwht_pow2 (persistent)");
       return;
     }
@@ -1492,7 +1613,7 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   const size_t smem = pow2_smem<DI, M, L, LE>(false);
   if (!smem_opt_in(j, kern, smem)) return;
   kern<<<(unsigned)blocks, G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha, beta, vec,
-                                                          pair_ok);
+                                                          y_align);
   job_launched(j, "fwht_pow2");
 }
 

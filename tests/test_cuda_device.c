@@ -97,17 +97,16 @@ static void compare_dev(const void *dev, const void *want, size_t bytes, const c
 
 /* fwht (mix = 0) or hadamard_mix (mix = 1) of [batch, n] in dtype dt with
  * factor m_req, on device memory, against ref. */
-static void fwht_case(int64_t batch, int64_t n, int m_req, hmx_dtype dt, int mix, int in_place,
-                      int off) {
-  char what[160];
-  snprintf(what, sizeof what, "%s n=%lld b=%lld m=%d %s%s%s", mix ? "hadamard_mix" : "fwht",
-           (long long)n, (long long)batch, m_req, hmx_dtype_name(dt), in_place ? " in place" : "",
-           off ? " unaligned" : "");
+static void fwht_case_scaled(int64_t batch, int64_t n, int m_req, hmx_dtype dt, int mix,
+                             int in_place, int off, float scale) {
+  char what[200];
+  snprintf(what, sizeof what, "%s n=%lld b=%lld m=%d %s%s scale=%a off=%d",
+           mix ? "hadamard_mix" : "fwht", (long long)n, (long long)batch, m_req,
+           hmx_dtype_name(dt), in_place ? " in place" : "", (double)scale, off);
   size_t es = hmx_dtype_size(dt), bytes = (size_t)(batch * n) * es;
   void *hx = host_random(dt, batch * n);
   void *hwant = malloc(bytes);
   float *alpha = host_random(HMX_F32, n), *beta = host_random(HMX_F32, n);
-  float scale = 0.0625f * (1.0f + rnd()); /* any finite scale */
   hmx_tensor x = hmx_tensor_2d(hx, dt, batch, n), y = hmx_tensor_2d(hwant, dt, batch, n);
   hmx_tensor ta = hmx_tensor_1d(alpha, HMX_F32, n), tb = hmx_tensor_1d(beta, HMX_F32, n);
   hmx_status s = mix ? hmx_hadamard_mix(&ref_ctx, &x, &ta, &tb, &y)
@@ -132,6 +131,12 @@ static void fwht_case(int64_t batch, int64_t n, int m_req, hmx_dtype dt, int mix
   free(hwant);
   free(alpha);
   free(beta);
+}
+
+static void fwht_case(int64_t batch, int64_t n, int m_req, hmx_dtype dt, int mix, int in_place,
+                      int off) {
+  const float scale = 0.0625f * (1.0f + rnd()); /* any finite scale */
+  fwht_case_scaled(batch, n, m_req, dt, mix, in_place, off, scale);
 }
 
 /* The same fwht through the host-memory path of the cuda backend. */
@@ -222,6 +227,45 @@ static void test_fwht_fast_memory(void) {
      * stage */
     fwht_case(((int64_t)8 << 20) / 16384 + 3, 16384, 0, HMX_F32, 0, 1, 0);
     fwht_case(((int64_t)8 << 20) / 16384 + 3, 16384, 0, HMX_F32, 1, 0, 1);
+  }
+  if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
+  else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
+  free(saved);
+}
+
+/* fwht_pow2's m = 1 rows whose last window keeps the low index bits
+ * (HMX_FWHT_SPLIT_LAST: each thread ends with runs of 2, 4 or 8 consecutive
+ * outputs and stores each run at once, 16-bit ones rounded a pair at a
+ * time): bf16 / f16 2048 ... 16384 and f32 8192, 16384 with 32 elements a
+ * thread (HMX_CUDA_FWHT_FAST_MEMORY=1, so on any GPU; f32 16384 is the
+ * persistent kernel), with x and y 0, 1, 2 and 4 elements past a 16-byte
+ * boundary (a run's store where y is aligned to the run's bytes, the
+ * element stores where not: bf16 8192's 8-byte runs at 4 elements take the
+ * former, 2048's 16-byte runs the latter), with the mix epilogue (the runs'
+ * columns), in place, and with a scale that makes the outputs subnormal
+ * (the paired conversion keeps them, as ref does). The variable is
+ * restored afterwards. */
+static void test_fwht_split_store(void) {
+  static const struct {
+    int l;
+    hmx_dtype dt;
+  } cs[] = {{11, HMX_BF16}, {12, HMX_F16}, {13, HMX_BF16}, {14, HMX_F16},
+            {11, HMX_F16},  {14, HMX_BF16}, {13, HMX_F32},  {14, HMX_F32}};
+  static const int offs[] = {0, 1, 2, 4};
+  const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
+  char *saved = was ? strdup(was) : NULL;
+  setenv("HMX_CUDA_FWHT_FAST_MEMORY", "1", 1);
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    const int64_t n = (int64_t)1 << cs[i].l, rows = ((int64_t)2 << 20) / n + 1;
+    for (size_t o = 0; o < sizeof offs / sizeof offs[0]; o++) {
+      if (quick && o > 1) break;
+      fwht_case(rows, n, 0, cs[i].dt, (int)(o % 2), 0, offs[o]);
+    }
+    fwht_case(rows, n, 0, cs[i].dt, 1, 1, 0);
+    /* outputs below 2^-126 (bf16, f32; most below 2^-14 for f16): subnormal */
+    fwht_case_scaled(rows, n, 0, cs[i].dt, 0, 0, 0, cs[i].dt == HMX_F16 ? 0x1p-20f : 0x1p-140f);
+    CHECK(hmx_cuda_fwht_pow2_last_elems() == 32, "fwht n=%lld %s: fwht_pow2 with %d elements a "
+          "thread, not 32", (long long)n, hmx_dtype_name(cs[i].dt), hmx_cuda_fwht_pow2_last_elems());
   }
   if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
   else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
@@ -854,11 +898,13 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "pow2") == 0) { /* only these fwht_pow2 tests */
     test_fwht_pow2_warp();
     test_fwht_fast_memory();
+    test_fwht_split_store();
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device pow2");
   }
   test_fwht();
   test_fwht_fast_memory();
+  test_fwht_split_store();
   test_other_ops();
   test_staged16();
   test_big_shapes();
