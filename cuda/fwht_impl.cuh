@@ -406,9 +406,6 @@ template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
  * instead of 6) 93 -> 97.5%, f32 99.0 -> 99.6%. M = 28 with 32 elements
  * (16-bit 28 * 32 ... 28 * 256): 256 is best; 192, 384 and 512 each lost
  * 2-10 pt at 896 ... 3584 (and 512 10 pt at 7168). */
-#ifndef HMX_FWHT_M1_E32_MIN_THREADS
-#define HMX_FWHT_M1_E32_MIN_THREADS HMX_FWHT_MIN_THREADS
-#endif
 #ifndef HMX_FWHT_CTA_M20_E16
 #define HMX_FWHT_CTA_M20_E16 192
 #endif
@@ -457,7 +454,6 @@ template <int M, int L, int LE> struct Pow2 {
   static constexpr int want =
       LE == 4 && M >= 20 && HMX_FWHT_MPOINT_WANT > 0 ? HMX_FWHT_MPOINT_WANT
       : M >= 28                                     ? 1024
-      : M == 1 && LE == 5                           ? HMX_FWHT_M1_E32_MIN_THREADS
       : LE == 4                                     ? 2048
                                                     : HMX_FWHT_MIN_THREADS;
   /* no more CTAs than the SM's 64 warps hold (a CTA of 80 threads takes 3) */
@@ -486,8 +482,8 @@ template <int M, int L, int LE> struct Pow2 {
 #ifndef HMX_FWHT_PF_MIN_N /* only for n >= this */
 #define HMX_FWHT_PF_MIN_N 14336
 #endif
-#ifndef HMX_FWHT_PF_SHARED_OFFSET /* see pow2_body */
-#define HMX_FWHT_PF_SHARED_OFFSET 1
+#ifndef HMX_FWHT_PF_SHARED_OFFSET /* see pow2_body; 2: m > 1 only, 1: all, 0: none */
+#define HMX_FWHT_PF_SHARED_OFFSET 2
 #endif
 #ifndef HMX_FWHT_PF_DT /* 1: f32 rows, 2: 16-bit rows, 3: both */
 #define HMX_FWHT_PF_DT 1
@@ -605,25 +601,37 @@ __host__ __device__ constexpr int split_offset(int k, int LB, int LE, int LA) {
 }
 /* Low index bits kept in fwht_pow2's last window for an m = 1 row (0: the
  * plain window [L - LE, L)): as many as a 16-byte store holds (8 16-bit or
- * 4 f32 elements), at most HMX_FWHT_SPLIT_LAST, and at most the slack of
- * the last phase (LE * phases - L); only for p-blocks of >= 32 threads
- * (fewer threads a block put two rows in one warp, whose reads would then
- * meet 2-way bank conflicts) and 32 elements a thread. */
+ * 4 f32 elements), at most HMX_FWHT_SPLIT_LAST and at most the last
+ * phase's slack (LE * phases - L); only with 32 elements a thread and
+ * p-blocks of >= 32 threads (fewer put two rows in one warp, whose reads
+ * would meet 2-way bank conflicts). Where, as measured on the H200
+ * (session 39, docs/results/h200/split_store/, % of the copy, two rounds
+ * each):
+ * - the plain kernel, 16-bit rows whose runs fill 16 bytes
+ *   (HMX_FWHT_SPLIT_MIN_BYTES): bf16 / f16 2048 87.4 -> 91.1 / 86.7 -> 90.9,
+ *   4096 86.7 -> 94.3 / 86.5 -> 93.6. Shorter runs lose: 8192 (8-byte runs)
+ *   82.9 -> 79.0, 16384 (4-byte) 75.4 -> 70.0, at 48 registers as at 56;
+ *   f32 8192 (16-byte runs) 89.2 -> 88.6, so not f32;
+ * - the persistent kernel (HMX_FWHT_SPLIT_PF; f32 16384, 8-byte runs):
+ *   90.4 -> 93.3. */
 #ifndef HMX_FWHT_SPLIT_LAST
 #define HMX_FWHT_SPLIT_LAST 3
 #endif
-#ifndef HMX_FWHT_SPLIT_MIN_BYTES /* only where a run is at least this many bytes */
-#define HMX_FWHT_SPLIT_MIN_BYTES 4
+#ifndef HMX_FWHT_SPLIT_MIN_BYTES
+#define HMX_FWHT_SPLIT_MIN_BYTES 16
 #endif
-template <Dt DO, int M, int L, int LE> __host__ __device__ constexpr int pow2_split_bits() {
+#ifndef HMX_FWHT_SPLIT_PF
+#define HMX_FWHT_SPLIT_PF 1
+#endif
+template <Dt DO, int M, int L, int LE, bool PF>
+__host__ __device__ constexpr int pow2_split_bits() {
   constexpr int phases = (L + LE - 1) / LE, slack = LE * phases - L;
   constexpr int vec = DO == Dt::F32 ? 2 : 3, es = DO == Dt::F32 ? 4 : 2;
   constexpr int la0 = vec < slack ? vec : slack;
   constexpr int la = la0 < HMX_FWHT_SPLIT_LAST ? la0 : HMX_FWHT_SPLIT_LAST;
-  return M == 1 && LE == 5 && L - LE >= 5 && phases > 1 && la > 0 &&
-                 (es << la) >= HMX_FWHT_SPLIT_MIN_BYTES
-             ? la
-             : 0;
+  constexpr bool where = PF ? HMX_FWHT_SPLIT_PF
+                            : DO != Dt::F32 && (es << la) >= HMX_FWHT_SPLIT_MIN_BYTES;
+  return M == 1 && LE == 5 && L - LE >= 5 && phases > 1 && la > 0 && where ? la : 0;
 }
 
 /* The output stores (optionally evict-first: the output is never read
@@ -777,7 +785,7 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
     butterflies_done();
   }
   constexpr bool lanes = pow2_lane_stages<M, L, LE>();
-  constexpr int LA = pow2_split_bits<DO, M, L, LE>();
+  constexpr int LA = pow2_split_bits<DO, M, L, LE, PF>();
   /* the lanes of this warp that exist (a constant for CTAs of whole warps) */
   auto warp_lanes = [tid] {
     const unsigned wb = tid & ~31u;
@@ -936,12 +944,15 @@ __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows
       if (vec) __pipeline_wait_prior(0); /* this thread's copies have landed */
       __syncthreads(); /* everyone's, and the last group's reads of sm are done */
       /* the thread's addresses made anew for each group: hoisted out of the
-       * loop they stay live through the m-point sums and spill. What the
-       * empty asm hides is an offset into sm, not the pointer itself: a
-       * pointer out of an asm has lost its address space, and every
-       * shared-memory access through it would be a generic LD / ST instead
-       * of LDS / STS (HMX_FWHT_PF_SHARED_OFFSET; 0: the pointer, as before
-       * session 39) */
+       * loop they stay live through the m-point sums and spill. For m > 1
+       * (HMX_FWHT_PF_SHARED_OFFSET) what the empty asm hides is an offset
+       * into sm, not the pointer: a pointer out of an asm has lost its
+       * address space, so every shared-memory access through it is a
+       * generic LD / ST (64-bit addresses) instead of LDS / STS. Measured
+       * on the H200 (session 39, docs/results/h200/split_store/, % of the
+       * copy): f32 28 * 512 72.1 -> 80.6 (56 registers instead of 72),
+       * 40 * 512 76.0 -> 87.4 (64 instead of 80); but f32 16384 (m = 1, one
+       * CTA an SM either way) 93.3 -> 90.1, so m = 1 keeps the pointer. */
       unsigned tid = threadIdx.x;
       float *smg;
       if constexpr (HMX_FWHT_PF_SHARED_OFFSET == 1 || (HMX_FWHT_PF_SHARED_OFFSET == 2 && M > 1)) {

@@ -234,17 +234,18 @@ static void test_fwht_fast_memory(void) {
 }
 
 /* fwht_pow2's m = 1 rows whose last window keeps the low index bits
- * (HMX_FWHT_SPLIT_LAST: each thread ends with runs of 2, 4 or 8 consecutive
- * outputs and stores each run at once, 16-bit ones rounded a pair at a
- * time): bf16 / f16 2048 ... 16384 and f32 8192, 16384 with 32 elements a
- * thread (HMX_CUDA_FWHT_FAST_MEMORY=1, so on any GPU; f32 16384 is the
- * persistent kernel), with x and y 0, 1, 2 and 4 elements past a 16-byte
- * boundary (a run's store where y is aligned to the run's bytes, the
- * element stores where not: bf16 8192's 8-byte runs at 4 elements take the
- * former, 2048's 16-byte runs the latter), with the mix epilogue (the runs'
- * columns), in place, and with a scale that makes the outputs subnormal
- * (the paired conversion keeps them, as ref does). The variable is
- * restored afterwards. */
+ * (pow2_split_bits: each thread ends with runs of consecutive outputs and
+ * stores each run at once, 16-bit ones rounded a pair at a time): bf16 /
+ * f16 2048 and 4096 (runs of 8, 16 bytes) and f32 16384 (the persistent
+ * kernel, runs of 2), next to 16-bit 8192, 16384 and f32 8192, whose
+ * kernels keep the plain window; all with 32 elements a thread
+ * (HMX_CUDA_FWHT_FAST_MEMORY=1, so on any GPU). x and y 0, 1, 2 and 4
+ * elements past a 16-byte boundary: a run's store where y is aligned to the
+ * run's bytes, the element stores where not (f32 16384 at 2 elements takes
+ * the former, bf16 2048 the latter); the mix epilogue (the runs' columns),
+ * in place, and a scale that makes the outputs subnormal (the paired
+ * conversion keeps them, as ref does). The variable is restored
+ * afterwards. */
 static void test_fwht_split_store(void) {
   static const struct {
     int l;
