@@ -31,6 +31,8 @@ int hmx_cuda_fast_memory_override(void);
 /* elements a thread of the last fwht_pow2 launch (16 or 32; 0: none yet),
  * for tests of that choice */
 int hmx_cuda_fwht_pow2_last_elems(void);
+/* 1 when the last fwht_pow2 launch was its persistent kernel, else 0 */
+int hmx_cuda_fwht_pow2_last_persistent(void);
 hmx_status hmx_cuda_fwht(const hmx_fwht_args *a);
 hmx_status hmx_cuda_hadamard_mix(const hmx_hadamard_mix_args *a);
 hmx_status hmx_cuda_gemm(const hmx_gemm_args *a);

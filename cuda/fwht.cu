@@ -5,7 +5,7 @@
 
 namespace hmx_cuda {
 namespace fw {
-std::atomic<int> pow2_last_elems{0};
+std::atomic<int> pow2_last_elems{0}, pow2_last_persistent{0};
 extern template void fwht_run<Dt::F32>(Job *, const void *, void *, int64_t, int64_t, int,
                                        int64_t, float, int, const float *, const float *);
 extern template void fwht_run<Dt::BF16>(Job *, const void *, void *, int64_t, int64_t, int,
@@ -97,4 +97,7 @@ extern "C" hmx_status hmx_cuda_dev_hadamard_mix(const hmx_hadamard_mix_args *a,
 
 extern "C" int hmx_cuda_fwht_pow2_last_elems(void) {
   return hmx_cuda::fw::pow2_last_elems.load(std::memory_order_relaxed);
+}
+extern "C" int hmx_cuda_fwht_pow2_last_persistent(void) {
+  return hmx_cuda::fw::pow2_last_persistent.load(std::memory_order_relaxed);
 }

@@ -482,6 +482,14 @@ template <int M, int L, int LE> struct Pow2 {
 #ifndef HMX_FWHT_PF_MIN_N /* only for n >= this */
 #define HMX_FWHT_PF_MIN_N 14336
 #endif
+/* m = 40 rows from this n. Measured on the H200 (session 39, once the
+ * persistent kernel used LDS / STS, docs/results/h200/split_store/, % of
+ * the copy, two rounds): f32 40 * 256 80.5 -> 87.7; at the same time 12 *
+ * 1024 88.9 -> 86.3 and 20 * 512 even, and every 16-bit m-point row
+ * persistent lost 0 ... -14 pt (as on the H100). */
+#ifndef HMX_FWHT_PF_MIN_N_M40
+#define HMX_FWHT_PF_MIN_N_M40 10240
+#endif
 #ifndef HMX_FWHT_PF_SHARED_OFFSET /* see pow2_body; 2: m > 1 only, 1: all, 0: none */
 #define HMX_FWHT_PF_SHARED_OFFSET 2
 #endif
@@ -536,7 +544,7 @@ __host__ __device__ constexpr int pow2_min_blocks() {
 template <Dt DI, Dt DO, int M, int L, int LE> __host__ __device__ constexpr bool pow2_prefetch() {
   return HMX_FWHT_PF && DI == DO &&
          LE == 5 && /* the 16-element kernels run at 97-101% already */
-         (M > 1 ? !Pow2<M, L, 5>::one_col && (M << L) >= HMX_FWHT_PF_MIN_N &&
+         (M > 1 ? !Pow2<M, L, 5>::one_col && (M << L) >= (M == 40 ? HMX_FWHT_PF_MIN_N_M40 : HMX_FWHT_PF_MIN_N) &&
                       (HMX_FWHT_PF_DT & (DI == Dt::F32 ? 1 : 2))
                 : (1 << L) >= HMX_FWHT_PF_M1_MIN_N && (HMX_FWHT_PF_M1 & (DI == Dt::F32 ? 1 : 2))) &&
          pow2_smem<DI, M, L, LE>(true) <= kMaxSmemOptIn;
@@ -1583,14 +1591,24 @@ int persistent_per_sm(Job *j, K kern, int threads, size_t smem, std::atomic<int>
                         });
 }
 
-/* elements a thread of the last fwht_pow2 launch (cuda/fwht.cu; tests) */
-extern std::atomic<int> pow2_last_elems;
+/* elements a thread of the last fwht_pow2 launch, and whether it was the
+ * persistent kernel (cuda/fwht.cu; tests) */
+extern std::atomic<int> pow2_last_elems, pow2_last_persistent;
+
+/* Rows that take the persistent kernel only on a GPU whose memory is fast
+ * for its SMs (hmx_cuda_fast_memory): those below HMX_FWHT_PF_MIN_N, whose
+ * threshold was measured on the H200 alone (the H100 measured f32 40 * 256
+ * slower persistent, in session 14's form). */
+template <Dt DI, Dt DO, int M, int L, int LE> __host__ __device__ constexpr bool pow2_prefetch_fm_only() {
+  return pow2_prefetch<DI, DO, M, L, LE>() && M > 1 && (M << L) < HMX_FWHT_PF_MIN_N;
+}
 
 template <Dt DI, Dt DO, int M, int L, int LE>
 void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
                     const float *alpha, const float *beta) {
   constexpr bool PF = pow2_prefetch<DI, DO, M, L, LE>();
   pow2_last_elems.store(1 << LE, std::memory_order_relaxed);
+  pow2_last_persistent.store(0, std::memory_order_relaxed);
   using G = Pow2<M, L, LE>;
   static_assert(G::n <= kMaxRow && G::threads <= 1024, "row too long for one CTA");
   const int64_t blocks = (rows + G::R - 1) / G::R;
@@ -1601,21 +1619,24 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   const int vec = (uintptr_t)x % 16 == 0;
   const int y_align = (uintptr_t)y % 16 == 0 ? 16 : (uintptr_t)y % 8 == 0 ? 8 : (uintptr_t)y % 4 == 0 ? 4 : 0;
   if constexpr (PF) { /* as many CTAs as are resident on the current device */
-    static std::atomic<int> per_sm_cached{-1};
-    auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
-    const size_t smem = pow2_smem<DI, M, L, LE>(true);
-    const int per_sm = persistent_per_sm(j, kern, G::threads, smem, &per_sm_cached);
     int dev = 0, sms = 0;
-    if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
-        !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-               "cudaDeviceGetAttribute"))
-      return;
-    const int64_t resident = (int64_t)sms * per_sm;
-    if (resident > 0) {
-      kern<<<(unsigned)(blocks < resident ? blocks : resident), G::threads, smem, j->stream>>>(
-          x, y, rows, scale, epi, alpha, beta, vec, y_align);
-      job_launched(j, "fwht_pow2 (persistent)");
-      return;
+    if (!check(j, cudaGetDevice(&dev), "cudaGetDevice")) return;
+    if (!pow2_prefetch_fm_only<DI, DO, M, L, LE>() || hmx_cuda_fast_memory(dev, NULL)) {
+      static std::atomic<int> per_sm_cached{-1};
+      auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
+      const size_t smem = pow2_smem<DI, M, L, LE>(true);
+      const int per_sm = persistent_per_sm(j, kern, G::threads, smem, &per_sm_cached);
+      if (per_sm < 0 || !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                               "cudaDeviceGetAttribute"))
+        return;
+      const int64_t resident = (int64_t)sms * per_sm;
+      if (resident > 0) {
+        kern<<<(unsigned)(blocks < resident ? blocks : resident), G::threads, smem, j->stream>>>(
+            x, y, rows, scale, epi, alpha, beta, vec, y_align);
+        pow2_last_persistent.store(1, std::memory_order_relaxed);
+        job_launched(j, "fwht_pow2 (persistent)");
+        return;
+      }
     }
   }
   void (*kern)(const void *, void *, int64_t, float, int, const float *, const float *, int, int);

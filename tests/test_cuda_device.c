@@ -200,8 +200,10 @@ static void test_fwht_pow2_warp(void) {
  * device's balance (cuda/device_balance.cu, pow2_log_e's FM), each with
  * HMX_CUDA_FWHT_FAST_MEMORY=0 and =1: the output against ref, and the
  * kernel that ran (hmx_cuda_fwht_pow2_last_elems); two rows whose kernel is
- * the same either way; and f32 16384, persistent with fast memory, in place
- * and unaligned. The variable is restored afterwards. */
+ * the same either way; f32 16384, persistent with fast memory, in place
+ * and unaligned; and f32 40 * 256, persistent only with fast memory
+ * (hmx_cuda_fwht_pow2_last_persistent). The variable is restored
+ * afterwards. */
 static void test_fwht_fast_memory(void) {
   static const struct {
     int m, l;
@@ -227,6 +229,15 @@ static void test_fwht_fast_memory(void) {
      * stage */
     fwht_case(((int64_t)8 << 20) / 16384 + 3, 16384, 0, HMX_F32, 0, 1, 0);
     fwht_case(((int64_t)8 << 20) / 16384 + 3, 16384, 0, HMX_F32, 1, 0, 1);
+    /* f32 40 * 256: the persistent kernel only with fast memory
+     * (HMX_FWHT_PF_MIN_N_M40), later groups; then in place with unaligned
+     * input (no stage). (hadamard_mix would take 20 * 512 for 10240.) */
+    for (int k = 0; k < 2; k++) {
+      fwht_case(((int64_t)8 << 20) / 10240 + 3, 10240, 40, HMX_F32, 0, k, k);
+      CHECK(hmx_cuda_fwht_pow2_last_persistent() == fm, "fwht n=10240 m=40 f32 with "
+            "HMX_CUDA_FWHT_FAST_MEMORY=%d: persistent kernel %d, not %d", fm,
+            hmx_cuda_fwht_pow2_last_persistent(), fm);
+    }
   }
   if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
   else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
