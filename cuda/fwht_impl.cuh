@@ -379,10 +379,18 @@ __device__ __forceinline__ void factor_pass(int g, U u, St st) {
 #ifndef HMX_FWHT_E16_F32_MAX_N_FM
 #define HMX_FWHT_E16_F32_MAX_N_FM 7168
 #endif
+/* ... and f32 rows with M >= 28 only up to this n. Measured on the H200
+ * (session 39, docs/results/h200/split_store/ab4/, two rounds, 16 -> 32
+ * elements): f32 40 * 128 84.7 -> 86.0, 28 * 256 85.5 -> 86.7, while 12 *
+ * 512 92.8 -> 89.7 and 20 * 256 98.4 -> 88.9 (so only M >= 28). */
+#ifndef HMX_FWHT_E16_F32_M28_MAX_N_FM
+#define HMX_FWHT_E16_F32_M28_MAX_N_FM 4096
+#endif
 template <Dt D, int M, int L, bool FM = false> __host__ __device__ constexpr int pow2_log_e() {
   return ((M << L) >> 4) <= 1024 &&
                  (D == Dt::F32 ? M <= HMX_FWHT_E16_F32_MAX_M && (M < 28 || ((M << L) >> 4) <= 512) &&
-                                     (!FM || (M << L) <= HMX_FWHT_E16_F32_MAX_N_FM)
+                                     (!FM || (M << L) <= (M >= 28 ? HMX_FWHT_E16_F32_M28_MAX_N_FM
+                                                               : HMX_FWHT_E16_F32_MAX_N_FM))
                                : (M == 1 && (1 << L) <= (FM ? HMX_FWHT_E16_16_MAX_N_FM
                                                             : HMX_FWHT_E16_16_MAX_N)) ||
                                      M >= HMX_FWHT_E16_16_MIN_M ||

@@ -211,7 +211,10 @@ static void test_fwht_fast_memory(void) {
     int e_slow, e_fast;
   } cs[] = {{1, 9, HMX_BF16, 16, 32},  {1, 10, HMX_F16, 16, 32}, {1, 12, HMX_BF16, 16, 32},
             {1, 13, HMX_F32, 16, 32},  {1, 14, HMX_F32, 16, 32}, {12, 10, HMX_F32, 16, 32},
-            {20, 9, HMX_F32, 16, 32},  {1, 8, HMX_BF16, 16, 16}, {12, 9, HMX_F32, 16, 16}};
+            {20, 9, HMX_F32, 16, 32},  {1, 8, HMX_BF16, 16, 16}, {12, 9, HMX_F32, 16, 16},
+            {28, 8, HMX_F32, 16, 32},  {40, 7, HMX_F32, 16, 32}};
+  /* (odd i run hadamard_mix, which picks m itself: the smallest that
+   * divides n, so 28 for 7168 and 12 for 12288, 20 for 5120) */
   const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
   char *saved = was ? strdup(was) : NULL; /* setenv may free the string was points to */
   for (int fm = 0; fm < 2; fm++) {
