@@ -493,8 +493,9 @@ template <int M, int L, int LE> struct Pow2 {
 /* m = 40 rows from this n. Measured on the H200 (session 39, once the
  * persistent kernel used LDS / STS, docs/results/h200/split_store/, % of
  * the copy, two rounds): f32 40 * 256 80.5 -> 87.7; at the same time 12 *
- * 1024 88.9 -> 86.3 and 20 * 512 even, and every 16-bit m-point row
- * persistent lost 0 ... -14 pt (as on the H100). */
+ * 1024 88.9 -> 86.3 and 20 * 512 even, and most 16-bit m-point rows
+ * persistent lost 3 ... 14 pt (as on the H100). Only on fast-memory GPUs
+ * (pow2_prefetch_fm_only). */
 #ifndef HMX_FWHT_PF_MIN_N_M40
 #define HMX_FWHT_PF_MIN_N_M40 10240
 #endif
