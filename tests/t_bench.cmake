@@ -44,4 +44,10 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_table.py
                    ${PROJECT_SOURCE_DIR}/tools/cuda/bench_table.py)
   set_tests_properties(bench_table_cuda PROPERTIES LABELS "unit;python" TIMEOUT 60)
+  # tools/cuda/fwht_ab_table.py (tools/cuda/fwht_ab.sh's side-by-side table),
+  # both of its forms, on made-up runs
+  add_test(NAME fwht_ab_table_cuda
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_fwht_ab_table.py
+                   ${PROJECT_SOURCE_DIR}/tools/cuda/fwht_ab_table.py)
+  set_tests_properties(fwht_ab_table_cuda PROPERTIES LABELS "unit;python" TIMEOUT 60)
 endif()
