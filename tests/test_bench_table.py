@@ -21,14 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
+from pycheck import check, finish
 
 
 def trie_adds(rows):
@@ -102,8 +95,7 @@ def main():
           "bf16 40 * 64 row: %s" % b40)
     check("fwht targets: 1 met, 2 missed (1 of them above their issue cap)" in out.stdout,
           "tally line missing:\n" + out.stdout)
-    print("test_bench_table: %d failed" % failures)
-    return 1 if failures else 0
+    return finish("test_bench_table")
 
 
 if __name__ == "__main__":

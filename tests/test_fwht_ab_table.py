@@ -17,14 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
+from pycheck import check, finish
 
 
 def write_run(d, name, rnd, copy, rows):
@@ -75,8 +68,7 @@ def main():
               f"--own-copy bf16 2048: {row}")
         p = run(d, "nothing")
         check(p.returncode == 0 and "no bench results" in p.stdout, f"no runs: {p.stdout} {p.stderr}")
-    print("test_fwht_ab_table:", "ok" if failures == 0 else f"{failures} failed")
-    return 1 if failures else 0
+    return finish("test_fwht_ab_table")
 
 
 if __name__ == "__main__":
