@@ -1612,9 +1612,11 @@ template <Dt DI, Dt DO, int M, int L, int LE> __host__ __device__ constexpr bool
   return pow2_prefetch<DI, DO, M, L, LE>() && M > 1 && (M << L) < HMX_FWHT_PF_MIN_N;
 }
 
+/* fwht_pow2 with E = 2^LE; fast_memory: hmx_cuda_fast_memory's answer for
+ * the current device (launch_pow2 asks it only where it matters). */
 template <Dt DI, Dt DO, int M, int L, int LE>
 void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
-                    const float *alpha, const float *beta) {
+                    const float *alpha, const float *beta, bool fast_memory) {
   constexpr bool PF = pow2_prefetch<DI, DO, M, L, LE>();
   pow2_last_elems.store(1 << LE, std::memory_order_relaxed);
   pow2_last_persistent.store(0, std::memory_order_relaxed);
@@ -1630,7 +1632,7 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   if constexpr (PF) { /* as many CTAs as are resident on the current device */
     int dev = 0, sms = 0;
     if (!check(j, cudaGetDevice(&dev), "cudaGetDevice")) return;
-    if (!pow2_prefetch_fm_only<DI, DO, M, L, LE>() || hmx_cuda_fast_memory(dev, NULL)) {
+    if (!pow2_prefetch_fm_only<DI, DO, M, L, LE>() || fast_memory) {
       static std::atomic<int> per_sm_cached{-1};
       auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
       const size_t smem = pow2_smem<DI, M, L, LE>(true);
@@ -1658,22 +1660,23 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   job_launched(j, "fwht_pow2");
 }
 
-/* fwht_pow2 with the elements a thread that suit the current device: where
- * pow2_log_e differs for fast memory, hmx_cuda_fast_memory decides (both
- * kernels give the same bits). */
+/* fwht_pow2 as suits the current device: where the row's kernel depends on
+ * whether its memory is fast for its SMs (pow2_log_e's elements a thread,
+ * pow2_prefetch_fm_only's persistent kernel), hmx_cuda_fast_memory decides,
+ * asked once here (every choice gives the same bits). */
 template <Dt DI, Dt DO, int M, int L>
 void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
                  const float *alpha, const float *beta) {
   constexpr int LE = pow2_log_e<DI, M, L>(), LE_FM = pow2_log_e<DI, M, L, true>();
-  if constexpr (LE != LE_FM) {
+  bool fm = false;
+  if constexpr (LE != LE_FM || pow2_prefetch_fm_only<DI, DO, M, L, LE>() ||
+                pow2_prefetch_fm_only<DI, DO, M, L, LE_FM>()) {
     int dev = 0;
     if (!check(j, cudaGetDevice(&dev), "cudaGetDevice")) return;
-    if (hmx_cuda_fast_memory(dev, NULL)) {
-      launch_pow2_le<DI, DO, M, L, LE_FM>(j, x, y, rows, scale, epi, alpha, beta);
-      return;
-    }
+    fm = hmx_cuda_fast_memory(dev, NULL) != 0;
   }
-  launch_pow2_le<DI, DO, M, L, LE>(j, x, y, rows, scale, epi, alpha, beta);
+  if (fm) launch_pow2_le<DI, DO, M, L, LE_FM>(j, x, y, rows, scale, epi, alpha, beta, true);
+  else launch_pow2_le<DI, DO, M, L, LE>(j, x, y, rows, scale, epi, alpha, beta, false);
 }
 
 template <Dt DI, Dt DO, int M, int EMAX>
