@@ -196,6 +196,18 @@ static void test_fwht_pow2_warp(void) {
     }
 }
 
+/* HMX_CUDA_FWHT_FAST_MEMORY's value before a test that sets it (NULL:
+ * unset), and putting it back (setenv may free the string getenv gave). */
+static char *fast_memory_save(void) {
+  const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
+  return was ? strdup(was) : NULL;
+}
+static void fast_memory_restore(char *saved) {
+  if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
+  else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
+  free(saved);
+}
+
 /* The rows whose fwht_pow2 takes 16 or 32 elements a thread by the
  * device's balance (cuda/device_balance.cu, pow2_log_e's FM), each with
  * HMX_CUDA_FWHT_FAST_MEMORY=0 and =1: the output against ref, and the
@@ -215,8 +227,7 @@ static void test_fwht_fast_memory(void) {
             {28, 8, HMX_F32, 16, 32},  {40, 7, HMX_F32, 16, 32}};
   /* (odd i run hadamard_mix, which picks m itself: the smallest that
    * divides n, so 28 for 7168 and 12 for 12288, 20 for 5120) */
-  const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
-  char *saved = was ? strdup(was) : NULL; /* setenv may free the string was points to */
+  char *saved = fast_memory_save();
   for (int fm = 0; fm < 2; fm++) {
     setenv("HMX_CUDA_FWHT_FAST_MEMORY", fm ? "1" : "0", 1);
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
@@ -242,9 +253,7 @@ static void test_fwht_fast_memory(void) {
             hmx_cuda_fwht_pow2_last_persistent(), fm);
     }
   }
-  if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
-  else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
-  free(saved);
+  fast_memory_restore(saved);
 }
 
 /* fwht_pow2's m = 1 rows whose last window keeps the low index bits
@@ -267,8 +276,7 @@ static void test_fwht_split_store(void) {
   } cs[] = {{11, HMX_BF16}, {12, HMX_F16}, {13, HMX_BF16}, {14, HMX_F16},
             {11, HMX_F16},  {14, HMX_BF16}, {13, HMX_F32},  {14, HMX_F32}};
   static const int offs[] = {0, 1, 2, 4};
-  const char *was = getenv("HMX_CUDA_FWHT_FAST_MEMORY");
-  char *saved = was ? strdup(was) : NULL;
+  char *saved = fast_memory_save();
   setenv("HMX_CUDA_FWHT_FAST_MEMORY", "1", 1);
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     const int64_t n = (int64_t)1 << cs[i].l, rows = ((int64_t)2 << 20) / n + 1;
@@ -282,9 +290,7 @@ static void test_fwht_split_store(void) {
     CHECK(hmx_cuda_fwht_pow2_last_elems() == 32, "fwht n=%lld %s: fwht_pow2 with %d elements a "
           "thread, not 32", (long long)n, hmx_dtype_name(cs[i].dt), hmx_cuda_fwht_pow2_last_elems());
   }
-  if (saved) setenv("HMX_CUDA_FWHT_FAST_MEMORY", saved, 1);
-  else unsetenv("HMX_CUDA_FWHT_FAST_MEMORY");
-  free(saved);
+  fast_memory_restore(saved);
 }
 
 /* fwht_cluster's m-point rows with several p-blocks a CTA, whose step a
