@@ -404,6 +404,30 @@ template <int M, int LE> __host__ __device__ constexpr int mpoint_groups() {
   return LE == 4 && M >= 20 && M % HMX_FWHT_MPOINT_GROUPS == 0 ? HMX_FWHT_MPOINT_GROUPS : 1;
 }
 
+/* 16-bit m-point rows: the m-point sum two neighbouring columns a thread
+ * (pow2_group), so that each output pair is rounded by one cvt (Io::narrow2)
+ * and written by one 32-bit store, for M <= this (0: never; M > 1 and one
+ * pass, HMX_FWHT_MPOINT_GROUPS). Same additions in the same order. Measured
+ * on the H200 (session 40, docs/results/h200/mpoint_pairs/, two rounds, %
+ * of the copy, bf16 / f16): M = 12, every p, +3.5 ... +6.7 pt (384: 86.9 ->
+ * 93.2 / 86.5 -> 93.2; 1536: 76.6 -> 81.2; 12288: 73.0 -> 77.8); Nsight
+ * Compute counted 28.3 -> 24.9 thread instructions an element at 12 * 64.
+ * M = 20: 20 * 64 and 20 * 128 (16 elements a thread, 32 registers) spill
+ * and lose 10 pt, the rest +0 ... +2; M = 28, 40: 2 * M accumulators cost
+ * occupancy, -1 ... -26 pt. So M = 12 only. */
+#ifndef HMX_FWHT_MPOINT_PAIRS_MAX_M
+#define HMX_FWHT_MPOINT_PAIRS_MAX_M 12
+#endif
+/* the same for f32 output (one 8-byte store a pair): measured slower (f32 12
+ * * 32 ... 12 * 256 99 -> 78-88%, 20 * 2^k 99 -> 53%), so never */
+#ifndef HMX_FWHT_MPOINT_PAIRS_F32_MAX_M
+#define HMX_FWHT_MPOINT_PAIRS_F32_MAX_M 0
+#endif
+template <Dt DO, int M, int LE> __host__ __device__ constexpr bool pow2_mpoint_pairs() {
+  return M > 1 && mpoint_groups<M, LE>() == 1 &&
+         M <= (DO == Dt::F32 ? HMX_FWHT_MPOINT_PAIRS_F32_MAX_M : HMX_FWHT_MPOINT_PAIRS_MAX_M);
+}
+
 /* CTA size aimed at by fwht_pow2 (rows per CTA = that / threads per row),
  * per row shape; -D for experiments. Session 23 on the H100 (A/B, two rounds,
  * docs/results/h100/fwht_ab_10/), % of copy: M = 40 with 32 elements per
@@ -899,6 +923,35 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
    * c * p + j of a row sits at c * bs + pad_index(j). With one_col and NG
    * = 1, threads = R * p: one column each. */
   constexpr int NG = mpoint_groups<M, LE>();
+  if constexpr (pow2_mpoint_pairs<DO, M, LE>()) {
+    if (y_align >= 2 * (int)sizeof(TO)) { /* uniform: every pair's store is aligned */
+      /* thread q takes the columns j, j + 1 of one row (j even: both in one
+       * 32-float line of the padding, so the second is at s + 1): the same
+       * two chains per output as below, then one store for the pair (16-bit:
+       * rounded by one cvt, Io::narrow2), where single columns take two. */
+      constexpr int hp = G::p / 2;
+      for (int q = tid; q < G::R * hp; q += G::threads) {
+        const int rl = q / hp, j = 2 * (q - rl * hp);
+        const int64_t grow = grp * G::R + rl;
+        if (grow >= rows) break; /* q only grows, and so does the row */
+        const float *col = sm + rl * G::S + pad_index(j);
+        float a0[M], a1[M];
+        factor_column<M>([&](int cc) { return col[cc * G::bs]; }, a0);
+        factor_column<M>([&](int cc) { return col[cc * G::bs + 1]; }, a1);
+        TO *y = (TO *)yv + grow * G::n + j;
+#pragma unroll
+        for (int r = 0; r < M; r++) {
+          const float o0 = epilogue(a0[r], epi, scale, alpha, beta, r * G::p + j);
+          const float o1 = epilogue(a1[r], epi, scale, alpha, beta, r * G::p + j + 1);
+          if constexpr (DO == Dt::F32)
+            st_out(reinterpret_cast<float2 *>(y + r * G::p), make_float2(o0, o1));
+          else
+            st_out(reinterpret_cast<unsigned *>(y + r * G::p), Io<DO>::narrow2(o0, o1));
+        }
+      }
+      return;
+    }
+  }
   for (int q = tid; q < G::R * NG * G::p; q += G::threads) {
     const int rl = q / (NG * G::p), rem = q - rl * (NG * G::p);
     const int g = rem / G::p, j = rem - g * G::p;

@@ -293,6 +293,29 @@ static void test_fwht_split_store(void) {
   fast_memory_restore(saved);
 }
 
+/* 16-bit m-point rows whose m-point sums take two neighbouring columns a
+ * thread (HMX_FWHT_MPOINT_PAIRS_MAX_M, 12: each output pair rounded by one
+ * cvt and written by one 32-bit store): 12 * 32 ... 12 * 2048 in bf16 and
+ * f16, with more rows than a CTA holds and a last CTA short of rows, the
+ * output 0, 1 and 2 elements past a 16-byte boundary (pairs, the single
+ * columns that an output not 4-byte aligned takes, pairs again on a 4-byte
+ * boundary), in place with the mix epilogue, and outputs small enough to
+ * round to subnormals. In test_cuda_device's full run and its `pow2` mode. */
+static void test_fwht_mpoint_pairs(void) {
+  static const hmx_dtype dts[2] = {HMX_BF16, HMX_F16};
+  static const int offs[] = {0, 1, 2};
+  for (int l = 5; l <= 11; l++)
+    for (int d = 0; d < 2; d++) {
+      const int64_t n = (int64_t)12 << l, rows = ((int64_t)1 << 20) / n + 3;
+      for (size_t o = 0; o < sizeof offs / sizeof offs[0]; o++) {
+        if (quick && o == 2) break;
+        fwht_case(rows, n, 12, dts[d], 0, (int)(o % 2), offs[o]);
+      }
+      fwht_case(rows, n, 12, dts[d], 1, 1, 0);
+      fwht_case_scaled(rows, n, 12, dts[d], 0, 0, 0, dts[d] == HMX_F16 ? 0x1p-20f : 0x1p-140f);
+    }
+}
+
 /* fwht_cluster's m-point rows with several p-blocks a CTA, whose step a
  * synchronises each block over its own threads (HMX_FWHT_CLUSTER_BLOCK_BAR):
  * 40 * 1024 (blocks of 32 threads: __syncwarp) and 40 * 2048, 28 * 2048,
@@ -920,12 +943,14 @@ int main(int argc, char **argv) {
     test_fwht_pow2_warp();
     test_fwht_fast_memory();
     test_fwht_split_store();
+    test_fwht_mpoint_pairs();
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device pow2");
   }
   test_fwht();
   test_fwht_fast_memory();
   test_fwht_split_store();
+  test_fwht_mpoint_pairs();
   test_other_ops();
   test_staged16();
   test_big_shapes();
