@@ -1071,9 +1071,14 @@ __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows
 #ifndef HMX_FWHT_MAXREG_16_M40 /* M = 40: at 40, 790 bytes of spills */
 #define HMX_FWHT_MAXREG_16_M40 48
 #endif
+/* M = 12 up to 12 * 1024 (L <= 10; 0: no cap). For experiments. */
+#ifndef HMX_FWHT_MAXREG_16_M12
+#define HMX_FWHT_MAXREG_16_M12 0
+#endif
 template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_maxreg() {
   return DI == Dt::F32 || LE != 5 ? 0
          : M == 40                ? HMX_FWHT_MAXREG_16_M40
+         : M == 12 && L <= 10 && HMX_FWHT_MAXREG_16_M12 > 0 ? HMX_FWHT_MAXREG_16_M12
          : (M == 28 && L >= 6 && L <= 9) || (M == 20 && (L == 8 || L == 9)) || (M == 12 && L == 11)
              ? HMX_FWHT_MAXREG_16
              : 0;
