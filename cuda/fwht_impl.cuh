@@ -1084,6 +1084,30 @@ template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_ma
              : 0;
 }
 
+/* The cap on a GPU whose memory is fast for its SMs (hmx_cuda_fast_memory,
+ * the H200), where it differs: 16-bit 12 * 64 at 48 registers (the plain
+ * kernel takes 64, 4 CTAs of 240 threads an SM; 48 gives 5) and 12 * 1024
+ * at 40 (48: 2 CTAs of 768; 40: 2 as well, but no longer at the edge).
+ * Measured on the H200 (session 40, docs/results/h200/mpoint_pairs/ab3/,
+ * two rounds, % of the copy, bf16 / f16, with the paired columns): 12 * 64
+ * 84.9 -> 89.2 / 84.8 -> 88.9, 12 * 1024 77.5 -> 79.0 / 77.2 -> 79.2; the
+ * other 12 * 2^k rows lost 0 ... 1 pt at 48 and up to 11 at 40 (spills).
+ * The H100 measured a 40-register cap on the 12 * 2^k rows slower (session
+ * 25, before the paired columns), so it keeps pow2_maxreg. */
+#ifndef HMX_FWHT_MAXREG_16_M12_P64_FM
+#define HMX_FWHT_MAXREG_16_M12_P64_FM 48
+#endif
+#ifndef HMX_FWHT_MAXREG_16_M12_P1024_FM
+#define HMX_FWHT_MAXREG_16_M12_P1024_FM 40
+#endif
+template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_maxreg_fm() {
+  return DI != Dt::F32 && LE == 5 && M == 12 && L == 6 && HMX_FWHT_MAXREG_16_M12_P64_FM > 0
+             ? HMX_FWHT_MAXREG_16_M12_P64_FM
+         : DI != Dt::F32 && LE == 5 && M == 12 && L == 10 && HMX_FWHT_MAXREG_16_M12_P1024_FM > 0
+             ? HMX_FWHT_MAXREG_16_M12_P1024_FM
+             : pow2_maxreg<DI, M, L, LE>();
+}
+
 template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>(),
           bool PF = pow2_prefetch<DI, DO, M, L, LE>()>
 __global__ void __launch_bounds__(Pow2<M, L, LE>::threads, pow2_min_blocks<DI, M, L, LE, PF>())
@@ -1092,9 +1116,11 @@ fwht_pow2(const void *xv, void *yv, int64_t rows, float scale, int epi, const fl
   pow2_body<DI, DO, M, L, LE, PF>(xv, yv, rows, scale, epi, alpha, beta, vec, y_align);
 }
 
-/* fwht_pow2 with its registers capped at pow2_maxreg (plain, not persistent) */
-template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>()>
-__global__ void __launch_bounds__(Pow2<M, L, LE>::threads) __maxnreg__((pow2_maxreg<DI, M, L, LE>()))
+/* fwht_pow2 with its registers capped at pow2_maxreg (plain, not persistent;
+ * FM: at pow2_maxreg_fm) */
+template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>(), bool FM = false>
+__global__ void __launch_bounds__(Pow2<M, L, LE>::threads)
+__maxnreg__((FM ? pow2_maxreg_fm<DI, M, L, LE>() : pow2_maxreg<DI, M, L, LE>()))
 fwht_pow2_capped(const void *xv, void *yv, int64_t rows, float scale, int epi, const float *alpha,
                  const float *beta, int vec, int y_align) {
   pow2_body<DI, DO, M, L, LE, false>(xv, yv, rows, scale, epi, alpha, beta, vec, y_align);
@@ -1711,6 +1737,8 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   void (*kern)(const void *, void *, int64_t, float, int, const float *, const float *, int, int);
   if constexpr (pow2_maxreg<DI, M, L, LE>() > 0) kern = fwht_pow2_capped<DI, DO, M, L, LE>;
   else kern = fwht_pow2<DI, DO, M, L, LE, false>;
+  if constexpr (pow2_maxreg_fm<DI, M, L, LE>() != pow2_maxreg<DI, M, L, LE>())
+    if (fast_memory) kern = fwht_pow2_capped<DI, DO, M, L, LE, true>;
   const size_t smem = pow2_smem<DI, M, L, LE>(false);
   if (!smem_opt_in(j, kern, smem)) return;
   kern<<<(unsigned)blocks, G::threads, smem, j->stream>>>(x, y, rows, scale, epi, alpha, beta, vec,
@@ -1720,15 +1748,17 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
 
 /* fwht_pow2 as suits the current device: where the row's kernel depends on
  * whether its memory is fast for its SMs (pow2_log_e's elements a thread,
- * pow2_prefetch_fm_only's persistent kernel), hmx_cuda_fast_memory decides,
- * asked once here (every choice gives the same bits). */
+ * pow2_prefetch_fm_only's persistent kernel, pow2_maxreg_fm's register
+ * cap), hmx_cuda_fast_memory decides, asked once here (every choice gives
+ * the same bits). */
 template <Dt DI, Dt DO, int M, int L>
 void launch_pow2(Job *j, const void *x, void *y, int64_t rows, float scale, int epi,
                  const float *alpha, const float *beta) {
   constexpr int LE = pow2_log_e<DI, M, L>(), LE_FM = pow2_log_e<DI, M, L, true>();
   bool fm = false;
   if constexpr (LE != LE_FM || pow2_prefetch_fm_only<DI, DO, M, L, LE>() ||
-                pow2_prefetch_fm_only<DI, DO, M, L, LE_FM>()) {
+                pow2_prefetch_fm_only<DI, DO, M, L, LE_FM>() ||
+                pow2_maxreg_fm<DI, M, L, LE>() != pow2_maxreg<DI, M, L, LE>()) {
     int dev = 0;
     if (!check(j, cudaGetDevice(&dev), "cudaGetDevice")) return;
     fm = hmx_cuda_fast_memory(dev, NULL) != 0;
