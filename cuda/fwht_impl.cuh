@@ -1071,7 +1071,8 @@ __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows
 #ifndef HMX_FWHT_MAXREG_16_M40 /* M = 40: at 40, 790 bytes of spills */
 #define HMX_FWHT_MAXREG_16_M40 48
 #endif
-/* M = 12 up to 12 * 1024 (L <= 10; 0: no cap). For experiments. */
+/* M = 12 up to 12 * 1024 (L <= 10; 0: no cap), on every GPU: for
+ * experiments (session 40's A/B of the caps that pow2_maxreg_fm takes). */
 #ifndef HMX_FWHT_MAXREG_16_M12
 #define HMX_FWHT_MAXREG_16_M12 0
 #endif
@@ -1087,7 +1088,7 @@ template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_ma
 /* The cap on a GPU whose memory is fast for its SMs (hmx_cuda_fast_memory,
  * the H200), where it differs: 16-bit 12 * 64 at 48 registers (the plain
  * kernel takes 64, 4 CTAs of 240 threads an SM; 48 gives 5) and 12 * 1024
- * at 40 (48: 2 CTAs of 768; 40: 2 as well, but no longer at the edge).
+ * at 40 (CTAs of 384 threads: 3 an SM at 48 registers, 4 at 40).
  * Measured on the H200 (session 40, docs/results/h200/mpoint_pairs/ab3/,
  * two rounds, % of the copy, bf16 / f16, with the paired columns): 12 * 64
  * 84.9 -> 89.2 / 84.8 -> 88.9, 12 * 1024 77.5 -> 79.0 / 77.2 -> 79.2; the
