@@ -915,13 +915,8 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
   constexpr bool vect = pow2_vec_transpose<DI, M, L, LE, PF>();
   if constexpr (lanes) {
     lane_stages<L, LE>(v, tau, warp_lanes());
-  } else if constexpr (vect) {
-    if constexpr (HMX_FWHT_POW2_WARP_SYNC && G::tp <= 32) {
-      const unsigned mask = warp_lanes();
-      block_stages_vec<L>(v, sblk, tau, bf, [mask] { __syncwarp(mask); });
-    } else {
-      block_stages_vec<L>(v, sblk, tau, bf, [] { __syncthreads(); });
-    }
+  } else if constexpr (vect) { /* L >= 12: the p-block is the CTA (>= 128 threads) */
+    block_stages_vec<L>(v, sblk, tau, bf, [] { __syncthreads(); });
   } else if constexpr (HMX_FWHT_POW2_WARP_SYNC && G::tp <= 32) {
     /* the p-block's tp threads are lanes of one warp (blocks start at
      * multiples of tp, a power of two): its barriers are the warp's */
@@ -935,42 +930,28 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
 
   if (M == 1) { /* step 3 */
     TO *y = (TO *)yv + row * G::n;
-    if constexpr (vect) { /* runs of 4 consecutive outputs, window at L - 3 */
-      if (!valid) return;
-      constexpr int wv = vec_window(vec_phases(L) - 1, L);
-      const int t0 = 4 * vec_chunk(tau, 0, wv);
-#pragma unroll
-      for (int h = 0; h < 8; h++) {
-        const int at = t0 + (4 << (wv - 2)) * h; /* 4 * vec_chunk(tau, h, wv) */
-        float o[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) o[i] = epilogue(v[4 * h + i], epi, scale, alpha, beta, at + i);
-        if (y_align >= 4 * (int)sizeof(TO)) { /* uniform */
-          store_run<DO, 2>(y + at, o);
-        } else {
-#pragma unroll
-          for (int i = 0; i < 4; i++) st_out(y + at + i, (TO)Io<DO>::narrow(o[i]));
-        }
-      }
-      return;
-    }
-    if constexpr (LA > 0) { /* the split last window: runs of 2^LA consecutive outputs */
-      constexpr int run = 1 << LA;
-      const int t0 = tau << LA;
+    /* runs of 2^RA consecutive outputs: the split last window (LA; register
+     * k at split_offset(k)), or block_stages_vec's last window, at bit hs
+     * (runs of 4). Run h starts at t0 + (h << hs), its index bits above the
+     * thread's. */
+    constexpr int RA = vect ? 2 : LA;
+    if constexpr (RA > 0) {
+      constexpr int run = 1 << RA, hs = vect ? vec_window(vec_phases(L) - 1, L) : L - LE + LA;
+      const int t0 = vect ? 4 * vec_chunk(tau, 0, hs) : tau << LA;
       if (!valid) return;
       if (y_align >= (int)sizeof(TO) * run) { /* uniform */
 #pragma unroll
         for (int h = 0; h < E / run; h++) {
-          const int at = t0 + split_offset(h * run, L, LE, LA);
+          const int at = t0 + (h << hs);
           float o[run];
 #pragma unroll
           for (int i = 0; i < run; i++) o[i] = epilogue(v[h * run + i], epi, scale, alpha, beta, at + i);
-          store_run<DO, LA>(y + at, o);
+          store_run<DO, RA>(y + at, o);
         }
       } else {
 #pragma unroll
         for (int k = 0; k < E; k++) {
-          const int at = t0 + split_offset(k, L, LE, LA);
+          const int at = t0 + (k & (run - 1)) + ((k >> RA) << hs);
           st_out(y + at, (TO)Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, at)));
         }
       }
@@ -1046,12 +1027,9 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
         TO *y = (TO *)yv + grow * G::n + j;
 #pragma unroll
         for (int r = 0; r < M; r++) {
-          const float o0 = epilogue(a0[r], epi, scale, alpha, beta, r * G::p + j);
-          const float o1 = epilogue(a1[r], epi, scale, alpha, beta, r * G::p + j + 1);
-          if constexpr (DO == Dt::F32)
-            st_out(reinterpret_cast<float2 *>(y + r * G::p), make_float2(o0, o1));
-          else
-            st_out(reinterpret_cast<unsigned *>(y + r * G::p), Io<DO>::narrow2(o0, o1));
+          const float o[2] = {epilogue(a0[r], epi, scale, alpha, beta, r * G::p + j),
+                              epilogue(a1[r], epi, scale, alpha, beta, r * G::p + j + 1)};
+          store_run<DO, 1>(y + r * G::p, o);
         }
       }
       return;
@@ -1213,11 +1191,11 @@ template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_ma
 #define HMX_FWHT_MAXREG_16_M12_P1024_FM 40
 #endif
 template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_maxreg_fm() {
-  return DI != Dt::F32 && LE == 5 && M == 12 && L == 6 && HMX_FWHT_MAXREG_16_M12_P64_FM > 0
-             ? HMX_FWHT_MAXREG_16_M12_P64_FM
-         : DI != Dt::F32 && LE == 5 && M == 12 && L == 10 && HMX_FWHT_MAXREG_16_M12_P1024_FM > 0
-             ? HMX_FWHT_MAXREG_16_M12_P1024_FM
-             : pow2_maxreg<DI, M, L, LE>();
+  constexpr int fm = DI == Dt::F32 || LE != 5 || M != 12 ? 0
+                     : L == 6                           ? HMX_FWHT_MAXREG_16_M12_P64_FM
+                     : L == 10                          ? HMX_FWHT_MAXREG_16_M12_P1024_FM
+                                                        : 0;
+  return fm > 0 ? fm : pow2_maxreg<DI, M, L, LE>();
 }
 
 template <Dt DI, Dt DO, int M, int L, int LE = pow2_log_e<DI, M, L>(),
@@ -1826,15 +1804,15 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   const int vec = (uintptr_t)x % 16 == 0;
   const int y_align = (uintptr_t)y % 16 == 0 ? 16 : (uintptr_t)y % 8 == 0 ? 8 : (uintptr_t)y % 4 == 0 ? 4 : 0;
   if constexpr (PF) { /* as many CTAs as are resident on the current device */
-    int dev = 0, sms = 0;
-    if (!check(j, cudaGetDevice(&dev), "cudaGetDevice")) return;
     if (!pow2_prefetch_fm_only<DI, DO, M, L, LE>() || fast_memory) {
       static std::atomic<int> per_sm_cached{-1};
       auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
       const size_t smem = pow2_smem<DI, M, L, LE>(true);
       const int per_sm = persistent_per_sm(j, kern, G::threads, smem, &per_sm_cached);
-      if (per_sm < 0 || !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                               "cudaDeviceGetAttribute"))
+      int dev = 0, sms = 0;
+      if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
+          !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                 "cudaDeviceGetAttribute"))
         return;
       const int64_t resident = (int64_t)sms * per_sm;
       if (resident > 0) {
