@@ -303,29 +303,29 @@ static void test_fwht_split_store(void) {
  * round to subnormals. 12 * 64 and 12 * 1024 run under
  * HMX_CUDA_FWHT_FAST_MEMORY=0 and =1, whose kernels differ in their
  * register cap (pow2_maxreg_fm); the other rows on the device's own choice.
- * In test_cuda_device's full run and its `pow2` mode. */
-static void test_fwht_mpoint_pairs(void) {
+ * In test_cuda_device's full run and its `pow2` mode.
+ * mpoint_pairs_rows(l): those cases for 12 * 2^l. */
+static void mpoint_pairs_rows(int l) {
   static const hmx_dtype dts[2] = {HMX_BF16, HMX_F16};
   static const int offs[] = {0, 1, 2};
+  const int64_t n = (int64_t)12 << l, rows = ((int64_t)1 << 20) / n + 3;
+  for (int d = 0; d < 2; d++) {
+    for (size_t o = 0; o < sizeof offs / sizeof offs[0]; o++) {
+      if (quick && o == 2) break;
+      fwht_case(rows, n, 12, dts[d], 0, (int)(o % 2), offs[o]);
+    }
+    fwht_case(rows, n, 12, dts[d], 1, 1, 0);
+    fwht_case_scaled(rows, n, 12, dts[d], 0, 0, 0, dts[d] == HMX_F16 ? 0x1p-20f : 0x1p-140f);
+  }
+}
+static void test_fwht_mpoint_pairs(void) {
+  for (int l = 5; l <= 11; l++)
+    if (l != 6 && l != 10) mpoint_pairs_rows(l);
   char *saved = fast_memory_save();
-  for (int l = 5; l <= 11; l++) {
-    const int both = l == 6 || l == 10;
-    for (int fm = 0; fm <= both; fm++) {
-      if (both) setenv("HMX_CUDA_FWHT_FAST_MEMORY", fm ? "1" : "0", 1);
-      for (int d = 0; d < 2; d++) {
-        const int64_t n = (int64_t)12 << l, rows = ((int64_t)1 << 20) / n + 3;
-        for (size_t o = 0; o < sizeof offs / sizeof offs[0]; o++) {
-          if (quick && o == 2) break;
-          fwht_case(rows, n, 12, dts[d], 0, (int)(o % 2), offs[o]);
-        }
-        fwht_case(rows, n, 12, dts[d], 1, 1, 0);
-        fwht_case_scaled(rows, n, 12, dts[d], 0, 0, 0, dts[d] == HMX_F16 ? 0x1p-20f : 0x1p-140f);
-      }
-    }
-    if (both) { /* the device's own choice again for the next rows */
-      fast_memory_restore(saved);
-      saved = fast_memory_save();
-    }
+  for (int fm = 0; fm < 2; fm++) {
+    setenv("HMX_CUDA_FWHT_FAST_MEMORY", fm ? "1" : "0", 1);
+    mpoint_pairs_rows(6);
+    mpoint_pairs_rows(10);
   }
   fast_memory_restore(saved);
 }
