@@ -540,25 +540,13 @@ template <int M, int L, int LE> __host__ __device__ constexpr int pow2_stage_at(
   using G = Pow2<M, L, LE>;
   return G::smem ? (G::R * G::S + 3) / 4 * 4 : 0;
 }
-/* Where fwht_pow2 takes block_stages_vec (16-byte transposes; an
- * experiment, not yet run on a GPU): 1 f32, 2 16-bit, 3 both (0: off); m =
- * 1 rows of 2^12 ... 2^15 (one CTA a row) with 32 elements a thread, not
- * persistent. Their shared memory is p + p / 8 floats (vec_pad). */
-#ifndef HMX_FWHT_VEC_TRANSPOSE
-#define HMX_FWHT_VEC_TRANSPOSE 0
-#endif
-template <Dt DI, int M, int L, int LE, bool PF> __host__ __device__ constexpr bool pow2_vec_transpose() {
-  return M == 1 && LE == 5 && !PF && L >= 12 &&
-         (HMX_FWHT_VEC_TRANSPOSE & (DI == Dt::F32 ? 1 : 2)) != 0;
-}
 /* Dynamic shared memory of fwht_pow2, with or without the stage. */
 template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr size_t pow2_smem(bool pf) {
   using G = Pow2<M, L, LE>;
   return pf ? (size_t)pow2_stage_at<M, L, LE>() * sizeof(float) +
                   (size_t)G::R * G::n * sizeof(typename Io<DI>::T)
-            : pow2_vec_transpose<DI, M, L, LE, false>() ? (size_t)G::R * (G::p + G::p / 8) * sizeof(float)
-            : G::smem                                    ? (size_t)G::R * G::S * sizeof(float)
-                                                         : 0;
+            : G::smem ? (size_t)G::R * G::S * sizeof(float)
+                      : 0;
 }
 /* CTAs per SM asked of the register allocator: the plain kernel's, or for
  * the persistent one as many as its shared memory lets be resident: no more
@@ -782,72 +770,6 @@ __device__ __forceinline__ void block_stages(float (&v)[1 << LE], float *sblk, i
   block_stages<LB, LE, LA>(v, sblk, tau, active, [] { __syncthreads(); });
 }
 
-/* Step 1 of one p-block of an m = 1 row with 32 elements a thread and
- * 16-byte transposes (HMX_FWHT_VEC_TRANSPOSE, an experiment: not yet run on
- * a GPU). Session 40's Nsight Compute run found f32 8192 waiting on the MIO
- * queue (41% of stalls, issue active 31%): each of its two transposes
- * issues a 4-byte STS and LDS an element. Here register k = 4 h + l stands
- * for index bits 0, 1 (l, in every window) and 3 window bits from bit w
- * (h), so each transpose moves float4s: an eighth of the instructions, but
- * 3 new stages a phase instead of 5, so one transpose more (8192, 16384: 3
- * instead of 2). Phase 0 is bits 0 .. 4 (w = 2); phase q's window starts at
- * min(2 + 3q, LB - 3) and runs the stages not done yet, so the order of
- * every pair is ref's (as block_stages). Layout: the block as float4
- * chunks c (index bits 2 ..), chunk c stored at c + (c >> 3): one float4 of
- * padding per 8 (pow2_smem). A 16-byte access is served 8 lanes at a time;
- * the 8 lanes of a quarter-warp vary either chunk bits 0 .. 2 (w > 2) or
- * bits 3 .. 5 (w = 2: chunks 8 tau + h, stored at 9 tau + h), so they fall
- * in 8 different bank groups either way: no bank conflicts. The padding
- * is additive over the disjoint bit fields of thread and register, so
- * each register group's address is the thread's plus a constant. The
- * thread ends with the window at LB - 3 and holds runs of 4 consecutive
- * elements. Only for rows of one CTA (L >= 12). */
-__host__ __device__ constexpr int vec_phases(int LB) { return 1 + (LB - 5 + 2) / 3; }
-__host__ __device__ constexpr int vec_window(int q, int LB) {
-  return q == 0 ? 2 : 2 + 3 * q < LB - 3 ? 2 + 3 * q : LB - 3;
-}
-/* Chunk (index >> 2) of register group h of thread tau, window at w. */
-__host__ __device__ __forceinline__ constexpr int vec_chunk(int tau, int h, int w) {
-  return (tau & ((1 << (w - 2)) - 1)) | (h << (w - 2)) | ((tau >> (w - 2)) << (w + 1));
-}
-__host__ __device__ __forceinline__ constexpr int vec_pad(int c) { return c + (c >> 3); }
-template <int LB, typename Sync>
-__device__ __forceinline__ void block_stages_vec(float (&v)[32], float *sblk, int tau, bool active,
-                                                 Sync sync) {
-  static_assert(LB >= 12, "one row a CTA, runs of 4 outputs across the lanes of a warp");
-  constexpr int phases = vec_phases(LB);
-  float4 *sb = reinterpret_cast<float4 *>(sblk);
-  reg_stages<32>(v, 0, 5);
-#pragma unroll
-  for (int q = 1; q < phases; q++) {
-    const int w0 = vec_window(q - 1, LB), w1 = vec_window(q, LB);
-    if (q > 1) sync(); /* the previous phase's reads are done */
-    /* vec_pad(thread part | h << (w - 2)) = vec_pad(thread part) +
-     * vec_pad(h << (w - 2)): the second a constant */
-    if (active) {
-      float4 *s0 = sb + vec_pad(vec_chunk(tau, 0, w0));
-#pragma unroll
-      for (int h = 0; h < 8; h++)
-        s0[vec_pad(h << (w0 - 2))] = make_float4(v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]);
-    }
-    sync();
-    if (active) {
-      const float4 *s1 = sb + vec_pad(vec_chunk(tau, 0, w1));
-#pragma unroll
-      for (int h = 0; h < 8; h++) {
-        const float4 t = s1[vec_pad(h << (w1 - 2))];
-        v[4 * h] = t.x;
-        v[4 * h + 1] = t.y;
-        v[4 * h + 2] = t.z;
-        v[4 * h + 3] = t.w;
-      }
-    }
-    /* register bit b >= 2 stands for index bit w1 + b - 2; the stages left
-     * start at index bit 2 + 3q */
-    reg_stages<32>(v, 2 + (2 + 3 * q - w1), 5);
-  }
-}
-
 /* Lane stages (HMX_FWHT_LANE_STAGES): the stages s = LE .. LB - 1 of a
  * p-block whose tp = 2^(LB - LE) threads are lanes tau of one warp, done by
  * shuffles instead of a trip through shared memory. In phase 0's layout
@@ -912,11 +834,8 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
                ? 0xffffffffu
                : (1u << (G::threads - wb)) - 1u;
   };
-  constexpr bool vect = pow2_vec_transpose<DI, M, L, LE, PF>();
   if constexpr (lanes) {
     lane_stages<L, LE>(v, tau, warp_lanes());
-  } else if constexpr (vect) { /* L >= 12: the p-block is the CTA (>= 128 threads) */
-    block_stages_vec<L>(v, sblk, tau, bf, [] { __syncthreads(); });
   } else if constexpr (HMX_FWHT_POW2_WARP_SYNC && G::tp <= 32) {
     /* the p-block's tp threads are lanes of one warp (blocks start at
      * multiples of tp, a power of two): its barriers are the warp's */
@@ -930,28 +849,23 @@ __device__ __forceinline__ void pow2_group(int64_t grp, unsigned tid, float *sm,
 
   if (M == 1) { /* step 3 */
     TO *y = (TO *)yv + row * G::n;
-    /* runs of 2^RA consecutive outputs: the split last window (LA; register
-     * k at split_offset(k)), or block_stages_vec's last window, at bit hs
-     * (runs of 4). Run h starts at t0 + (h << hs), its index bits above the
-     * thread's. */
-    constexpr int RA = vect ? 2 : LA;
-    if constexpr (RA > 0) {
-      constexpr int run = 1 << RA, hs = vect ? vec_window(vec_phases(L) - 1, L) : L - LE + LA;
-      const int t0 = vect ? 4 * vec_chunk(tau, 0, hs) : tau << LA;
+    if constexpr (LA > 0) { /* the split last window: runs of 2^LA consecutive outputs */
+      constexpr int run = 1 << LA;
+      const int t0 = tau << LA;
       if (!valid) return;
       if (y_align >= (int)sizeof(TO) * run) { /* uniform */
 #pragma unroll
         for (int h = 0; h < E / run; h++) {
-          const int at = t0 + (h << hs);
+          const int at = t0 + split_offset(h * run, L, LE, LA);
           float o[run];
 #pragma unroll
           for (int i = 0; i < run; i++) o[i] = epilogue(v[h * run + i], epi, scale, alpha, beta, at + i);
-          store_run<DO, RA>(y + at, o);
+          store_run<DO, LA>(y + at, o);
         }
       } else {
 #pragma unroll
         for (int k = 0; k < E; k++) {
-          const int at = t0 + (k & (run - 1)) + ((k >> RA) << hs);
+          const int at = t0 + split_offset(k, L, LE, LA);
           st_out(y + at, (TO)Io<DO>::narrow(epilogue(v[k], epi, scale, alpha, beta, at)));
         }
       }
@@ -1159,14 +1073,8 @@ __device__ __forceinline__ void pow2_body(const void *xv, void *yv, int64_t rows
 #ifndef HMX_FWHT_MAXREG_16_M12
 #define HMX_FWHT_MAXREG_16_M12 0
 #endif
-/* block_stages_vec's kernels (HMX_FWHT_VEC_TRANSPOSE) capped at this many
- * registers (0: no cap; they take 54-55 where the plain ones take 48). */
-#ifndef HMX_FWHT_VEC_MAXREG
-#define HMX_FWHT_VEC_MAXREG 0
-#endif
 template <Dt DI, int M, int L, int LE> __host__ __device__ constexpr int pow2_maxreg() {
-  return pow2_vec_transpose<DI, M, L, LE, false>() ? HMX_FWHT_VEC_MAXREG
-         : DI == Dt::F32 || LE != 5 ? 0
+  return DI == Dt::F32 || LE != 5 ? 0
          : M == 40                ? HMX_FWHT_MAXREG_16_M40
          : M == 12 && L <= 10 && HMX_FWHT_MAXREG_16_M12 > 0 ? HMX_FWHT_MAXREG_16_M12
          : (M == 28 && L >= 6 && L <= 9) || (M == 20 && (L == 8 || L == 9)) || (M == 12 && L == 11)
