@@ -69,6 +69,7 @@ static hmx_cpu_features detect_uncached(void) {
   if (l7[0] >= 1) cpuid(7, 1, l71); /* l7[0]: the highest subleaf of leaf 7 */
   f.avx512_bf16 = f.avx512 && ((l71[0] >> 5) & 1);
   f.zen4 = amd && family == 0x19 && f.avx512;
+  f.zen3 = amd && family == 0x19 && f.avx2_fma && !f.avx512;
 #elif defined(__aarch64__) || defined(_M_ARM64)
   f.neon = 1;
 #endif
@@ -77,7 +78,7 @@ static hmx_cpu_features detect_uncached(void) {
 
 /* CPUID traps to the hypervisor in a virtual machine (tens of microseconds),
  * and every op call asks whether its backend can run: detect once. The cache
- * holds the six flags plus a "known" bit; concurrent first calls compute
+ * holds the seven flags plus a "known" bit; concurrent first calls compute
  * the same value, and the atomic makes that race well defined. */
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
@@ -95,7 +96,8 @@ hmx_cpu_features hmx_cpu_detect(void) {
   if (!c) {
     hmx_cpu_features f = detect_uncached();
     c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0) |
-        (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0) | (f.zen4 ? 64 : 0);
+        (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0) | (f.zen4 ? 64 : 0) |
+        (f.zen3 ? 128 : 0);
     CACHE_STORE(c);
   }
   hmx_cpu_features f;
@@ -105,5 +107,6 @@ hmx_cpu_features hmx_cpu_detect(void) {
   f.avx512_bf16 = (c & 16) != 0;
   f.intel = (c & 32) != 0;
   f.zen4 = (c & 64) != 0;
+  f.zen3 = (c & 128) != 0;
   return f;
 }

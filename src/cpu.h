@@ -11,6 +11,8 @@ typedef struct hmx_cpu_features {
   int intel;       /* x86 vendor string "GenuineIntel" (picks the kernels' tuning, src/tuning.h) */
   int zen4;        /* "AuthenticAMD", family 19h and avx512: Zen 4 (Zen 3, also 19h, has no
                       AVX-512; Zen 5 is 1Ah) (picks the kernels' tuning) */
+  int zen3;        /* "AuthenticAMD", family 19h, avx2_fma but not avx512: Zen 3 (picks the
+                      kernels' tuning) */
 } hmx_cpu_features;
 
 /* Detected on the first call, then cached (CPUID is slow under a hypervisor). */

@@ -9,7 +9,7 @@
 #define HMX_TUNING_H
 
 typedef struct hmx_x86_tuning {
-  const char *name;           /* "zen", "intel" or "zen4" */
+  const char *name;           /* "zen", "intel", "zen4" or "zen3" */
   const char *measured_on;    /* the machine the numbers behind it come from */
   /* fwht / hadamard_mix (simd/x86/fwht_x86.h) */
   int fwht_split_chunks;      /* cache-resident rows that take passes: two short in-register
@@ -32,8 +32,9 @@ typedef struct hmx_x86_tuning {
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen", "intel" or
- * "zen4"), else "intel" on a GenuineIntel CPU, "zen4" on an AMD Zen 4 (family
- * 19h with AVX-512) and "zen" on any other (other AMD, and the default).
+ * "zen4", "zen3"), else "intel" on a GenuineIntel CPU, "zen4" on an AMD Zen 4
+ * (family 19h with AVX-512), "zen3" on an AMD Zen 3 (family 19h with AVX2 but
+ * not AVX-512) and "zen" on any other (other AMD, and the default).
  * Decided on the first call. */
 const hmx_x86_tuning *hmx_x86_tuning_current(void);
 

@@ -93,6 +93,19 @@ int main(void) {
   CHECK(has_line(s, "avx2 vs FFHT n=256 memory", "no such row"), "%s", s);
   CHECK(tally_matches(s, t), "tally %d %d %d:\n%s", t.met, t.missed, t.unmeasured, s);
 
+  /* a backend without any row (avx512 targets on an AVX2-only CPU): the
+   * reason is that the backend did not run, not a missing row */
+  nr = 0;
+  r[nr++] = fwht("avx2", 256, 0, 1.4, 100, 25);
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "avx512 in L2 vs FFHT n=256",
+                 "not measured: no avx512 rows in this run (the backend is not available"),
+        "%s", s);
+  CHECK(has_line(s, "avx2 vs FFHT n=256 L2", "met"), "%s", s);
+  CHECK(has_line(s, "avx2 vs FFHT n=256 memory", "not measured: no such row in this run"), "%s",
+        s);
+  CHECK(t.met == 1 && tally_matches(s, t), "%d %d %d:\n%s", t.met, t.missed, t.unmeasured, s);
+
   /* from memory: 90% of the memcpy probe, exactly at the line is met */
   nr = 0;
   r[nr++] = fwht("avx512", 4096, 1, 2.0, 90.0, 22);

@@ -4,8 +4,8 @@
  * test_differential: non-temporal stores of the output (outputs of 32 MiB or
  * more, aligned, out of place; also through the m-point pass) and software
  * prefetch of the next row (batches of 8 MiB or more, blocks of 4096+
- * floats on the "zen" profile and zen4's avx512, 1024+ on "intel" and zen4's
- * avx2). Neither may change a bit; this test would catch a path that writes
+ * floats on the "zen" profile and zen4's avx512, 1024+ on "intel" and the
+ * avx2 of zen4 and zen3). Neither may change a bit; this test would catch a path that writes
  * the wrong place, skips a row or reads a stale prefetched row.
  *
  *   test_fwht_large BACKEND

@@ -85,6 +85,17 @@ static int has_op(const hmx_bench_result *r, int nr, const char *op) {
   return 0;
 }
 
+/* Whether any result of this run is of the backend of impl (impl up to its
+ * '/': "avx512/g16" is the avx512 backend), whatever its op. */
+static int has_backend(const hmx_bench_result *r, int nr, const char *impl) {
+  const char *slash = strchr(impl, '/');
+  const size_t len = slash ? (size_t)(slash - impl) : strlen(impl);
+  for (int i = 0; i < nr; i++)
+    if (strncmp(r[i].impl, impl, len) == 0 && (r[i].impl[len] == '\0' || r[i].impl[len] == '/'))
+      return 1;
+  return 0;
+}
+
 /* The neighbouring powers of two of n = 3 * 2^k: 2^(k+1) and 2^(k+2). */
 static void neighbours(int64_t n, int64_t *lo, int64_t *hi) {
   int64_t p = 1;
@@ -146,8 +157,18 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
     /* the vector exp rows exist only where SLEEF was built in and the CPU
      * has the ISA: their absence has the peer's reason */
     const int sleef = t->peer && strcmp(t->peer, "sleef") == 0;
+    /* a backend with no rows at all did not run: say so, not that one row
+     * is missing (avx512 targets on an AVX2-only CPU) */
+    char why[128];
+    const char *slash = strchr(t->impl, '/');
+    snprintf(why, sizeof why,
+             "no %.*s rows in this run (the backend is not available on this CPU, or not selected)",
+             slash ? (int)(slash - t->impl) : (int)strlen(t->impl), t->impl);
     line(out, tally, t->what, where, 0, t->goal, unit,
-         sleef ? peer_note(t, notes) : "no such row in this run", NULL);
+         sleef                           ? peer_note(t, notes)
+         : !has_backend(r, nr, t->impl) ? why
+                                         : "no such row in this run",
+         NULL);
     return;
   }
   switch (t->kind) {
