@@ -31,8 +31,8 @@ typedef struct hmx_x86_tuning {
                                  streamed outputs) */
 } hmx_x86_tuning;
 
-/* The profile in force: the one HMX_X86_TUNING names ("zen", "intel" or
- * "zen4", "zen3"), else "intel" on a GenuineIntel CPU, "zen4" on an AMD Zen 4
+/* The profile in force: the one HMX_X86_TUNING names ("zen", "intel",
+ * "zen4" or "zen3"), else "intel" on a GenuineIntel CPU, "zen4" on an AMD Zen 4
  * (family 19h with AVX-512), "zen3" on an AMD Zen 3 (family 19h with AVX2 but
  * not AVX-512) and "zen" on any other (other AMD, and the default).
  * Decided on the first call. */

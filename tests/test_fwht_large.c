@@ -5,8 +5,9 @@
  * more, aligned, out of place; also through the m-point pass) and software
  * prefetch of the next row (batches of 8 MiB or more, blocks of 4096+
  * floats on the "zen" profile and zen4's avx512, 1024+ on "intel" and the
- * avx2 of zen4 and zen3). Neither may change a bit; this test would catch a path that writes
- * the wrong place, skips a row or reads a stale prefetched row.
+ * avx2 of zen4 and zen3). Neither may change a bit; this test would catch a
+ * path that writes the wrong place, skips a row or reads a stale prefetched
+ * row.
  *
  *   test_fwht_large BACKEND
  *

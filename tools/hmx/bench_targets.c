@@ -85,11 +85,16 @@ static int has_op(const hmx_bench_result *r, int nr, const char *op) {
   return 0;
 }
 
-/* Whether any result of this run is of the backend of impl (impl up to its
- * '/': "avx512/g16" is the avx512 backend), whatever its op. */
-static int has_backend(const hmx_bench_result *r, int nr, const char *impl) {
+/* The length of impl's backend name: impl up to its '/' ("avx512/g16" is
+ * the avx512 backend). */
+static int backend_len(const char *impl) {
   const char *slash = strchr(impl, '/');
-  const size_t len = slash ? (size_t)(slash - impl) : strlen(impl);
+  return slash ? (int)(slash - impl) : (int)strlen(impl);
+}
+
+/* Whether any result of this run is of impl's backend, whatever its op. */
+static int has_backend(const hmx_bench_result *r, int nr, const char *impl) {
+  const size_t len = (size_t)backend_len(impl);
   for (int i = 0; i < nr; i++)
     if (strncmp(r[i].impl, impl, len) == 0 && (r[i].impl[len] == '\0' || r[i].impl[len] == '/'))
       return 1;
@@ -159,16 +164,12 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
     const int sleef = t->peer && strcmp(t->peer, "sleef") == 0;
     /* a backend with no rows at all did not run: say so, not that one row
      * is missing (avx512 targets on an AVX2-only CPU) */
-    char why[128];
-    const char *slash = strchr(t->impl, '/');
-    snprintf(why, sizeof why,
-             "no %.*s rows in this run (the backend is not available on this CPU, or not selected)",
-             slash ? (int)(slash - t->impl) : (int)strlen(t->impl), t->impl);
-    line(out, tally, t->what, where, 0, t->goal, unit,
-         sleef                           ? peer_note(t, notes)
-         : !has_backend(r, nr, t->impl) ? why
-                                         : "no such row in this run",
-         NULL);
+    char why[128] = "no such row in this run";
+    if (!sleef && !has_backend(r, nr, t->impl))
+      snprintf(why, sizeof why,
+               "no %.*s rows in this run (the backend is not available on this CPU, or not selected)",
+               backend_len(t->impl), t->impl);
+    line(out, tally, t->what, where, 0, t->goal, unit, sleef ? peer_note(t, notes) : why, NULL);
     return;
   }
   switch (t->kind) {
