@@ -1,0 +1,236 @@
+/* Interleaved A/B of x86 fwht kernel variants (docs/BENCH.md "A/B of x86
+ * fwht variants"; built by tools/x86/fwht_ab.sh, never by CMake). Each
+ * variant is simd/<isa>/fwht_<isa>.c compiled with its own -D flags and
+ * function name; the generated table (ab_variants) lists them, the first
+ * being the base. For every row length and batch placement the variants,
+ * and FFHT's fht_float when given, run in turn on the same buffer, one
+ * thread, in place, every buffer the same bytes past a 64-byte line (as
+ * `hmx bench fwht`), round after round; each round starts with a different
+ * variant, so that no variant always runs right after the peer. Ratios are
+ * taken within a round (time / the base's time, FFHT's time / this time),
+ * then the median over rounds: a shared host's speed drifts between rounds
+ * more than most of the differences measured here.
+ *
+ * Before timing, every variant transforms the same input and must give the
+ * base's bits (memcmp): a variant that changes a value is reported and the
+ * exit status is 1. */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+
+typedef hmx_status (*ab_fn)(const hmx_fwht_args *a);
+typedef struct ab_variant {
+  const char *name;
+  ab_fn fn;
+} ab_variant;
+extern const ab_variant ab_variants[];
+extern const int ab_nvariants;
+
+enum { MAX_IMPLS = 17, MAX_ROUNDS = 31 };
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n) {
+  double t[MAX_ROUNDS];
+  memcpy(t, v, (size_t)n * sizeof *t);
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* n = m * 2^k with m one of the reference's factors; 0 if none */
+static int factor_of(int64_t n) {
+  static const int ms[5] = {1, 12, 20, 28, 40};
+  for (int i = 0; i < 5; i++)
+    if (n % ms[i] == 0 && ((n / ms[i]) & (n / ms[i] - 1)) == 0) return ms[i];
+  return 0;
+}
+
+typedef struct ab_case {
+  float *x; /* batch * n floats, `offset` bytes past a line */
+  int64_t n, batch;
+  int m, log_n;
+  int (*ffht)(float *, int);
+} ab_case;
+
+/* One call of implementation i (the variants, then FFHT) over the batch. */
+static int run_impl(const ab_case *c, int i) {
+  if (i < ab_nvariants) {
+    const hmx_fwht_args a = {c->x, c->x, c->batch, c->n, c->m, (float)(1.0 / sqrt((double)c->n)), 1};
+    return ab_variants[i].fn(&a) != HMX_OK;
+  }
+  int bad = 0;
+  for (int64_t r = 0; r < c->batch; r++) bad |= c->ffht(c->x + r * c->n, c->log_n) != 0;
+  return bad;
+}
+
+static void fill(float *x, int64_t count, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < count; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)(s >> 40) * 0x1p-23f - 1.0f; /* uniform in [-1, 1) */
+  }
+}
+
+/* Every variant on the same input: the base's bits or a report. */
+static int same_bits(ab_case *c) {
+  const int64_t count = c->batch * c->n;
+  float *want = malloc((size_t)count * sizeof *want);
+  if (!want) return 0;
+  int ok = 1;
+  for (int v = 0; v < ab_nvariants; v++) {
+    fill(c->x, count, 7);
+    if (run_impl(c, v)) {
+      printf("  %s: returned an error\n", ab_variants[v].name);
+      ok = 0;
+    } else if (v == 0) {
+      memcpy(want, c->x, (size_t)count * sizeof *want);
+    } else if (memcmp(want, c->x, (size_t)count * sizeof *want) != 0) {
+      printf("  %s: NOT the base's bits\n", ab_variants[v].name);
+      ok = 0;
+    }
+  }
+  free(want);
+  return ok;
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: fwht_ab [--n 512,4096,...] [--kib K] [--mem-mib M] [--rounds R] [--offset B]\n"
+          "               [--ms T] [--ffht libffht.so]\n"
+          "  --n       row lengths (default 256,512,1024,2048,4096,16384,65536,768,1536)\n"
+          "  --kib     batch held by the caches, KiB (default 256; 0: none)\n"
+          "  --mem-mib batch far larger than the caches, MiB (default 0: none)\n"
+          "  --rounds  rounds (default 7, at most %d)\n"
+          "  --offset  bytes past a 64-byte line (default 16, as hmx bench)\n"
+          "  --ms      time per measurement, ms (default 20)\n",
+          MAX_ROUNDS);
+}
+
+int main(int argc, char **argv) {
+  const char *ns = "256,512,1024,2048,4096,16384,65536,768,1536", *ffht_path = NULL;
+  double kib = 256, mem_mib = 0, ms = 20;
+  int rounds = 7, offset = 16;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      usage();
+      return 2;
+    }
+    if (!strcmp(argv[i], "--n")) ns = v;
+    else if (!strcmp(argv[i], "--kib")) kib = atof(v);
+    else if (!strcmp(argv[i], "--mem-mib")) mem_mib = atof(v);
+    else if (!strcmp(argv[i], "--rounds")) rounds = atoi(v);
+    else if (!strcmp(argv[i], "--offset")) offset = atoi(v);
+    else if (!strcmp(argv[i], "--ms")) ms = atof(v);
+    else if (!strcmp(argv[i], "--ffht")) ffht_path = v;
+    else {
+      usage();
+      return 2;
+    }
+    i++;
+  }
+  if (rounds < 1 || rounds > MAX_ROUNDS || offset < 0 || offset > 60 || offset % 4 ||
+      !(ms > 0) || !(kib >= 0) || !(mem_mib >= 0) || ab_nvariants < 1 ||
+      ab_nvariants + 1 > MAX_IMPLS) {
+    usage();
+    return 2;
+  }
+  int (*ffht)(float *, int) = NULL;
+  if (ffht_path) {
+    void *h = dlopen(ffht_path, RTLD_NOW | RTLD_LOCAL);
+    void *f = h ? dlsym(h, "fht_float") : NULL;
+    if (!f) {
+      fprintf(stderr, "fwht_ab: %s: %s\n", ffht_path, h ? "no fht_float" : dlerror());
+      return 2;
+    }
+    memcpy(&ffht, &f, sizeof f);
+  }
+  printf("fwht_ab: %d variants, one thread, in place, %d bytes past a line, %d rounds%s\n",
+         ab_nvariants, offset, rounds, ffht ? ", FFHT loaded" : "");
+  int all_same = 1;
+  for (const char *p = ns; *p;) {
+    char *end;
+    const int64_t n = strtoll(p, &end, 10);
+    if (end == p || (*end && *end != ',')) {
+      fprintf(stderr, "fwht_ab: --n %s: a list of row lengths, comma-separated\n", ns);
+      return 2;
+    }
+    p = *end ? end + 1 : end;
+    const int m = n > 0 ? factor_of(n) : 0;
+    if (!m || n < 16) {
+      printf("n=%lld: not m * 2^k with m in 1, 12, 20, 28, 40 and n >= 16; skipped\n",
+             (long long)n);
+      continue;
+    }
+    for (int k = 0; k < 2; k++) {
+      const double bytes = k ? mem_mib * 1048576.0 : kib * 1024.0;
+      if (!(bytes > 0)) continue;
+      int64_t batch = (int64_t)(bytes / (4.0 * (double)n));
+      if (batch < 1) batch = 1;
+      char *base = aligned_alloc(64, ((size_t)(batch * n) * 4 + 128) / 64 * 64);
+      if (!base) {
+        printf("n=%lld: out of memory\n", (long long)n);
+        continue;
+      }
+      ab_case c = {(float *)(base + offset), n, batch, m, 0, m == 1 ? ffht : NULL};
+      while (((int64_t)1 << c.log_n) < n) c.log_n++;
+      const int ni = ab_nvariants + (c.ffht ? 1 : 0);
+      printf("\nn=%lld batch=%lld (%s)\n", (long long)n, (long long)batch, k ? "memory" : "caches");
+      if (!same_bits(&c)) all_same = 0;
+      fill(c.x, batch * n, 1);
+      /* calls per measurement, from the base's warm-up */
+      double t0 = now_s();
+      run_impl(&c, 0);
+      const double warm = now_s() - t0;
+      int reps = warm > 0 ? (int)(ms * 1e-3 / warm) : 1000;
+      reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
+      double t[MAX_IMPLS][MAX_ROUNDS];
+      for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < ni; j++) {
+          const int i = (j + r) % ni;
+          run_impl(&c, i); /* warm-up: the batch into the caches, the code too */
+          const double a = now_s();
+          for (int q = 0; q < reps; q++) run_impl(&c, i);
+          t[i][r] = (now_s() - a) / reps;
+        }
+      const double gb = 8.0 * (double)(batch * n) * 1e-9; /* read + write */
+      printf("  %-12s %9s %8s %14s %8s\n", "impl", "us/call", "GB/s", "time/base", "x FFHT");
+      for (int i = 0; i < ni; i++) {
+        double rel[MAX_ROUNDS], peer[MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++) {
+          rel[r] = t[i][r] / t[0][r];
+          if (c.ffht) peer[r] = t[ni - 1][r] / t[i][r];
+        }
+        double lo = rel[0], hi = rel[0];
+        for (int r = 1; r < rounds; r++) {
+          lo = rel[r] < lo ? rel[r] : lo;
+          hi = rel[r] > hi ? rel[r] : hi;
+        }
+        const double med = median(t[i], rounds);
+        printf("  %-12s %9.2f %8.2f  %5.3f [%5.3f %5.3f]", i < ab_nvariants ? ab_variants[i].name : "ffht",
+               med * 1e6, gb / med, median(rel, rounds), lo, hi);
+        if (c.ffht && i < ab_nvariants) printf(" %6.2fx", median(peer, rounds));
+        printf("\n");
+      }
+      free(base);
+    }
+  }
+  if (!all_same) printf("\nfwht_ab: some variant changed the bits (above)\n");
+  return all_same ? 0 : 1;
+}

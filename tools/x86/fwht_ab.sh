@@ -1,0 +1,69 @@
+#!/bin/bash
+# Interleaved A/B of x86 fwht kernel variants (docs/BENCH.md "A/B of x86 fwht
+# variants"). Each variant is a set of -D flags for simd/<isa>/fwht_<isa>.c
+# (HX_CHUNK_LOG2, HX_RADIX_UNROLL, HX_DUP_LOAD, ...; none may change a bit):
+# the library is built once (Release, without CUDA), the kernel file is
+# compiled once per variant with the library's own compile command plus the
+# variant's flags and a name of its own, and tools/x86/fwht_ab.c times them
+# in turn in one process (and checks that each gives the base's bits). Run
+# from the repository root:
+#   VARIANTS='base:;u1:-DHX_RADIX_UNROLL=1' [ISA=avx512|avx2] [B=build dir]
+#   [TUNING=profile] [CJ=dir] bash tools/x86/fwht_ab.sh [fwht_ab options:
+#   --n 512,4096 --rounds 9 --mem-mib 1200 --ffht libffht.so ...]
+# TUNING sets HMX_X86_TUNING for the run (src/tuning.c's profiles); PIN, the
+# CPUs the timed run is pinned to (taskset -c; the build uses every CPU); CJ,
+# a folder holding cJSON's include/ and lib/ where it is not installed.
+set -euo pipefail
+ISA=${ISA:-avx512}
+B=${B:-/tmp/x86-fwht-ab}
+IFS=';' read -ra vs <<< "${VARIANTS:?VARIANTS='name:flags;...' (the first is the base)}"
+mkdir -p "$B"
+cj=()
+[ -n "${CJ:-}" ] && cj=(-DHMX_CJSON_INCLUDE="$CJ/include" -DHMX_CJSON_LIBRARY="$CJ/lib/libcjson.so")
+cmake -S . -B "$B/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=OFF \
+  -DHMX_BUILD_TESTS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${cj[@]}" > "$B/cmake.txt" 2>&1 ||
+  { tail -20 "$B/cmake.txt"; exit 1; }
+cmake --build "$B/lib" -j"$(nproc)" --target hadamix >> "$B/cmake.txt" 2>&1 ||
+  { tail -40 "$B/cmake.txt"; exit 1; }
+# The kernel file's compile command, as the library built it (one word a line).
+python3 - "$B/lib/compile_commands.json" "simd/$ISA/fwht_$ISA.c" > "$B/cmd.txt" <<'EOF'
+import json, shlex, sys
+for e in json.load(open(sys.argv[1])):
+    if e["file"].endswith(sys.argv[2]):
+        w = shlex.split(e["command"])
+        i = w.index("-o")
+        del w[i:i + 2]
+        print("\n".join(w))
+        break
+else:
+    sys.exit("no compile command for " + sys.argv[2])
+EOF
+mapfile -t cmd < "$B/cmd.txt"
+table="$B/ab_table.c"
+{ echo '#include "backend.h"'
+  echo 'typedef struct ab_variant { const char *name; hmx_status (*fn)(const hmx_fwht_args *); } ab_variant;'
+} > "$table"
+objs=()
+i=0
+for v in "${vs[@]}"; do
+  name=${v%%:*}
+  read -ra flags <<< "${v#*:}"
+  "${cmd[@]}" "${flags[@]}" -DHX_FWHT_FN="ab_fwht_$i" -DHX_MIX_FN="ab_mix_$i" -o "$B/v$i.o" ||
+    { echo "variant $name: compile failed"; exit 1; }
+  echo "hmx_status ab_fwht_$i(const hmx_fwht_args *a);" >> "$table"
+  objs+=("$B/v$i.o")
+  i=$((i + 1))
+done
+{ echo 'const ab_variant ab_variants[] = {'
+  i=0
+  for v in "${vs[@]}"; do echo "  {\"${v%%:*}\", ab_fwht_$i},"; i=$((i + 1)); done
+  echo '};'
+  echo "const int ab_nvariants = $i;"
+} >> "$table"
+cc -O2 -std=c11 -fopenmp -Iinclude -Isrc tools/x86/fwht_ab.c "$table" "${objs[@]}" \
+  "$B/lib/libhadamix.a" -lm -ldl -o "$B/fwht_ab"
+echo "== tools/x86/fwht_ab.sh ISA=$ISA VARIANTS='$VARIANTS' TUNING=${TUNING:-} PIN=${PIN:-} $*"
+echo "== $(date -u) $(grep -m1 'model name' /proc/cpuinfo) ($(nproc) cpus), $(cc --version | head -1)"
+pin=()
+[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
+HMX_X86_TUNING=${TUNING:-} "${pin[@]}" "$B/fwht_ab" "$@"
