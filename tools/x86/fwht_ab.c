@@ -23,15 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-
-typedef hmx_status (*ab_fn)(const hmx_fwht_args *a);
-typedef struct ab_variant {
-  const char *name;
-  ab_fn fn;
-} ab_variant;
-extern const ab_variant ab_variants[];
-extern const int ab_nvariants;
+#include "fwht_ab.h"
+#include "ref.h" /* hmx_fwht_split */
 
 enum { MAX_IMPLS = 17, MAX_ROUNDS = 31 };
 
@@ -51,14 +44,6 @@ static double median(const double *v, int n) {
   memcpy(t, v, (size_t)n * sizeof *t);
   qsort(t, (size_t)n, sizeof *t, cmp_double);
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
-/* n = m * 2^k with m one of the reference's factors; 0 if none */
-static int factor_of(int64_t n) {
-  static const int ms[5] = {1, 12, 20, 28, 40};
-  for (int i = 0; i < 5; i++)
-    if (n % ms[i] == 0 && ((n / ms[i]) & (n / ms[i] - 1)) == 0) return ms[i];
-  return 0;
 }
 
 typedef struct ab_case {
@@ -91,7 +76,10 @@ static void fill(float *x, int64_t count, uint64_t seed) {
 static int same_bits(ab_case *c) {
   const int64_t count = c->batch * c->n;
   float *want = malloc((size_t)count * sizeof *want);
-  if (!want) return 0;
+  if (!want) {
+    printf("  out of memory for the bit check\n");
+    return 0;
+  }
   int ok = 1;
   for (int v = 0; v < ab_nvariants; v++) {
     fill(c->x, count, 7);
@@ -107,6 +95,44 @@ static int same_bits(ab_case *c) {
   }
   free(want);
   return ok;
+}
+
+/* Times every implementation, `rounds` rounds of `reps` calls each, and
+ * prints the medians, the time over the base's and x FFHT (ratios taken
+ * within a round, then their median). */
+static void time_case(const ab_case *c, int rounds, double ms) {
+  const int ni = ab_nvariants + (c->ffht ? 1 : 0);
+  /* calls per measurement, from the base's warm-up */
+  const double t0 = now_s();
+  run_impl(c, 0);
+  const double warm = now_s() - t0;
+  int reps = warm > 0 ? (int)(ms * 1e-3 / warm) : 1000;
+  reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
+  double t[MAX_IMPLS][MAX_ROUNDS];
+  for (int r = 0; r < rounds; r++)
+    for (int j = 0; j < ni; j++) {
+      const int i = (j + r) % ni;
+      run_impl(c, i); /* warm-up: the batch into the caches, the code too */
+      const double a = now_s();
+      for (int q = 0; q < reps; q++) run_impl(c, i);
+      t[i][r] = (now_s() - a) / reps;
+    }
+  const double gb = 8.0 * (double)(c->batch * c->n) * 1e-9; /* read + write */
+  printf("  %-12s %9s %8s %14s %8s\n", "impl", "us/call", "GB/s", "time/base", "x FFHT");
+  for (int i = 0; i < ni; i++) {
+    double rel[MAX_ROUNDS], peer[MAX_ROUNDS], lo = 0, hi = 0;
+    for (int r = 0; r < rounds; r++) {
+      rel[r] = t[i][r] / t[0][r];
+      if (c->ffht) peer[r] = t[ni - 1][r] / t[i][r];
+      lo = r == 0 || rel[r] < lo ? rel[r] : lo;
+      hi = r == 0 || rel[r] > hi ? rel[r] : hi;
+    }
+    const double med = median(t[i], rounds);
+    printf("  %-12s %9.2f %8.2f  %5.3f [%5.3f %5.3f]", i < ab_nvariants ? ab_variants[i].name : "ffht",
+           med * 1e6, gb / med, median(rel, rounds), lo, hi);
+    if (c->ffht && i < ab_nvariants) printf(" %6.2fx", median(peer, rounds));
+    printf("\n");
+  }
 }
 
 static void usage(void) {
@@ -172,10 +198,10 @@ int main(int argc, char **argv) {
       return 2;
     }
     p = *end ? end + 1 : end;
-    const int m = n > 0 ? factor_of(n) : 0;
-    if (!m || n < 16) {
-      printf("n=%lld: not m * 2^k with m in 1, 12, 20, 28, 40 and n >= 16; skipped\n",
-             (long long)n);
+    int m = 0;
+    int64_t pow2 = 0;
+    if (n < 16 || !hmx_fwht_split(n, 0, &m, &pow2)) {
+      printf("n=%lld: not a size hmx_fwht supports, or below 16; skipped\n", (long long)n);
       continue;
     }
     for (int k = 0; k < 2; k++) {
@@ -189,45 +215,11 @@ int main(int argc, char **argv) {
         continue;
       }
       ab_case c = {(float *)(base + offset), n, batch, m, 0, m == 1 ? ffht : NULL};
-      while (((int64_t)1 << c.log_n) < n) c.log_n++;
-      const int ni = ab_nvariants + (c.ffht ? 1 : 0);
+      while (((int64_t)1 << c.log_n) < pow2) c.log_n++;
       printf("\nn=%lld batch=%lld (%s)\n", (long long)n, (long long)batch, k ? "memory" : "caches");
       if (!same_bits(&c)) all_same = 0;
       fill(c.x, batch * n, 1);
-      /* calls per measurement, from the base's warm-up */
-      double t0 = now_s();
-      run_impl(&c, 0);
-      const double warm = now_s() - t0;
-      int reps = warm > 0 ? (int)(ms * 1e-3 / warm) : 1000;
-      reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
-      double t[MAX_IMPLS][MAX_ROUNDS];
-      for (int r = 0; r < rounds; r++)
-        for (int j = 0; j < ni; j++) {
-          const int i = (j + r) % ni;
-          run_impl(&c, i); /* warm-up: the batch into the caches, the code too */
-          const double a = now_s();
-          for (int q = 0; q < reps; q++) run_impl(&c, i);
-          t[i][r] = (now_s() - a) / reps;
-        }
-      const double gb = 8.0 * (double)(batch * n) * 1e-9; /* read + write */
-      printf("  %-12s %9s %8s %14s %8s\n", "impl", "us/call", "GB/s", "time/base", "x FFHT");
-      for (int i = 0; i < ni; i++) {
-        double rel[MAX_ROUNDS], peer[MAX_ROUNDS];
-        for (int r = 0; r < rounds; r++) {
-          rel[r] = t[i][r] / t[0][r];
-          if (c.ffht) peer[r] = t[ni - 1][r] / t[i][r];
-        }
-        double lo = rel[0], hi = rel[0];
-        for (int r = 1; r < rounds; r++) {
-          lo = rel[r] < lo ? rel[r] : lo;
-          hi = rel[r] > hi ? rel[r] : hi;
-        }
-        const double med = median(t[i], rounds);
-        printf("  %-12s %9.2f %8.2f  %5.3f [%5.3f %5.3f]", i < ab_nvariants ? ab_variants[i].name : "ffht",
-               med * 1e6, gb / med, median(rel, rounds), lo, hi);
-        if (c.ffht && i < ab_nvariants) printf(" %6.2fx", median(peer, rounds));
-        printf("\n");
-      }
+      time_case(&c, rounds, ms);
       free(base);
     }
   }

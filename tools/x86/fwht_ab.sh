@@ -40,9 +40,7 @@ else:
 EOF
 mapfile -t cmd < "$B/cmd.txt"
 table="$B/ab_table.c"
-{ echo '#include "backend.h"'
-  echo 'typedef struct ab_variant { const char *name; hmx_status (*fn)(const hmx_fwht_args *); } ab_variant;'
-} > "$table"
+echo '#include "fwht_ab.h"' > "$table"
 objs=()
 i=0
 for v in "${vs[@]}"; do
@@ -60,7 +58,7 @@ done
   echo '};'
   echo "const int ab_nvariants = $i;"
 } >> "$table"
-cc -O2 -std=c11 -fopenmp -Iinclude -Isrc tools/x86/fwht_ab.c "$table" "${objs[@]}" \
+cc -O2 -std=c11 -Wall -Wextra -fopenmp -Iinclude -Isrc -Iref -Itools/x86 tools/x86/fwht_ab.c "$table" "${objs[@]}" \
   "$B/lib/libhadamix.a" -lm -ldl -o "$B/fwht_ab"
 echo "== tools/x86/fwht_ab.sh ISA=$ISA VARIANTS='$VARIANTS' TUNING=${TUNING:-} PIN=${PIN:-} $*"
 echo "== $(date -u) $(grep -m1 'model name' /proc/cpuinfo) ($(nproc) cpus), $(cc --version | head -1)"
