@@ -129,6 +129,21 @@ int main(void) {
   r[2].gbs = 11.0;
   s = section(r, nr, &notes, &t);
   CHECK(has_line(s, "2^k around n=768 L2", "met"), "%s", s);
+  /* runs paired with the neighbours, when the bench has them, are judged
+   * instead of the medians (here the medians say met, the pairs missed) */
+  r[2].per_elem_lo = 0.95, r[2].per_elem_hi = 0.80;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2^k around n=768 L2", "0.80x  >= 1.00x  missed by 0.20x"), "%s", s);
+  CHECK(has_line(s, "n=768 L2", "(paired runs: vs 512 0.95x, vs 1024 0.80x)"), "%s", s);
+  /* paired ratios need no neighbour rows */
+  r[0] = r[2];
+  nr = 1;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2^k around n=768 L2", "(paired runs: vs 512 0.95x, vs 1024 0.80x)"), "%s", s);
+  /* one of the two missing: the medians again (the neighbours' rows are gone) */
+  r[0].per_elem_hi = 0;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2^k around n=768 L2", "a neighbour's row is missing"), "%s", s);
 
   /* gemm: oneDNN ratio, M = 1 bandwidth, 2 threads over 1 */
   nr = 0;

@@ -208,15 +208,24 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
   case M_NEIGH: {
     int64_t lo, hi;
     neighbours(n, &lo, &hi);
-    const hmx_bench_result *a = find(r, nr, t->op, t->impl, lo, memory, NULL);
-    const hmx_bench_result *b = find(r, nr, t->op, t->impl, hi, memory, NULL);
-    if (!a || !b || a->gbs <= 0 || b->gbs <= 0) {
-      line(out, tally, t->what, where, 0, t->goal, unit, "a neighbour's row is missing", NULL);
-      return;
+    double ra, rb;
+    const char *how;
+    if (x->per_elem_lo > 0 && x->per_elem_hi > 0) {
+      /* runs paired with each neighbour: the same state of the machine */
+      ra = x->per_elem_lo, rb = x->per_elem_hi, how = "paired runs: ";
+    } else {
+      /* the rows' medians, measured minutes apart */
+      const hmx_bench_result *a = find(r, nr, t->op, t->impl, lo, memory, NULL);
+      const hmx_bench_result *b = find(r, nr, t->op, t->impl, hi, memory, NULL);
+      if (!a || !b || a->gbs <= 0 || b->gbs <= 0) {
+        line(out, tally, t->what, where, 0, t->goal, unit, "a neighbour's row is missing", NULL);
+        return;
+      }
+      ra = x->gbs / a->gbs, rb = x->gbs / b->gbs, how = "";
     }
-    double ra = x->gbs / a->gbs, rb = x->gbs / b->gbs;
-    char d[64];
-    snprintf(d, sizeof d, "(vs %lld %.2fx, vs %lld %.2fx)", (long long)lo, ra, (long long)hi, rb);
+    char d[96];
+    snprintf(d, sizeof d, "(%svs %lld %.2fx, vs %lld %.2fx)", how, (long long)lo, ra,
+             (long long)hi, rb);
     line(out, tally, t->what, where, ra < rb ? ra : rb, t->goal, unit, NULL, d);
     return;
   }

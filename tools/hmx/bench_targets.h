@@ -28,6 +28,11 @@ typedef struct hmx_bench_result {
    * % of the copy as pct_bw (0: not measured): in address order, and in the
    * order the kernel reads them (16 rows at a time; read_bandwidth.h) */
   double pct_read_in_order, pct_read_16_rows;
+  /* fwht n = 3 * 2^k (768, 1536): the per-element rate over that of the
+   * lower / higher neighbouring power of two (512 / 1024 for 768), from runs
+   * paired back to back with a batch of the neighbour of the same bytes
+   * (0: not measured; the judge then falls back on the rows' medians) */
+  double per_elem_lo, per_elem_hi;
 } hmx_bench_result;
 
 /* Why a peer's ratio may be missing (printed with "not measured"); and,
