@@ -5,6 +5,7 @@
 
 #include "check.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,10 +141,29 @@ int main(void) {
   nr = 1;
   s = section(r, nr, &notes, &t);
   CHECK(has_line(s, "2^k around n=768 L2", "(paired runs: vs 512 0.95x, vs 1024 0.80x)"), "%s", s);
+  /* with the kernels' operation counts, the detail says what they allow */
+  r[0].ops_lo = 0.67, r[0].ops_hi = 0.72;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "2^k around n=768 L2",
+                 "(paired runs: vs 512 0.95x, vs 1024 0.80x; vector operations allow 0.67x, 0.72x)"),
+        "%s", s);
   /* one of the two missing: the medians again (the neighbours' rows are gone) */
   r[0].per_elem_hi = 0;
   s = section(r, nr, &notes, &t);
   CHECK(has_line(s, "2^k around n=768 L2", "a neighbour's row is missing"), "%s", s);
+
+  /* the x86 kernels' vector operations a vector (counted by hand from
+   * simd/x86/fwht_x86.h): avx512 n = 2^L: L + 4 (7 for strides 1 .. 8 in the
+   * register, L - 4 across, 1 scale); 768 = 12 * 64: 7 + 2 + 1 + 112 / 12
+   * (H_12's 111 distinct sign prefixes of length 2 .. 12, and one negation
+   * for its rows that start - -); avx2 (5 in the register) */
+  CHECK(hmx_bench_fwht_vector_ops(512, 16) == 13.0, "%g", hmx_bench_fwht_vector_ops(512, 16));
+  CHECK(hmx_bench_fwht_vector_ops(65536, 16) == 20.0, "%g", hmx_bench_fwht_vector_ops(65536, 16));
+  CHECK(fabs(hmx_bench_fwht_vector_ops(768, 16) - (10.0 + 112.0 / 12)) < 1e-12, "%g",
+        hmx_bench_fwht_vector_ops(768, 16));
+  CHECK(fabs(hmx_bench_fwht_vector_ops(1536, 8) - (5.0 + 4 + 1 + 112.0 / 12)) < 1e-12, "%g",
+        hmx_bench_fwht_vector_ops(1536, 8));
+  CHECK(hmx_bench_fwht_vector_ops(512, 8) == 12.0, "%g", hmx_bench_fwht_vector_ops(512, 8));
 
   /* gemm: oneDNN ratio, M = 1 bandwidth, 2 threads over 1 */
   nr = 0;

@@ -507,9 +507,7 @@ static void fwht_bound_note(const bench *B, const row *rows, int nr, int64_t n, 
   if ((n & (n - 1)) != 0 || n < 16 || !(B->peak_gflops > 0) || !B->peak_isa ||
       strcmp(B->peak_isa, "avx512") != 0)
     return;
-  int L = 0;
-  while (((int64_t)1 << L) < n) L++;
-  const double ops = (double)(n / 16) * (double)(L + 4);
+  const double ops = (double)(n / 16) * hmx_bench_fwht_vector_ops(n, 16);
   const double bound_ms = ops * (double)batch / (B->peak_gflops / 32.0 * 1e9) * 1e3;
   for (int i = 0; i < nr; i++)
     if (strcmp(rows[i].impl, "avx512") == 0 && rows[i].min_ms > 0)
@@ -556,9 +554,18 @@ static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64
              r->impl, (long long)nb[0], (long long)nb[1]);
       continue;
     }
+    /* what the kernels' operation counts allow, at equal speed of the ports */
+    const int lanes = strcmp(r->impl, "avx512") == 0 ? 16 : strcmp(r->impl, "avx2") == 0 ? 8 : 0;
+    double allow[2] = {0, 0};
+    char c_allow[96] = "";
+    if (lanes) {
+      for (int s = 0; s < 2; s++) allow[s] = hmx_bench_fwht_vector_ops(nb[s], lanes) / hmx_bench_fwht_vector_ops(n, lanes);
+      snprintf(c_allow, sizeof c_allow, " (vector operations an element allow %.2fx / %.2fx)",
+               allow[0], allow[1]);
+    }
     printf("%-10s %-34s %s per element, runs paired with the same bytes of n=%lld / %lld: "
-           "%.2fx / %.2fx their rate\n",
-           "", "", r->impl, (long long)nb[0], (long long)nb[1], per[0], per[1]);
+           "%.2fx / %.2fx their rate%s\n",
+           "", "", r->impl, (long long)nb[0], (long long)nb[1], per[0], per[1], c_allow);
     /* the row's result, recorded by report() just before */
     for (int k = B->nresults - 1; k >= 0; k--) {
       hmx_bench_result *x = &B->results[k];
@@ -566,6 +573,8 @@ static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64
           strcmp(x->impl, r->impl) == 0) {
         x->per_elem_lo = per[0];
         x->per_elem_hi = per[1];
+        x->ops_lo = allow[0];
+        x->ops_hi = allow[1];
         break;
       }
     }

@@ -1,6 +1,8 @@
 /* Issue 3's speed targets, judged from one bench run (bench_targets.h). */
 #include "bench_targets.h"
 
+#include "canon.h" /* hmx_hadamard_factor_entry */
+
 #include <string.h>
 
 /* What a target compares. */
@@ -223,13 +225,54 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
       }
       ra = x->gbs / a->gbs, rb = x->gbs / b->gbs, how = "";
     }
-    char d[96];
-    snprintf(d, sizeof d, "(%svs %lld %.2fx, vs %lld %.2fx)", how, (long long)lo, ra,
-             (long long)hi, rb);
+    char d[160], ops[64] = "";
+    if (x->ops_lo > 0 && x->ops_hi > 0) /* why: the operations an element */
+      snprintf(ops, sizeof ops, "; vector operations allow %.2fx, %.2fx", x->ops_lo, x->ops_hi);
+    snprintf(d, sizeof d, "(%svs %lld %.2fx, vs %lld %.2fx%s)", how, (long long)lo, ra,
+             (long long)hi, rb, ops);
     line(out, tally, t->what, where, ra < rb ? ra : rb, t->goal, unit, NULL, d);
     return;
   }
   }
+}
+
+/* The x86 kernels' vector operations per vector of `lanes` (8: avx2, 16:
+ * avx512) of a row n = m * 2^L (simd/x86/fwht_x86.h), all on the vector
+ * ALU ports: stride 1 one fma fed by two duplicating loads, every other
+ * stride inside the register a shuffle and an fma, one add or subtract per
+ * stage across registers, the m-point sums, one multiply by the scale. The
+ * m-point sums of rows of H_m whose signs start alike share their partial
+ * sums (the same operations in the same order: the compiler merges them), so
+ * an output costs (distinct sign prefixes of length 2 .. m) / m operations,
+ * plus one negation of u[0] shared by the rows that start - -. */
+double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
+  int64_t m = 1, p = n;
+  const int ms[4] = {12, 20, 28, 40};
+  for (int i = 0; i < 4 && (p & (p - 1)); i++)
+    if (n % ms[i] == 0 && ((n / ms[i]) & (n / ms[i] - 1)) == 0) m = ms[i], p = n / ms[i];
+  int L = 0, lw = 0;
+  while (((int64_t)1 << L) < p) L++;
+  while ((1 << lw) < lanes) lw++;
+  double ops = 1 + 2.0 * (lw - 1) + (L - lw) + 1;
+  if (m > 1) {
+    /* rows r sharing the prefix of length k with an earlier row add nothing there */
+    int adds = 0, neg = 0;
+    for (int k = 2; k <= m; k++)
+      for (int r = 0; r < m; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++) {
+          int same = 1;
+          for (int c = 0; c < k && same; c++)
+            same = hmx_hadamard_factor_entry((int)m, r, c) == hmx_hadamard_factor_entry((int)m, q, c);
+          seen = same;
+        }
+        adds += !seen;
+      }
+    for (int r = 0; r < m; r++)
+      neg |= hmx_hadamard_factor_entry((int)m, r, 0) < 0 && hmx_hadamard_factor_entry((int)m, r, 1) < 0;
+    ops += (double)(adds + neg) / (double)m;
+  }
+  return ops;
 }
 
 hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,

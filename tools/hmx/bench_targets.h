@@ -33,6 +33,9 @@ typedef struct hmx_bench_result {
    * paired back to back with a batch of the neighbour of the same bytes
    * (0: not measured; the judge then falls back on the rows' medians) */
   double per_elem_lo, per_elem_hi;
+  /* the same ratios as the kernels' vector operations an element allow them
+   * at equal speed of the vector ports (0: no model for this backend) */
+  double ops_lo, ops_hi;
 } hmx_bench_result;
 
 /* Why a peer's ratio may be missing (printed with "not measured"); and,
@@ -51,6 +54,12 @@ typedef struct hmx_target_tally {
  * the run measured none of the targets' ops). Targets are single-thread:
  * with results of other thread counts, or notes->not_judged, it prints one
  * line saying why not and returns a zero tally. */
+/* The x86 fwht kernels' vector operations per vector of `lanes` floats (8:
+ * avx2, 16: avx512) for a row of n = m * 2^k (simd/x86/fwht_x86.h): what
+ * the bench's vector-op bound and the 768 / 1536 targets' "allow" ratios
+ * count. avx512, n = 2^L: L + 4. */
+double hmx_bench_fwht_vector_ops(int64_t n, int lanes);
+
 hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
                                          const hmx_bench_notes *notes);
 
