@@ -164,6 +164,9 @@ int main(void) {
   CHECK(fabs(hmx_bench_fwht_vector_ops(1536, 8) - (5.0 + 4 + 1 + 112.0 / 12)) < 1e-12, "%g",
         hmx_bench_fwht_vector_ops(1536, 8));
   CHECK(hmx_bench_fwht_vector_ops(512, 8) == 12.0, "%g", hmx_bench_fwht_vector_ops(512, 8));
+  /* blocks shorter than a vector have no model: 0 */
+  CHECK(hmx_bench_fwht_vector_ops(8, 16) == 0.0, "%g", hmx_bench_fwht_vector_ops(8, 16));
+  CHECK(hmx_bench_fwht_vector_ops(48, 8) == 0.0, "%g", hmx_bench_fwht_vector_ops(48, 8));
 
   /* gemm: oneDNN ratio, M = 1 bandwidth, 2 threads over 1 */
   nr = 0;

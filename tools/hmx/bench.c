@@ -550,16 +550,18 @@ static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64
       free_f(c2.x);
     }
     if (per[0] <= 0 || per[1] <= 0) {
-      printf("%-10s %-34s %s per element: the runs paired with %lld and %lld failed\n", "", "",
-             r->impl, (long long)nb[0], (long long)nb[1]);
+      printf("%-10s %-34s %s per element: no runs paired with %lld and %lld (out of memory, or "
+             "a run failed); the targets use the medians\n",
+             "", "", r->impl, (long long)nb[0], (long long)nb[1]);
       continue;
     }
     /* what the kernels' operation counts allow, at equal speed of the ports */
     const int lanes = strcmp(r->impl, "avx512") == 0 ? 16 : strcmp(r->impl, "avx2") == 0 ? 8 : 0;
+    const double ours = lanes ? hmx_bench_fwht_vector_ops(n, lanes) : 0;
     double allow[2] = {0, 0};
     char c_allow[96] = "";
-    if (lanes) {
-      for (int s = 0; s < 2; s++) allow[s] = hmx_bench_fwht_vector_ops(nb[s], lanes) / hmx_bench_fwht_vector_ops(n, lanes);
+    if (ours > 0) {
+      for (int s = 0; s < 2; s++) allow[s] = hmx_bench_fwht_vector_ops(nb[s], lanes) / ours;
       snprintf(c_allow, sizeof c_allow, " (vector operations an element allow %.2fx / %.2fx)",
                allow[0], allow[1]);
     }

@@ -244,7 +244,8 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
  * m-point sums of rows of H_m whose signs start alike share their partial
  * sums (the same operations in the same order: the compiler merges them), so
  * an output costs (distinct sign prefixes of length 2 .. m) / m operations,
- * plus one negation of u[0] shared by the rows that start - -. */
+ * plus one negation of u[0] shared by the rows that start - -. 0 when the
+ * blocks are shorter than a vector. */
 double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
   int64_t m = 1, p = n;
   const int ms[4] = {12, 20, 28, 40};
@@ -253,6 +254,7 @@ double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
   int L = 0, lw = 0;
   while (((int64_t)1 << L) < p) L++;
   while ((1 << lw) < lanes) lw++;
+  if (lw < 1 || L < lw) return 0; /* blocks shorter than a vector: another schedule */
   double ops = 1 + 2.0 * (lw - 1) + (L - lw) + 1;
   if (m > 1) {
     /* rows r sharing the prefix of length k with an earlier row add nothing there */

@@ -57,7 +57,7 @@ typedef struct hmx_target_tally {
 /* The x86 fwht kernels' vector operations per vector of `lanes` floats (8:
  * avx2, 16: avx512) for a row of n = m * 2^k (simd/x86/fwht_x86.h): what
  * the bench's vector-op bound and the 768 / 1536 targets' "allow" ratios
- * count. avx512, n = 2^L: L + 4. */
+ * count. avx512, n = 2^L: L + 4. 0 when n's blocks are shorter than a vector. */
 double hmx_bench_fwht_vector_ops(int64_t n, int lanes);
 
 hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
