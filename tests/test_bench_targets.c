@@ -93,6 +93,14 @@ int main(void) {
   /* avx2 from memory: no row at all */
   CHECK(has_line(s, "avx2 vs FFHT n=256 memory", "no such row"), "%s", s);
   CHECK(tally_matches(s, t), "tally %d %d %d:\n%s", t.met, t.missed, t.unmeasured, s);
+  /* no quartiles (ratios of medians): no spread printed; with them, the
+   * pairs' middle half follows the verdict */
+  CHECK(!has_line(s, "n=256", "middle half"), "%s", s);
+  r[0].peer_q1 = 2.21, r[0].peer_q3 = 2.58;
+  s = section(r, nr, &notes, &t);
+  CHECK(has_line(s, "in L2 vs FFHT n=256",
+                 "missed by 0.14x (94% of the target) (pairs' middle half 2.21-2.58x)"),
+        "%s", s);
 
   /* a backend without any row (avx512 targets on an AVX2-only CPU): the
    * reason is that the backend did not run, not a missing row */

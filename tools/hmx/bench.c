@@ -264,9 +264,11 @@ static int run_copy(void *p) {
  * kernels (avx512 / FFHT at n = 512: 1.88x ... 2.35x between runs of one
  * binary). Runs microseconds apart see the same state. As many pairs as fit
  * about 0.25 s at pair_s seconds a pair (5 ... MAX_PAIRS; --reps N: N, at
- * least 3). Returns -1 when a run fails. */
+ * least 3). Returns -1 when a run fails; mid (may be NULL) gets the first and
+ * third quartiles of the pairs' ratios, how much the pairs agreed. */
 #define MAX_PAIRS 256
-static double paired_ratio(const bench *B, const row *a, const row *b, double pair_s) {
+static double paired_ratio(const bench *B, const row *a, const row *b, double pair_s,
+                           double *mid) {
   int n = B->reps > 0 ? B->reps
                       : (int)((B->small ? 0.02 : 0.25) / (pair_s > 1e-7 ? pair_s : 1e-7));
   const int lo = B->reps > 0 ? 3 : 5;
@@ -284,7 +286,9 @@ static double paired_ratio(const bench *B, const row *a, const row *b, double pa
     if (ta < 0 || tb < 0) return -1.0;
     v[i] = tb / (ta > 1e-9 ? ta : 1e-9);
   }
-  return median_of(v, n);
+  const double med = median_of(v, n); /* sorts v */
+  if (mid) mid[0] = v[(n - 1) / 4], mid[1] = v[3 * (n - 1) / 4];
+  return med;
 }
 
 /* Row r's rate (`bytes` a run) as % of the bandwidth probe's copy (read +
@@ -296,7 +300,8 @@ static double paired_pct_copy(const bench *B, const row *r, double bytes) {
   copy.fn = run_copy;
   copy.ctx = (void *)B;
   const double copy_bytes = 2.0 * (double)B->copy_bytes;
-  const double x = paired_ratio(B, r, &copy, r->ms * 1e-3 + copy_bytes / (B->bw_gbs * 1e9));
+  const double x =
+      paired_ratio(B, r, &copy, r->ms * 1e-3 + copy_bytes / (B->bw_gbs * 1e9), NULL);
   return x > 0 ? 100.0 * x * bytes / copy_bytes : -1.0;
 }
 
@@ -346,11 +351,13 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
       if (x > 0) bw = x;
     }
     double xpeer = !r->is_peer && peer ? peer->ms / r->ms : -1;
+    double peer_mid[2] = {0, 0}; /* the paired ratios' quartiles (0: not paired) */
     if (xpeer > 0 && ours && peer->fn) {
       /* ours against the peer: runs in pairs (ref, in no target, keeps the
        * ratio of the medians) */
-      const double x = paired_ratio(B, r, peer, s + peer->ms * 1e-3);
+      const double x = paired_ratio(B, r, peer, s + peer->ms * 1e-3, peer_mid);
       if (x > 0) xpeer = x;
+      else peer_mid[0] = peer_mid[1] = 0;
     }
     char c_pk[16] = "-", c_bw[16] = "-", c_peer[16] = "", c_gf[16] = "-", c_gb[16] = "-",
          c_ref[16] = "-";
@@ -369,6 +376,8 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
       x.gbs = gb;
       x.pct_bw = bw;
       x.x_peer = xpeer;
+      x.peer_q1 = peer_mid[0];
+      x.peer_q3 = peer_mid[1];
       x.peer_note = xpeer > 0 ? NULL : peer_note;
       record(B, &x);
     }
@@ -544,7 +553,7 @@ static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64
       const double t1 = time_once(&q); /* warm-up (pages, caches) and the pair's length */
       if (t1 > 0) {
         /* neighbour's time / ours, per element: (t_nb / (b2 nb)) / (t / (batch n)) */
-        const double x = paired_ratio(B, r, &q, r->ms * 1e-3 + t1);
+        const double x = paired_ratio(B, r, &q, r->ms * 1e-3 + t1, NULL);
         if (x > 0) per[s] = x * (double)(batch * n) / (double)(b2 * nb[s]);
       }
       free_f(c2.x);

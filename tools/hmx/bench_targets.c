@@ -175,10 +175,17 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
     return;
   }
   switch (t->kind) {
-  case M_PEER:
+  case M_PEER: {
+    /* how much the pairs agreed: a verdict within their middle half is one a
+     * quieter stretch of the machine could turn */
+    char d[64] = "";
+    if (x->x_peer > 0 && x->peer_q1 > 0 && x->peer_q3 > 0)
+      snprintf(d, sizeof d, "(pairs' middle half %.2f-%.2fx)", x->peer_q1, x->peer_q3);
     line(out, tally, t->what, where, x->x_peer, t->goal, unit,
-         x->x_peer > 0 ? NULL : x->peer_note ? x->peer_note : peer_note(t, notes), NULL);
+         x->x_peer > 0 ? NULL : x->peer_note ? x->peer_note : peer_note(t, notes),
+         *d ? d : NULL);
     return;
+  }
   case M_BW: {
     char d[224] = "";
     const int reads = x->pct_read_in_order > 0 && x->pct_read_16_rows > 0;

@@ -22,6 +22,8 @@ typedef struct hmx_bench_result {
   double x_peer;   /* peer time / our time; < 0 when the peer did not run;
                       gemm_scaling: oneDNN's own 2 threads / 1 in the same rounds */
   const char *peer_note; /* why it did not, when the bench knows (else NULL) */
+  double peer_q1, peer_q3; /* x_peer from paired runs: the first and third quartiles of
+                              the pairs' ratios (0: not paired) */
   double value;    /* gemm_scaling: median of the per-round ratios */
   double lo, hi;   /* gemm_scaling: the smallest and largest round */
   /* gemm M = 1 from memory: the same weights read cold with no arithmetic,
