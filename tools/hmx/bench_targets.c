@@ -265,20 +265,21 @@ double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
   double ops = 1 + 2.0 * (lw - 1) + (L - lw) + 1;
   if (m > 1) {
     /* rows r sharing the prefix of length k with an earlier row add nothing there */
+    const int mi = (int)m;
     int adds = 0, neg = 0;
-    for (int k = 2; k <= m; k++)
-      for (int r = 0; r < m; r++) {
+    for (int k = 2; k <= mi; k++)
+      for (int r = 0; r < mi; r++) {
         int seen = 0;
         for (int q = 0; q < r && !seen; q++) {
           int same = 1;
           for (int c = 0; c < k && same; c++)
-            same = hmx_hadamard_factor_entry((int)m, r, c) == hmx_hadamard_factor_entry((int)m, q, c);
+            same = hmx_hadamard_factor_entry(mi, r, c) == hmx_hadamard_factor_entry(mi, q, c);
           seen = same;
         }
         adds += !seen;
       }
-    for (int r = 0; r < m; r++)
-      neg |= hmx_hadamard_factor_entry((int)m, r, 0) < 0 && hmx_hadamard_factor_entry((int)m, r, 1) < 0;
+    for (int r = 0; r < mi; r++)
+      neg |= hmx_hadamard_factor_entry(mi, r, 0) < 0 && hmx_hadamard_factor_entry(mi, r, 1) < 0;
     ops += (double)(adds + neg) / (double)m;
   }
   return ops;
