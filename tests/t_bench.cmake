@@ -17,7 +17,8 @@ hmx_add_test(NAME test_bench_targets
              SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_targets.c
                      ${PROJECT_SOURCE_DIR}/tools/hmx/bench_targets.c
              LABELS unit TIMEOUT 60)
-target_include_directories(test_bench_targets PRIVATE ${PROJECT_SOURCE_DIR}/tools/hmx)
+target_include_directories(test_bench_targets PRIVATE ${PROJECT_SOURCE_DIR}/tools/hmx
+                                                      ${PROJECT_SOURCE_DIR}/ref)
 # --rounds: each case's rows measured in turn (exp has a peer, whose x peer
 # comes from paired runs, --reps of them); out of range: usage error.
 if(HMX_HAVE_CJSON AND TARGET hmx)

@@ -3,7 +3,8 @@
 if(HMX_HAVE_CJSON)
   file(GLOB HMX_CLI_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/hmx/*.c)
   add_executable(hmx ${HMX_CLI_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/read_bandwidth.c)
-  target_include_directories(hmx PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
+  target_include_directories(hmx PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/ref
+                                         ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(hmx PRIVATE hadamix)
 
   # What `hmx info` reports about the build.

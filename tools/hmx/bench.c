@@ -10,6 +10,7 @@
 #include "hmx.h"
 #include "backend.h"
 #include "canon.h"
+#include "ref.h" /* hmx_fwht_split */
 #include "cpu.h"
 #include "opspec.h"
 #include "bench_study.h"
@@ -356,8 +357,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
       /* ours against the peer: runs in pairs (ref, in no target, keeps the
        * ratio of the medians) */
       const double x = paired_ratio(B, r, peer, s + peer->ms * 1e-3, peer_mid);
-      if (x > 0) xpeer = x;
-      else peer_mid[0] = peer_mid[1] = 0;
+      if (x > 0) xpeer = x; /* peer_mid is set only then */
     }
     char c_pk[16] = "-", c_bw[16] = "-", c_peer[16] = "", c_gf[16] = "-", c_gb[16] = "-",
          c_ref[16] = "-";
@@ -486,15 +486,9 @@ static int run_ffht(void *p) {
 }
 
 static void fwht_flops(int64_t n, double *flop) {
-  int64_t m = 1, p = n;
-  const int ms[4] = {12, 20, 28, 40};
-  if (n & (n - 1))
-    for (int i = 0; i < 4; i++)
-      if (n % ms[i] == 0 && ((n / ms[i]) & (n / ms[i] - 1)) == 0) {
-        m = ms[i];
-        p = n / ms[i];
-        break;
-      }
+  int m = 1;
+  int64_t p = n;
+  if (!hmx_fwht_split(n, 0, &m, &p)) m = 1, p = n; /* not a size: counted as 2^k */
   int lg = 0;
   while (((int64_t)1 << lg) < p) lg++;
   *flop = (double)n * lg + (double)n * (double)(m - 1) + (double)n; /* butterflies, m-point, scale */
@@ -536,8 +530,10 @@ static void fwht_bound_note(const bench *B, const row *rows, int nr, int64_t n, 
  * rates per element is printed and recorded for the targets section. */
 static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64_t batch,
                                    double batch_bytes, int memory) {
-  if (n % 3 != 0 || ((n / 3) & (n / 3 - 1)) != 0) return;
-  const int64_t nb[2] = {2 * n / 3, 4 * n / 3};
+  int m;
+  int64_t p, nb[2];
+  if (!hmx_fwht_split(n, 0, &m, &p) || m != 12) return;
+  hmx_bench_fwht_neighbours(n, &nb[0], &nb[1]);
   for (int i = 0; i < nr; i++) {
     const row *r = &rows[i];
     if (r->is_peer || !r->fn || r->ms <= 0 || strcmp(r->impl, "ref") == 0) continue;

@@ -2,6 +2,7 @@
 #include "bench_targets.h"
 
 #include "canon.h" /* hmx_hadamard_factor_entry */
+#include "ref.h"   /* hmx_fwht_split */
 
 #include <string.h>
 
@@ -103,8 +104,7 @@ static int has_backend(const hmx_bench_result *r, int nr, const char *impl) {
   return 0;
 }
 
-/* The neighbouring powers of two of n = 3 * 2^k: 2^(k+1) and 2^(k+2). */
-static void neighbours(int64_t n, int64_t *lo, int64_t *hi) {
+void hmx_bench_fwht_neighbours(int64_t n, int64_t *lo, int64_t *hi) {
   int64_t p = 1;
   while (p * 2 < n) p *= 2;
   *lo = p;
@@ -216,7 +216,7 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
   }
   case M_NEIGH: {
     int64_t lo, hi;
-    neighbours(n, &lo, &hi);
+    hmx_bench_fwht_neighbours(n, &lo, &hi);
     double ra, rb;
     const char *how;
     if (x->per_elem_lo > 0 && x->per_elem_hi > 0) {
@@ -254,10 +254,9 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
  * plus one negation of u[0] shared by the rows that start - -. 0 when the
  * blocks are shorter than a vector. */
 double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
-  int64_t m = 1, p = n;
-  const int ms[4] = {12, 20, 28, 40};
-  for (int i = 0; i < 4 && (p & (p - 1)); i++)
-    if (n % ms[i] == 0 && ((n / ms[i]) & (n / ms[i] - 1)) == 0) m = ms[i], p = n / ms[i];
+  int m;
+  int64_t p;
+  if (!hmx_fwht_split(n, 0, &m, &p)) return 0; /* the factor hmx_fwht takes */
   int L = 0, lw = 0;
   while (((int64_t)1 << L) < p) L++;
   while ((1 << lw) < lanes) lw++;
@@ -265,7 +264,7 @@ double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
   double ops = 1 + 2.0 * (lw - 1) + (L - lw) + 1;
   if (m > 1) {
     /* rows r sharing the prefix of length k with an earlier row add nothing there */
-    const int mi = (int)m;
+    const int mi = m;
     int adds = 0, neg = 0;
     for (int k = 2; k <= mi; k++)
       for (int r = 0; r < mi; r++) {

@@ -52,16 +52,21 @@ typedef struct hmx_target_tally {
   int met, missed, unmeasured;
 } hmx_target_tally;
 
+/* The x86 fwht kernels' vector operations per vector of `lanes` floats (8:
+ * avx2, 16: avx512) for a row of n = m * 2^k (simd/x86/fwht_x86.h): what
+ * the bench's vector-op bound and the 768 / 1536 targets' "allow" ratios
+ * count. avx512, n = 2^L: L + 4. 0 when n's blocks are shorter than a vector
+ * or n is no fwht size. */
+double hmx_bench_fwht_vector_ops(int64_t n, int lanes);
+
+/* The powers of two around n = 3 * 2^k that the 768 / 1536 targets compare
+ * with: 2^(k+1) and 2^(k+2). */
+void hmx_bench_fwht_neighbours(int64_t n, int64_t *lo, int64_t *hi);
+
 /* Prints the targets section to `out` and returns the tally (nothing when
  * the run measured none of the targets' ops). Targets are single-thread:
  * with results of other thread counts, or notes->not_judged, it prints one
  * line saying why not and returns a zero tally. */
-/* The x86 fwht kernels' vector operations per vector of `lanes` floats (8:
- * avx2, 16: avx512) for a row of n = m * 2^k (simd/x86/fwht_x86.h): what
- * the bench's vector-op bound and the 768 / 1536 targets' "allow" ratios
- * count. avx512, n = 2^L: L + 4. 0 when n's blocks are shorter than a vector. */
-double hmx_bench_fwht_vector_ops(int64_t n, int lanes);
-
 hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
                                          const hmx_bench_notes *notes);
 
