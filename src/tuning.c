@@ -13,7 +13,7 @@ static const hmx_x86_tuning profiles[] = {
      * aligned scratch row avoids the two-line accesses of unaligned vectors
      * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
      * prefetch the next row. */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, {4096, 4096}, {0, 0}, 0, 0, 0},
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, {4096, 4096}, {0, 0}, 0, 0, 0, 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -37,7 +37,7 @@ static const hmx_x86_tuning profiles[] = {
      * sub-blocks and m > 1 blocks: 16384 +12% in L2, +8% from memory,
      * 12 * 2^k +3-5% (simd/x86/fwht_x86.h). The zen profile keeps its split
      * chunks (not measured there). */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1},
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
      * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each
      * profile in turn, then under intel with one field changed at a time (two
@@ -55,7 +55,7 @@ static const hmx_x86_tuning profiles[] = {
      * wants intel's, from memory x FFHT at 1024 / 2048 0.95-0.96 / 0.88-0.89
      * -> 1.18-1.19 / 1.17-1.19 and 768 / 1536 83-86% / 69-72% -> 111-114% /
      * 94-98% of the copy. */
-    {"zen4", "AMD EPYC Zen 4, 2 vCPUs", 0, 0, {1024, 4096}, {1, 0}, 1, 8192, 1},
+    {"zen4", "AMD EPYC Zen 4, 2 vCPUs", 0, 0, {1024, 4096}, {1, 0}, 1, 8192, 1, 0},
     /* AMD EPYC Zen 3 (family 19h model 01h, AVX2 only; session 41,
      * docs/results/session41/): `hmx bench fwht --backend avx2 --threads 1
      * --ffht ...` under each profile in turn, one round each, three times,
@@ -68,7 +68,7 @@ static const hmx_x86_tuning profiles[] = {
      * memory 0.93-0.99x (0.98-1.02x here); zen4's fields (no split chunks,
      * no scratch row) read 16384 in L2 1.15-1.20x (1.19-1.23x here). The
      * avx512 fields are zen's; Zen 3 has no AVX-512. */
-    {"zen3", "AMD EPYC Zen 3, 2 vCPUs", 1, 1, {1024, 4096}, {1, 0}, 0, 0, 1},
+    {"zen3", "AMD EPYC Zen 3, 2 vCPUs", 1, 1, {1024, 4096}, {1, 0}, 0, 0, 1, 0},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 

@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "gemm_quant.h"
 #include "gguf.h"
+#include "tuning.h" /* src/: the x86 tuning profiles */
 #include "../ref/ref.h"
 
 #include <stdint.h>
@@ -141,6 +142,32 @@ int main(void) {
               (shapes[si][0] < 256 || types[ti] == HMX_GGML_Q8_0 || types[ti] == HMX_GGML_BF16))
             run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2, layout);
     ran++;
+  }
+  /* Float G16 matrices of at least XW_PF_MIN_BYTES (simd/x86/weights16_x86.h)
+   * at M = 1: the x86 GEMV's streams prefetch under the profiles whose
+   * gemv_pf_lines is set, and its loop then runs the elements a cache line
+   * at a time up to the prefetch's end and one at a time after it. Every
+   * profile must give ref's bits; K odd for the 16-bit types (two elements
+   * a line, the last line half used). */
+  {
+    int with_pf = 0;
+    for (int bi = 0; bi < hmx_backend_count(); bi++) {
+      const hmx_backend *be = hmx_backend_at(bi);
+      if (!hmx_backend_available(be) || !hmx_x86_tuning_read_by(hmx_backend_name(be))) continue;
+      for (int i = 0; i < hmx_x86_tuning_count(); i++) {
+        hmx_x86_tuning_force(hmx_x86_tuning_at(i));
+        with_pf += hmx_x86_tuning_at(i)->gemv_pf_lines > 0;
+        run_case(be, HMX_GGML_F32, 1, 1100, 1031, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_F16, 1, 1100, 2063, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_BF16, 1, 1100, 2063, 0, HMX_QLAYOUT_G16);
+      }
+      hmx_x86_tuning_force(NULL);
+    }
+    int x86 = 0;
+    for (int bi = 0; bi < hmx_backend_count(); bi++)
+      x86 |= hmx_backend_available(hmx_backend_at(bi)) &&
+             hmx_x86_tuning_read_by(hmx_backend_name(hmx_backend_at(bi)));
+    CHECK(!x86 || with_pf > 0, "no tuning profile prefetched the G16 GEMV's streams");
   }
   /* the check can fail: a one-bit change in one block must show. The block
    * scales are set to 1 and the minimums to 0 (random ones can be zero or

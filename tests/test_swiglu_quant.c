@@ -14,6 +14,7 @@
 #include "gemm_quant.h"
 #include "gguf.h"
 #include "swiglu_quant.h"
+#include "tuning.h" /* src/: the x86 tuning profiles */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -166,6 +167,19 @@ int main(void) {
            (be->weights16 & HMX_WG16_SWIGLU) ? "fused G16 swiglu" : "gemm composition");
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
       for (int d = 0; d < 3; d++) check_case(be, shapes[i], dts[d]);
+    /* One token with matrices of at least XW_PF_MIN_BYTES
+     * (simd/x86/weights16_x86.h): the x86 decode's G16 streams prefetch
+     * under the profiles whose gemv_pf_lines is set; every profile must
+     * give ref's bits (odd d: the 16-bit streams end in half a line). */
+    if (hmx_x86_tuning_read_by(hmx_backend_name(be))) {
+      for (int k = 0; k < hmx_x86_tuning_count(); k++) {
+        hmx_x86_tuning_force(hmx_x86_tuning_at(k));
+        check_case(be, (shape){1, 1031, 1024, 1024}, HMX_F32);
+        check_case(be, (shape){1, 2063, 1024, 2048}, HMX_BF16);
+        check_case(be, (shape){1, 2063, 1024, 2048}, HMX_F16);
+      }
+      hmx_x86_tuning_force(NULL);
+    }
   }
   return check_finish("test_swiglu_quant");
 }

@@ -64,15 +64,25 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
  * same way. */
 #define GG_SIDE 4
 
+/* One element p of gg_gemv_side's float path: acc[q] = fma(a[p], W, acc[q])
+ * for its ng groups (§gemm: p in order in every chain). */
+GX_INLINE void gg_fma_element(gx_v acc[GG_SIDE][GG_V], const unsigned char *const gb[GG_SIDE],
+                              const float *a, int64_t p, const int ng, const int wt) {
+  const gx_v av = gx_bcast(a + p);
+  for (int q = 0; q < ng; q++)
+    for (int v = 0; v < GG_V; v++) acc[q][v] = gx_fma(av, gg_load(gb[q], p, v * GX_VL, wt), acc[q][v]);
+}
+
 /* M = 1: outputs j .. j + 16 ng (ng <= GG_SIDE, a constant in each
  * instance; the last group may have fewer than 16 rows, j + 16 ng past
- * jend), GG_V accumulators per group; for each element p in order, one
+ * jend), GG_V accumulators per group, pf the float types' prefetch
+ * distance (xw_g16_pf_bytes; 0: none); for each element p in order, one
  * broadcast of a[p] and one fma per vector (§gemm). The block scales are
  * loaded once per block; within a block the 32 elements go in order (Q4:
  * low nibbles of the 16 byte rows, then the high nibbles). */
 GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size_t gbytes,
                             const float *bias_pad, int64_t j, int64_t jend, const int ng,
-                            const int wt) {
+                            int64_t pf, const int wt) {
   const int64_t k = g->k;
   const float *a = g->a;
   const unsigned char *gb[GG_SIDE];
@@ -84,11 +94,18 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       acc[q][v] = gx_loadu(bias_pad + j + q * HMX_QG + v * GX_VL);
   }
   if (wt == XW_G16_F16 || wt == XW_G16_BF16 || wt == XW_G16_F32) {
-    for (int64_t p = 0; p < k; p++) {
-      const gx_v av = gx_bcast(a + p);
+    /* Elements in order; every `step` elements (one cache line of each
+     * group: 1 for f32, 2 for 16-bit) each stream prefetches pf bytes ahead
+     * (xw_g16_pf_bytes), up to pf_end, and goes on without after it. */
+    const int64_t es = wt == XW_G16_F32 ? 4 : 2, step = 64 / (HMX_QG * es);
+    const int64_t pf_end = xw_g16_pf_end(k, es, pf);
+    int64_t p = 0;
+    for (; p + step <= pf_end; p += step) {
       for (int q = 0; q < ng; q++)
-        for (int v = 0; v < GG_V; v++) acc[q][v] = gx_fma(av, gg_load(gb[q], p, v * GX_VL, wt), acc[q][v]);
+        _mm_prefetch((const char *)(gb[q] + p * HMX_QG * es + pf), _MM_HINT_T0);
+      for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
     }
+    for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
   } else {
     const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
     for (int64_t p0 = 0; p0 < k; p0 += 32) {
@@ -145,13 +162,19 @@ GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *
   const unsigned char *b = bv;
   const size_t gbytes = gg_group_bytes(g->k, wt);
   const int64_t jend = j0 + nt;
+  /* prefetch distance for the float types (the block types prefetch their
+   * blocks themselves), by the size of the whole matrix */
+  const int64_t groups = (g->n + HMX_QG - 1) / HMX_QG;
+  const int64_t pf = wt == XW_G16_F16 || wt == XW_G16_BF16 || wt == XW_G16_F32
+                         ? xw_g16_pf_bytes(groups * (int64_t)gbytes)
+                         : 0;
   int64_t j = j0;
   for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG)
-    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, wt);
+    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, pf, wt);
   const int64_t left = (jend - j + HMX_QG - 1) / HMX_QG; /* groups, the last maybe partial */
-  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, wt);
-  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, wt);
-  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, wt);
+  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, pf, wt);
+  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, pf, wt);
+  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, pf, wt);
 }
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) into NR-wide panels (as gx_pack_b_nt;

@@ -442,36 +442,50 @@ static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void
 
 /* out[16 gi + l] for the ng groups g0 .. g0+ng-1 (ng <= XS_NG and wt
  * constants in each instance) of a G16 matrix of K elements per output. */
+XV_INLINE void xs_g16_element(xv_v acc[XS_NG][XS_GV], const float *x, const void *w, int64_t K,
+                              int64_t g0, const int ng, int64_t p, const int wt) {
+  const xv_v xp = xv_bcast(x + p); /* §swiglu: one chain per output, p in order */
+  for (int gi = 0; gi < ng; gi++)
+    for (int v = 0; v < XS_GV; v++)
+      acc[gi][v] = xv_fma(xp, xw_load(w, ((g0 + gi) * K + p) * HMX_QG + v * XV_W, wt), acc[gi][v]);
+}
+
+/* pf: each group's stream prefetches that many bytes ahead
+ * (xw_g16_pf_bytes; 0: none), once per cache line (`step` elements), until
+ * xw_g16_pf_end. */
 XV_INLINE void xs_g16_dot(const float *x, const void *w, int64_t K, int64_t g0, const int ng,
-                          float *out, const int wt) {
+                          int64_t pf, float *out, const int wt) {
   xv_v acc[XS_NG][XS_GV];
   for (int gi = 0; gi < ng; gi++)
     for (int v = 0; v < XS_GV; v++) acc[gi][v] = xv_zero();
-  for (int64_t p = 0; p < K; p++) { /* §swiglu: one chain per output, p in order */
-    const xv_v xp = xv_bcast(x + p);
+  const int64_t es = wt == XW_F32 ? 4 : 2, step = 64 / (HMX_QG * es);
+  const int64_t pf_end = xw_g16_pf_end(K, es, pf);
+  int64_t p = 0;
+  for (; p + step <= pf_end; p += step) {
     for (int gi = 0; gi < ng; gi++)
-      for (int v = 0; v < XS_GV; v++)
-        acc[gi][v] = xv_fma(xp, xw_load(w, ((g0 + gi) * K + p) * HMX_QG + v * XV_W, wt),
-                            acc[gi][v]);
+      _mm_prefetch((const char *)w + ((g0 + gi) * K + p) * HMX_QG * es + pf, _MM_HINT_T0);
+    for (int e = 0; e < step; e++) xs_g16_element(acc, x, w, K, g0, ng, p + e, wt);
   }
+  for (; p < K; p++) xs_g16_element(acc, x, w, K, g0, ng, p, wt);
   for (int gi = 0; gi < ng; gi++)
     for (int v = 0; v < XS_GV; v++) xv_store(out + gi * HMX_QG + v * XV_W, acc[gi][v]);
 }
 
 /* Groups g0 .. g1-1 into out (16 floats per group), XS_NG at a time. */
 XV_INLINE void xs_g16_dots_w(const float *x, const void *w, int64_t K, int64_t g0, int64_t g1,
-                             float *out, const int wt) {
+                             int64_t pf, float *out, const int wt) {
   int64_t g = g0;
-  for (; g + XS_NG <= g1; g += XS_NG) xs_g16_dot(x, w, K, g, XS_NG, out + (g - g0) * HMX_QG, wt);
-  for (; g < g1; g++) xs_g16_dot(x, w, K, g, 1, out + (g - g0) * HMX_QG, wt);
+  for (; g + XS_NG <= g1; g += XS_NG)
+    xs_g16_dot(x, w, K, g, XS_NG, pf, out + (g - g0) * HMX_QG, wt);
+  for (; g < g1; g++) xs_g16_dot(x, w, K, g, 1, pf, out + (g - g0) * HMX_QG, wt);
 }
 
 static void xs_g16_dots(const float *x, const void *w, int64_t K, int64_t g0, int64_t g1,
-                        float *out, int wt) {
+                        int64_t pf, float *out, int wt) {
   switch (wt) { /* a constant inside each instance (see xs_gate_rows) */
-  case XW_BF16: xs_g16_dots_w(x, w, K, g0, g1, out, XW_BF16); break;
-  case XW_F16: xs_g16_dots_w(x, w, K, g0, g1, out, XW_F16); break;
-  default: xs_g16_dots_w(x, w, K, g0, g1, out, XW_F32); break;
+  case XW_BF16: xs_g16_dots_w(x, w, K, g0, g1, pf, out, XW_BF16); break;
+  case XW_F16: xs_g16_dots_w(x, w, K, g0, g1, pf, out, XW_F16); break;
+  default: xs_g16_dots_w(x, w, K, g0, g1, pf, out, XW_F32); break;
   }
 }
 
@@ -487,18 +501,22 @@ static hmx_status xs_decode_g16(const hmx_swiglu_args *s, const void *w1, const 
   float *g = hmx_alloc_array((size_t)(3 * h), sizeof(float));
   if (!g) return HMX_ERR_NO_MEMORY;
   float *a = g + h, *b = a + h;
+  const int64_t es = wt == XW_F32 ? 4 : 2; /* prefetch distances by each matrix's bytes */
+  const int64_t pf1 = xw_g16_pf_bytes(d * h * es), pf2 = xw_g16_pf_bytes(h * s->d_out * es);
   HMX_OMP_FOR(nt1)
   for (int t = 0; t < nt1; t++) { /* unit groups: independent */
     const int64_t g0 = hg * t / nt1, g1 = hg * (t + 1) / nt1;
-    xs_g16_dots(s->x, w1, d, g0, g1, a + g0 * HMX_QG, wt); /* §swiglu: a = sum_p x[p] W1[p][u] */
-    xs_g16_dots(s->x, w3, d, g0, g1, b + g0 * HMX_QG, wt); /* b = sum_p x[p] W3[p][u] */
+    /* §swiglu: a = sum_p x[p] W1[p][u], b = sum_p x[p] W3[p][u] */
+    xs_g16_dots(s->x, w1, d, g0, g1, pf1, a + g0 * HMX_QG, wt);
+    xs_g16_dots(s->x, w3, d, g0, g1, pf1, b + g0 * HMX_QG, wt);
     for (int64_t o = g0 * HMX_QG; o < g1 * HMX_QG; o += XV_W) /* §swiglu, §E: g = silu(a) * b */
       xv_store(g + o, xv_mul(xv_siluf(xv_load(a + o)), xv_load(b + o)));
   }
   HMX_OMP_FOR(nt2)
   for (int t = 0; t < nt2; t++) { /* output groups: independent */
     const int64_t g0 = og * t / nt2, g1 = og * (t + 1) / nt2;
-    xs_g16_dots(g, w2, h, g0, g1, s->y + g0 * HMX_QG, wt); /* §swiglu: y = sum_u g[u] W2[u][j] */
+    /* §swiglu: y = sum_u g[u] W2[u][j] */
+    xs_g16_dots(g, w2, h, g0, g1, pf2, s->y + g0 * HMX_QG, wt);
   }
   free(g);
   return HMX_OK;

@@ -18,6 +18,8 @@
 
 #include "hadamix.h"
 #include "gguf.h" /* HMX_GGML_*, hmx_gguf_quant_at */
+#include "gemm_quant.h" /* HMX_QG */
+#include "tuning.h"     /* gemv_pf_lines */
 
 #include <stdint.h>
 #include <string.h>
@@ -147,6 +149,29 @@ XV_INLINE xv_v xw_loadn(const void *w, int64_t i, int64_t n, const int wt) {
   memset(tmp, 0, sizeof tmp);
   if (n > 0) memcpy(tmp, (const uint16_t *)w + i, (size_t)n * sizeof(uint16_t));
   return xw_load(tmp, 0, wt);
+}
+
+/* Software prefetch for the one-token GEMVs over G16 weights (f32, f16,
+ * bf16; gemm_g16_x86.h, swiglu_x86.h): each group is a sequential stream
+ * of [K][16] values, and where the tuning profile says so each stream
+ * prefetches gemv_pf_lines cache lines ahead of its loads. Why: one Xeon
+ * core (Emerald Rapids) read those streams from memory at 47-52% of its
+ * copy bandwidth with the hardware prefetchers alone and at 61-69% with
+ * prefetcht0 16 lines ahead (session 44, docs/results/session44/). A
+ * prefetch changes no value. Matrices smaller than XW_PF_MIN_BYTES (in the
+ * caches once warm) take none. Returns the distance in bytes, or 0. */
+#define XW_PF_MIN_BYTES ((int64_t)4 << 20)
+static inline int64_t xw_g16_pf_bytes(int64_t matrix_bytes) {
+  if (matrix_bytes < XW_PF_MIN_BYTES) return 0;
+  return (int64_t)hmx_x86_tuning_current()->gemv_pf_lines * 64;
+}
+
+/* Element p0 of a G16 stream at which its prefetch `pf` bytes ahead
+ * would leave a group of k elements of es bytes (16 per element): the
+ * loops prefetch before it only, so no address past the group is formed. */
+static inline int64_t xw_g16_pf_end(int64_t k, int64_t es, int64_t pf) {
+  const int64_t ahead = pf / (HMX_QG * es);
+  return pf > 0 && k > ahead ? k - ahead : 0;
 }
 
 #endif
