@@ -64,3 +64,20 @@ target_link_libraries(hmx-bench-layout PRIVATE hadamix)
 add_executable(hmx-bench-decode-ops ${CMAKE_CURRENT_LIST_DIR}/bench_decode_ops.c
                                     ${CMAKE_CURRENT_LIST_DIR}/read_bandwidth.c)
 target_link_libraries(hmx-bench-decode-ops PRIVATE hadamix)
+
+# hmx-gemv-prefetch-ab (tools/x86/gemv_prefetch_ab.c): the x86 one-token G16
+# GEMV with its software-prefetch distance (src/tuning.h, gemv_pf_lines) varied
+# in one process, interleaved (docs/results/session44/).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$")
+  add_executable(hmx-gemv-prefetch-ab ${CMAKE_CURRENT_LIST_DIR}/x86/gemv_prefetch_ab.c)
+  target_include_directories(hmx-gemv-prefetch-ab PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(hmx-gemv-prefetch-ab PRIVATE hadamix)
+endif()
+
+# hmx-read-order-probe (tools/x86/read_order_probe.c): one thread's read rate
+# from memory in the GEMV orders (G16, rows), with and without software
+# prefetch; AVX-512 code behind a runtime check (docs/results/session44/).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$" AND
+   CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  add_executable(hmx-read-order-probe ${CMAKE_CURRENT_LIST_DIR}/x86/read_order_probe.c)
+endif()

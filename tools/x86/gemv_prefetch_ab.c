@@ -1,0 +1,194 @@
+/* hmx-gemv-prefetch-ab: the x86 one-token G16 GEMV (hmx_gemm_quant, M = 1,
+ * simd/x86/gemm_g16_x86.h) with its software-prefetch distance varied in one
+ * process, the distances interleaved round by round, so that all of them
+ * meet the same moments of a shared machine. Each variant is the current
+ * tuning profile with gemv_pf_lines replaced (src/tuning.h); no bit of the
+ * result depends on it (tests/test_gemm_quant.c checks every profile).
+ *
+ * Cases: f32 K = N = 2048 and bf16 K = 4096, N = 2048 (16 MiB each) cold
+ * (each call on the next of 1.5 GiB of copies, so every byte comes from
+ * memory), and f32 K = N = 1024 (4 MiB) and bf16 K = N = 2048 (8 MiB) warm
+ * (one matrix again and again). GB/s are weight bytes over time; % of the
+ * copy is of a single-thread memcpy of 1200 MiB (read + write bytes, best
+ * of 3, measured first), as `hmx bench` reports it.
+ *
+ *   hmx-gemv-prefetch-ab [--rounds R] [--threads N] [--backend avx512|avx2]
+ *                        [--lines 0,8,16,32,64]
+ *
+ * Session 44 chose the intel profile's 16 lines with it
+ * (docs/results/session44/). */
+#define _POSIX_C_SOURCE 200809L
+#include "hadamix.h"
+#include "gemm_quant.h" /* src/: hmx_gemm_quant, the G16 layout */
+#include "gguf.h"       /* src/: HMX_GGML_* */
+#include "tuning.h"     /* src/: the x86 tuning profiles */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_LINES 8
+#define MAX_ROUNDS 15
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: hmx-gemv-prefetch-ab [--rounds R (1..%d, default 5)] [--threads N]\n"
+             "                            [--backend avx512|avx2] [--lines L,L,... (up to %d)]\n",
+          MAX_ROUNDS, MAX_LINES);
+}
+
+/* "0,8,16" into lines[]; the count, or -1 when malformed. */
+static int parse_lines(const char *s, int *lines) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    const long v = strtol(s, &end, 10);
+    if (end == s || v < 0 || v > 4096 || n == MAX_LINES) return -1;
+    lines[n++] = (int)v;
+    if (*end == ',') end++;
+    else if (*end) return -1;
+    s = end;
+  }
+  return n;
+}
+
+typedef struct gemv_case {
+  uint32_t type;
+  int64_t n, k;
+  int cold;
+  const char *name;
+} gemv_case;
+
+/* One case: every distance once per round, in a rotating order. */
+static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int rounds,
+                    const hmx_x86_tuning *prof, const int *lines, int nl, double copy_gbs) {
+  const size_t mb = hmx_qlayout_g16_bytes(c->type, c->n, c->k);
+  const int nm = c->cold ? (int)(((size_t)1536 << 20) / mb) : 1;
+  int64_t block, bytes;
+  hmx_gguf_type_block(c->type, &block, &bytes);
+  unsigned char *pool = malloc(mb * (size_t)nm);
+  unsigned char *rows = malloc((size_t)(c->n * c->k * bytes));
+  float *a = malloc((size_t)c->k * sizeof(float)), *y = malloc((size_t)c->n * sizeof(float));
+  if (!pool || !rows || !a || !y) {
+    fprintf(stderr, "hmx-gemv-prefetch-ab: out of memory for %s\n", c->name);
+    free(pool); free(rows); free(a); free(y);
+    return 1;
+  }
+  /* finite weights (small bf16 / f32 bit patterns), the same in every copy */
+  for (int64_t i = 0; i < c->n * c->k * bytes; i++) rows[i] = (unsigned char)((i * 7 + 3) & 0x3f);
+  for (int i = 0; i < nm; i++) hmx_qlayout_to_g16(c->type, rows, c->n, c->k, pool + mb * (size_t)i);
+  for (int64_t i = 0; i < c->k; i++) a[i] = 0.001f * (float)(i % 100);
+  hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
+  hmx_tensor A = hmx_tensor_2d(a, HMX_F32, 1, c->k), C = hmx_tensor_2d(y, HMX_F32, 1, c->n);
+  double gbs[MAX_LINES][MAX_ROUNDS];
+  const int calls = c->cold ? 24 : 200;
+  int next = 0, err = 0;
+  for (int r = 0; r < rounds && !err; r++)
+    for (int i = 0; i < nl && !err; i++) {
+      const int d = (i + r) % nl;
+      hmx_x86_tuning_force(&prof[d]);
+      const double t0 = now();
+      for (int j = 0; j < calls && !err; j++) {
+        const hmx_qmatrix B = {c->type, pool + mb * (size_t)next, c->n, c->k, HMX_QLAYOUT_G16};
+        if (hmx_gemm_quant(&ctx, &A, &B, &C) != HMX_OK) {
+          fprintf(stderr, "hmx-gemv-prefetch-ab: %s\n", hmx_last_error());
+          err = 1;
+        }
+        if (c->cold) next = (next + 1) % nm;
+      }
+      gbs[d][r] = (double)calls * (double)mb / (now() - t0) * 1e-9;
+    }
+  hmx_x86_tuning_force(NULL);
+  if (!err) {
+    printf("%s (%.1f MiB each, %d %s)\n", c->name, (double)mb / 1048576.0, nm,
+           nm > 1 ? "matrices in turn" : "matrix");
+    for (int d = 0; d < nl; d++) {
+      double s[MAX_ROUNDS];
+      memcpy(s, gbs[d], sizeof s);
+      qsort(s, (size_t)rounds, sizeof s[0], cmp_double);
+      printf("  prefetch %3d lines:", lines[d]);
+      for (int r = 0; r < rounds; r++) printf(" %5.1f", gbs[d][r]);
+      printf("  GB/s; median %5.1f = %3.0f%% of the copy\n", s[rounds / 2],
+             100.0 * s[rounds / 2] / copy_gbs);
+    }
+  }
+  free(pool); free(rows); free(a); free(y);
+  return err;
+}
+
+int main(int argc, char **argv) {
+  int rounds = 5, threads = 1, lines[MAX_LINES] = {0, 8, 16, 32, 64}, nl = 5;
+  const char *backend = "avx512";
+  for (int i = 1; i < argc; i++) {
+    const int more = i + 1 < argc;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--rounds") && more) {
+      rounds = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--threads") && more) {
+      threads = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--backend") && more) {
+      backend = argv[++i];
+    } else if (!strcmp(argv[i], "--lines") && more) {
+      nl = parse_lines(argv[++i], lines);
+    } else {
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (rounds < 1 || rounds > MAX_ROUNDS || threads < 1 || nl < 1) {
+    usage(stderr);
+    return 2;
+  }
+  const hmx_backend *be = hmx_backend_find(backend);
+  if (!be || !hmx_backend_available(be) || !hmx_x86_tuning_read_by(backend)) {
+    fprintf(stderr, "hmx-gemv-prefetch-ab: backend %s is not an available x86 backend\n", backend);
+    return 2;
+  }
+  hmx_x86_tuning prof[MAX_LINES];
+  for (int d = 0; d < nl; d++) {
+    prof[d] = *hmx_x86_tuning_current();
+    prof[d].gemv_pf_lines = lines[d];
+  }
+  const size_t copy_bytes = (size_t)1200 << 20;
+  char *src = malloc(copy_bytes), *dst = malloc(copy_bytes);
+  if (!src || !dst) {
+    fprintf(stderr, "hmx-gemv-prefetch-ab: out of memory for the copy\n");
+    return 1;
+  }
+  memset(src, 1, copy_bytes);
+  memset(dst, 2, copy_bytes);
+  double copy_gbs = 0;
+  for (int r = 0; r < 3; r++) {
+    const double t0 = now();
+    memcpy(dst, src, copy_bytes);
+    const double g = 2.0 * (double)copy_bytes / (now() - t0) * 1e-9;
+    if (g > copy_gbs) copy_gbs = g;
+  }
+  free(src);
+  free(dst);
+  printf("backend %s, %d thread%s, profile %s; copy %.1f GB/s (1 thread, read + write, best of "
+         "3)\n", backend, threads, threads > 1 ? "s" : "", hmx_x86_tuning_current()->name, copy_gbs);
+  static const gemv_case cases[] = {
+      {HMX_GGML_F32, 2048, 2048, 1, "f32 K = N = 2048, cold"},
+      {HMX_GGML_BF16, 2048, 4096, 1, "bf16 K = 4096, N = 2048, cold"},
+      {HMX_GGML_F32, 1024, 1024, 0, "f32 K = N = 1024, warm"},
+      {HMX_GGML_BF16, 2048, 2048, 0, "bf16 K = N = 2048, warm"},
+  };
+  int err = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !err; i++)
+    err = run_case(&cases[i], be, threads, rounds, prof, lines, nl, copy_gbs);
+  return err;
+}
