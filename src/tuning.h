@@ -30,9 +30,10 @@ typedef struct hmx_x86_tuning {
                                  two, no per-row dispatch (hx_two_pass_rows / _row; not for
                                  streamed outputs) */
   /* one-token GEMVs over G16 weights (simd/x86/gemm_g16_x86.h, swiglu_x86.h) */
-  int gemv_pf_lines;          /* f32 / f16 / bf16 G16 matrices of at least XW_PF_MIN_BYTES:
-                                 each group's stream prefetches (prefetcht0) this many cache
-                                 lines ahead; 0: the hardware prefetchers alone */
+  int gemv_pf_lines;          /* G16 matrices of at least XW_PF_MIN_BYTES: each group's
+                                 stream prefetches (prefetcht0) this many cache lines ahead;
+                                 0: the hardware prefetchers alone (and the block types one
+                                 line 8 blocks ahead) */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen", "intel",

@@ -143,12 +143,13 @@ int main(void) {
             run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2, layout);
     ran++;
   }
-  /* Float G16 matrices of at least XW_PF_MIN_BYTES (simd/x86/weights16_x86.h)
-   * at M = 1: the x86 GEMV's streams prefetch under the profiles whose
-   * gemv_pf_lines is set, and its loop then runs the elements a cache line
-   * at a time up to the prefetch's end and one at a time after it. Every
-   * profile must give ref's bits; K odd for the 16-bit types (two elements
-   * a line, the last line half used). */
+  /* G16 matrices of at least XW_PF_MIN_BYTES (simd/x86/weights16_x86.h) at
+   * M = 1: the x86 GEMV's streams prefetch under the profiles whose
+   * gemv_pf_lines is set; the float types' loop then runs the elements a
+   * cache line at a time up to the prefetch's end and one at a time after
+   * it, the block types' prefetch stops at their group's end. Every profile
+   * must give ref's bits; K odd for the 16-bit types (two elements a line,
+   * the last line half used). */
   {
     int with_pf = 0;
     for (int bi = 0; bi < hmx_backend_count(); bi++) {
@@ -160,6 +161,9 @@ int main(void) {
         run_case(be, HMX_GGML_F32, 1, 1100, 1031, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_F16, 1, 1100, 2063, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_BF16, 1, 1100, 2063, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q8_0, 1, 1100, 4096, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q4_0, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q4_1, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
       }
       hmx_x86_tuning_force(NULL);
     }

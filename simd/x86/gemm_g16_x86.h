@@ -75,8 +75,8 @@ GX_INLINE void gg_fma_element(gx_v acc[GG_SIDE][GG_V], const unsigned char *cons
 
 /* M = 1: outputs j .. j + 16 ng (ng <= GG_SIDE, a constant in each
  * instance; the last group may have fewer than 16 rows, j + 16 ng past
- * jend), GG_V accumulators per group, pf the float types' prefetch
- * distance (xw_g16_pf_bytes; 0: none); for each element p in order, one
+ * jend), GG_V accumulators per group, pf the streams' prefetch distance
+ * in bytes (xw_g16_pf_bytes; 0: none); for each element p in order, one
  * broadcast of a[p] and one fma per vector (§gemm). The block scales are
  * loaded once per block; within a block the 32 elements go in order (Q4:
  * low nibbles of the 16 byte rows, then the high nibbles). */
@@ -108,12 +108,21 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
     for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
   } else {
     const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
+    const int64_t bb = HMX_QG * bs; /* bytes of the group's 16 blocks of 32 elements */
     for (int64_t p0 = 0; p0 < k; p0 += 32) {
       xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
       const unsigned char *qs[GG_SIDE];
+      /* pf: every line of the blocks pf bytes ahead, while they are in the
+       * group (consecutive blocks' ranges tile the stream); else one line
+       * 8 blocks ahead (then the hardware prefetchers do the rest) */
+      const int pf_all = pf > 0 && (p0 / 32) * bb + pf + bb <= (int64_t)gbytes;
       for (int q = 0; q < ng; q++) {
-        const unsigned char *blk = gb[q] + (p0 / 32) * HMX_QG * bs;
-        __builtin_prefetch(blk + 8 * HMX_QG * bs, 0, 2);
+        const unsigned char *blk = gb[q] + (p0 / 32) * bb;
+        if (pf_all)
+          for (int64_t o = 0; o < bb; o += 64)
+            _mm_prefetch((const char *)(blk + pf + o), _MM_HINT_T0);
+        else if (pf == 0)
+          __builtin_prefetch(blk + 8 * bb, 0, 2);
         qs[q] = blk + (wt == XW_G16_Q4_1 ? 4 : 2) * HMX_QG;
         for (int v = 0; v < GG_V; v++) {
           d[q][v] = gg_f16(blk + v * GX_VL * 2);
@@ -162,12 +171,9 @@ GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *
   const unsigned char *b = bv;
   const size_t gbytes = gg_group_bytes(g->k, wt);
   const int64_t jend = j0 + nt;
-  /* prefetch distance for the float types (the block types prefetch their
-   * blocks themselves), by the size of the whole matrix */
+  /* the streams' prefetch distance, by the size of the whole matrix */
   const int64_t groups = (g->n + HMX_QG - 1) / HMX_QG;
-  const int64_t pf = wt == XW_G16_F16 || wt == XW_G16_BF16 || wt == XW_G16_F32
-                         ? xw_g16_pf_bytes(groups * (int64_t)gbytes)
-                         : 0;
+  const int64_t pf = xw_g16_pf_bytes(groups * (int64_t)gbytes);
   int64_t j = j0;
   for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG)
     gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, pf, wt);

@@ -5,10 +5,11 @@
  * tuning profile with gemv_pf_lines replaced (src/tuning.h); no bit of the
  * result depends on it (tests/test_gemm_quant.c checks every profile).
  *
- * Cases: f32 K = N = 2048 and bf16 K = 4096, N = 2048 (16 MiB each) cold
- * (each call on the next of 1.5 GiB of copies, so every byte comes from
- * memory), and f32 K = N = 1024 (4 MiB) and bf16 K = N = 2048 (8 MiB) warm
- * (one matrix again and again). GB/s are weight bytes over time; % of the
+ * Cases: f32 K = N = 2048 and bf16 K = 4096, N = 2048 (16 MiB each), Q8_0
+ * K = N = 4096 and Q4_0 K = 8192, N = 4096 (17 / 18 MiB) cold (each call on
+ * the next of 1.5 GiB of copies, so every byte comes from memory), and f32
+ * K = N = 1024 (4 MiB) and bf16 K = N = 2048 (8 MiB) warm (one matrix again
+ * and again). GB/s are weight bytes over time; % of the
  * copy is of a single-thread memcpy of 1200 MiB (read + write bytes, best
  * of 3, measured first), as `hmx bench` reports it.
  *
@@ -85,7 +86,8 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
     free(pool); free(rows); free(a); free(y);
     return 1;
   }
-  /* finite weights (small bf16 / f32 bit patterns), the same in every copy */
+  /* finite weights (small bf16 / f32 bit patterns; f16 block scales below
+   * 2^-8), the same in every copy */
   for (int64_t i = 0; i < c->n * c->k * bytes; i++) rows[i] = (unsigned char)((i * 7 + 3) & 0x3f);
   for (int i = 0; i < nm; i++) hmx_qlayout_to_g16(c->type, rows, c->n, c->k, pool + mb * (size_t)i);
   for (int64_t i = 0; i < c->k; i++) a[i] = 0.001f * (float)(i % 100);
@@ -184,6 +186,8 @@ int main(int argc, char **argv) {
   static const gemv_case cases[] = {
       {HMX_GGML_F32, 2048, 2048, 1, "f32 K = N = 2048, cold"},
       {HMX_GGML_BF16, 2048, 4096, 1, "bf16 K = 4096, N = 2048, cold"},
+      {HMX_GGML_Q8_0, 4096, 4096, 1, "Q8_0 K = N = 4096, cold"},
+      {HMX_GGML_Q4_0, 4096, 8192, 1, "Q4_0 K = 8192, N = 4096, cold"},
       {HMX_GGML_F32, 1024, 1024, 0, "f32 K = N = 1024, warm"},
       {HMX_GGML_BF16, 2048, 2048, 0, "bf16 K = N = 2048, warm"},
   };
