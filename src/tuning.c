@@ -36,7 +36,16 @@ static const hmx_x86_tuning profiles[] = {
      * 4096 +5-9%, avx2 128 ... 512 +5-21%; the same for hx_block's L1
      * sub-blocks and m > 1 blocks: 16384 +12% in L2, +8% from memory,
      * 12 * 2^k +3-5% (simd/x86/fwht_x86.h). The zen profile keeps its split
-     * chunks (not measured there). */
+     * chunks (not measured there). Session 44 (docs/results/session44, the
+     * H200's host, family 6 model 207, hmx-gemv-prefetch-ab: distances
+     * interleaved in one process, five rounds, medians): the one-token G16
+     * GEMV's streams prefetched 16 lines ahead (gemv_pf_lines) read 16-18
+     * MiB from memory on one thread (four runs on four vCPUs) f32 +0 / +14
+     * / +10 / +12%, bf16 +22 / +13 / +15 / +14%, Q8_0 +24 / +24%, Q4_0 +35 /
+     * +21%; two threads +10-27%; 4-8 MiB in L3 +4-13%; 8 and 32 lines
+     * within a few % of 16, 64 lower; no case slower. The AMD profiles keep 0: one Zen 4 thread
+     * already reads G16 in order above the copy (session 30), and the Zen 3
+     * VM's memory was too noisy to tell. */
     {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
      * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each

@@ -151,15 +151,15 @@ XV_INLINE xv_v xw_loadn(const void *w, int64_t i, int64_t n, const int wt) {
   return xw_load(tmp, 0, wt);
 }
 
-/* Software prefetch for the one-token GEMVs over G16 weights (f32, f16,
- * bf16; gemm_g16_x86.h, swiglu_x86.h): each group is a sequential stream
- * of [K][16] values, and where the tuning profile says so each stream
- * prefetches gemv_pf_lines cache lines ahead of its loads. Why: one Xeon
- * core (Emerald Rapids) read those streams from memory at 47-52% of its
- * copy bandwidth with the hardware prefetchers alone and at 61-69% with
- * prefetcht0 16 lines ahead (session 44, docs/results/session44/). A
- * prefetch changes no value. Matrices smaller than XW_PF_MIN_BYTES (in the
- * caches once warm) take none. Returns the distance in bytes, or 0. */
+/* Software prefetch for the one-token GEMVs over G16 weights (gemm_g16_x86.h,
+ * every G16 type; swiglu_x86.h's decode, f32 / f16 / bf16): each group is a
+ * sequential stream of [K][16] values, and where the tuning profile says so
+ * each stream prefetches gemv_pf_lines cache lines ahead of its loads. Why:
+ * one Xeon core (Emerald Rapids) keeps too few lines in flight with the
+ * hardware prefetchers alone; 16 lines ahead read G16 matrices from memory
+ * 10-35% faster on one thread and two (src/tuning.c, session 44). A prefetch
+ * changes no value. Matrices smaller than XW_PF_MIN_BYTES take none (the
+ * caches hold them once warm). Returns the distance in bytes, or 0. */
 #define XW_PF_MIN_BYTES ((int64_t)4 << 20)
 static inline int64_t xw_g16_pf_bytes(int64_t matrix_bytes) {
   if (matrix_bytes < XW_PF_MIN_BYTES) return 0;
