@@ -52,3 +52,13 @@ if(Python3_FOUND)
                    ${PROJECT_SOURCE_DIR}/tools/cuda/fwht_ab_table.py)
   set_tests_properties(fwht_ab_table_cuda PROPERTIES LABELS "unit;python" TIMEOUT 60)
 endif()
+# hmx bench --json from a real run at toy sizes (tests/test_bench_json.py): one
+# JSON array, a "measurement" record for every row of the table (a note on the
+# rows that did not run), the targets' record last. The judged target records
+# are checked on made-up results by test_bench_targets.
+if(HMX_HAVE_CJSON AND TARGET hmx AND Python3_FOUND)
+  add_test(NAME cli_bench_json
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_json.py
+                   $<TARGET_FILE:hmx>)
+  set_tests_properties(cli_bench_json PROPERTIES LABELS "cli;python" TIMEOUT 300)
+endif()

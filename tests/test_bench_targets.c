@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if HMX_HAVE_CJSON
+#include <cjson/cJSON.h>
+#endif
 
 /* The section for r[0..nr) as a string (static buffer) and its tally. */
 static const char *section(const hmx_bench_result *r, int nr, const hmx_bench_notes *notes,
@@ -18,7 +21,7 @@ static const char *section(const hmx_bench_result *r, int nr, const hmx_bench_no
     fprintf(stderr, "tmpfile failed\n");
     exit(1);
   }
-  *tally = hmx_bench_targets_print(f, r, nr, notes);
+  *tally = hmx_bench_targets_print(f, NULL, NULL, r, nr, notes);
   rewind(f);
   size_t len = fread(text, 1, sizeof text - 1, f);
   text[len] = 0;
@@ -40,6 +43,138 @@ static hmx_bench_result fwht(const char *impl, int64_t n, int memory, double x_p
   x.gbs = gbs;
   return x;
 }
+
+#if HMX_HAVE_CJSON
+/* The section's JSON records for r[0..nr), parsed as the array `hmx bench
+ * --json` wraps them in (the caller deletes it), or NULL when not valid
+ * JSON; *tally is the section's. */
+static cJSON *section_json(const hmx_bench_result *r, int nr, const hmx_bench_notes *notes,
+                           hmx_target_tally *tally) {
+  static char text[32768];
+  FILE *out = tmpfile(), *json = tmpfile();
+  if (!out || !json) {
+    fprintf(stderr, "tmpfile failed\n");
+    exit(1);
+  }
+  int first = 1;
+  fprintf(json, "[");
+  *tally = hmx_bench_targets_print(out, json, &first, r, nr, notes);
+  fprintf(json, "\n]\n");
+  rewind(json);
+  const size_t len = fread(text, 1, sizeof text - 1, json);
+  text[len] = 0;
+  fclose(out);
+  fclose(json);
+  cJSON *a = cJSON_Parse(text);
+  if (!a) fprintf(stderr, "not JSON:\n%s\n", text);
+  return a;
+}
+
+/* The record whose "case" contains `where` and "target" contains `what`. */
+static const cJSON *record_of(const cJSON *a, const char *what, const char *where) {
+  const cJSON *x;
+  cJSON_ArrayForEach(x, a) {
+    const cJSON *t = cJSON_GetObjectItem(x, "target"), *c = cJSON_GetObjectItem(x, "case");
+    if (cJSON_IsString(t) && cJSON_IsString(c) && strstr(t->valuestring, what) &&
+        strstr(c->valuestring, where))
+      return x;
+  }
+  return NULL;
+}
+
+static double num(const cJSON *x, const char *key) {
+  const cJSON *v = x ? cJSON_GetObjectItem(x, key) : NULL;
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *x, const char *key) {
+  const cJSON *v = x ? cJSON_GetObjectItem(x, key) : NULL;
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* `hmx bench --json`'s target records: one per verdict with its numbers,
+ * then the tally; or "not judged" alone. */
+static void check_json(hmx_bench_notes notes) {
+  hmx_bench_result r[8];
+  int nr = 0;
+  hmx_target_tally t;
+  r[nr++] = fwht("avx512", 256, 0, 2.36, 150, 40);
+  r[0].peer_q1 = 2.21, r[0].peer_q3 = 2.58;
+  r[nr++] = fwht("avx2", 256, 0, -1, 100, 25); /* the peer did not run */
+  r[nr] = fwht("avx512", 768, 0, -1, 100, 10.0);
+  r[nr].per_elem_lo = 0.69, r[nr].per_elem_hi = 0.74, r[nr].ops_lo = 0.67, r[nr].ops_hi = 0.72;
+  nr++;
+  hmx_bench_result g;
+  memset(&g, 0, sizeof g);
+  g.op = "gemm";
+  g.threads = 1;
+  g.m = 1, g.k = 2048, g.nn = 2048;
+  snprintf(g.impl, sizeof g.impl, "avx512/g16");
+  g.pct_bw = 69, g.pct_read_in_order = 52, g.pct_read_16_rows = 56;
+  r[nr++] = g;
+  snprintf(g.impl, sizeof g.impl, "avx512");
+  g.pct_bw = 66, g.pct_read_in_order = 0, g.pct_read_16_rows = 0;
+  r[nr++] = g;
+  g.m = 512, g.k = 768, g.nn = 2048; /* the scaling target's shapes are those gemm ran */
+  g.pct_bw = -1, g.x_peer = 0.9;
+  r[nr++] = g;
+  g.op = "gemm_scaling";
+  g.value = 1.45, g.lo = 1.4, g.hi = 1.5, g.x_peer = 1.47;
+  r[nr++] = g;
+  /* a note the JSON must escape: quotes, a backslash, a newline */
+  notes.ffht = "FFHT \"not\" at C:\\ffht\nsee --ffht";
+  cJSON *a = section_json(r, nr, &notes, &t);
+  CHECK(cJSON_IsArray(a), "the target records are not a JSON array");
+  if (!a) return;
+  const int n = cJSON_GetArraySize(a);
+  CHECK(n == t.met + t.missed + t.unmeasured + 1, "%d records for %d verdicts", n,
+        t.met + t.missed + t.unmeasured);
+  const cJSON *x;
+  int bad = 0;
+  cJSON_ArrayForEach(x, a) { /* value null exactly when not measured */
+    if (strcmp(str(x, "record"), "target") != 0) continue;
+    const int unmeasured = strcmp(str(x, "verdict"), "not measured") == 0;
+    bad |= unmeasured != cJSON_IsNull(cJSON_GetObjectItem(x, "value"));
+    bad |= !unmeasured && (num(x, "value") >= num(x, "goal")) !=
+                              (strcmp(str(x, "verdict"), "met") == 0);
+  }
+  CHECK(!bad, "a record's value and verdict disagree");
+  x = record_of(a, "avx512 in L2 vs FFHT", "n=256");
+  CHECK(x && strcmp(str(x, "verdict"), "missed") == 0 && num(x, "value") == 2.36 &&
+            num(x, "goal") == 2.5 && strcmp(str(x, "unit"), "x") == 0 &&
+            num(x, "pairs_q1") == 2.21 && num(x, "pairs_q3") == 2.58,
+        "fwht 256 record");
+  x = record_of(a, "avx2 vs FFHT", "n=256 L2");
+  CHECK(x && strcmp(str(x, "note"), notes.ffht) == 0, "the escaped note: %s", str(x, "note"));
+  x = record_of(a, "per element", "n=768 L2");
+  CHECK(x && cJSON_IsTrue(cJSON_GetObjectItem(x, "paired")) && num(x, "n_lo") == 512 &&
+            num(x, "vs_lo") == 0.69 && num(x, "n_hi") == 1024 && num(x, "vs_hi") == 0.74 &&
+            num(x, "allow_lo") == 0.67 && num(x, "allow_hi") == 0.72 && num(x, "value") == 0.69,
+        "768 record");
+  x = record_of(a, "M=1 G16", "M=1 K=2048 N=2048");
+  CHECK(x && num(x, "value") == 69 && strcmp(str(x, "unit"), "%") == 0 &&
+            strcmp(str(x, "beside_impl"), "avx512") == 0 && num(x, "beside_pct") == 66 &&
+            num(x, "read_in_order_pct") == 52 && num(x, "read_16_rows_pct") == 56,
+        "G16 record");
+  x = record_of(a, "2 threads / 1", "M=512 K=768 N=2048");
+  CHECK(x && num(x, "value") == 1.45 && num(x, "rounds_lo") == 1.4 && num(x, "rounds_hi") == 1.5 &&
+            num(x, "onednn") == 1.47,
+        "scaling record");
+  x = cJSON_GetArrayItem(a, n - 1);
+  CHECK(strcmp(str(x, "record"), "targets") == 0 && num(x, "met") == t.met &&
+            num(x, "missed") == t.missed && num(x, "not_measured") == t.unmeasured,
+        "the tally record");
+  cJSON_Delete(a);
+  /* not judged: that record alone */
+  r[0].threads = 2;
+  a = section_json(r, 1, &notes, &t);
+  CHECK(a && cJSON_GetArraySize(a) == 1 &&
+            strcmp(str(cJSON_GetArrayItem(a, 0), "verdict"), "not judged") == 0 &&
+            strstr(str(cJSON_GetArrayItem(a, 0), "note"), "2 threads"),
+        "not judged record");
+  cJSON_Delete(a);
+}
+#endif
 
 /* The line of the section that contains every one of a, b (NULL: any). */
 static int has_line(const char *text, const char *a, const char *b) {
@@ -275,5 +410,8 @@ int main(void) {
   o.threads = 1;
   s = section(&o, 1, &notes, &t);
   CHECK(s[0] == 0, "no section expected:\n%s", s);
+#if HMX_HAVE_CJSON
+  check_json(notes);
+#endif
   return check_finish("test_bench_targets");
 }

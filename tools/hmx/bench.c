@@ -176,15 +176,6 @@ static void print_header(void) {
          "median_ms", "runs", "GFLOP/s", "GB/s", "x ref", "%peak", "%bw", "x peer");
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 /* The first member of every op's context: what the callback runs on. */
 typedef struct be_ctx { const hmx_backend *be; int threads; hmx_tier tier; } be_ctx;
 
@@ -319,6 +310,37 @@ static void record(bench *B, const hmx_bench_result *x) {
   B->results[B->nresults++] = *x;
 }
 
+/* One row of the table as a "measurement" record of the --json array
+ * (docs/BENCH.md): -1 where a number does not apply; a row that did not run
+ * has median_ms -1 and its reason in "note" (null otherwise); pairs_q1 /
+ * pairs_q3: the paired ratios' quartiles around vs_peer (-1: not paired). */
+static void json_row(bench *B, const char *op, const char *shape, const row *r, double gf,
+                     double gb, double xref, double pk, double bw, double xpeer,
+                     const double *peer_mid) {
+  const int ran = r->ms >= 0;
+  fprintf(B->json, "%s\n  {\"record\": \"measurement\", \"op\": ", B->json_first ? "" : ",");
+  B->json_first = 0;
+  hmx_bench_json_str(B->json, op);
+  fprintf(B->json, ", \"shape\": ");
+  hmx_bench_json_str(B->json, shape);
+  fprintf(B->json, ", \"impl\": ");
+  hmx_bench_json_str(B->json, r->impl);
+  fprintf(B->json,
+          ", \"peer\": %s, \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, \"runs\": %d, "
+          "\"gflops\": %.6g, \"gbps\": %.6g, \"vs_ref\": %.6g, \"pct_fma_peak\": %.6g, "
+          "\"pct_mem_bw\": %.6g, \"vs_peer\": %.6g, \"pairs_q1\": %.6g, \"pairs_q3\": %.6g, "
+          "\"note\": ",
+          r->is_peer ? "true" : "false", B->threads, ran ? r->ms : -1.0, ran ? r->min_ms : -1.0,
+          ran ? r->runs : 0, gf, gb, xref, pk, bw, xpeer,
+          peer_mid && peer_mid[0] > 0 ? peer_mid[0] : -1.0,
+          peer_mid && peer_mid[1] > 0 ? peer_mid[1] : -1.0);
+  if (ran) fprintf(B->json, "null}");
+  else {
+    hmx_bench_json_str(B->json, r->note ? r->note : "failed");
+    fprintf(B->json, "}");
+  }
+}
+
 /* Print (and record) one case: rows[0] is ref when measured. `flop` and
  * `bytes` are per run (minimal traffic: inputs read once, outputs written). */
 static void report(bench *B, const char *op, const char *shape, double flop, double bytes,
@@ -336,6 +358,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     row *r = &rows[i];
     if (r->ms < 0) {
       printf("%-10s %-34s %-11s %s\n", op, shape, r->impl, r->note ? r->note : "failed");
+      if (B->json) json_row(B, op, shape, r, -1, -1, -1, -1, -1, -1, NULL);
       continue;
     }
     double s = r->ms * 1e-3;
@@ -381,22 +404,7 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
       x.peer_note = xpeer > 0 ? NULL : peer_note;
       record(B, &x);
     }
-    if (B->json) {
-      fprintf(B->json, "%s\n  {\"op\": ", B->json_first ? "" : ",");
-      B->json_first = 0;
-      json_str(B->json, op);
-      fprintf(B->json, ", \"shape\": ");
-      json_str(B->json, shape);
-      fprintf(B->json, ", \"impl\": ");
-      json_str(B->json, r->impl);
-      fprintf(B->json,
-              ", \"peer\": %s, \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, "
-              "\"runs\": %d, "
-              "\"gflops\": %.6g, \"gbps\": %.6g, \"vs_ref\": %.6g, \"pct_fma_peak\": %.6g, "
-              "\"pct_mem_bw\": %.6g, \"vs_peer\": %.6g}",
-              r->is_peer ? "true" : "false", B->threads, r->ms, r->min_ms, r->runs, gf, gb, xref, pk, bw,
-              xpeer);
-    }
+    if (B->json) json_row(B, op, shape, r, gf, gb, xref, pk, bw, xpeer, peer_mid);
   }
   memset(&B->key, 0, sizeof B->key);
   B->pair_bw = 0;
@@ -1519,7 +1527,7 @@ int hmx_cmd_bench(int argc, char **argv) {
                            B.scaling_note,
                            B.small ? "--size small measures toy sizes (the targets need --size model)"
                                    : NULL};
-  hmx_bench_targets_print(stdout, B.results, B.nresults, &notes);
+  hmx_bench_targets_print(stdout, B.json, &B.json_first, B.results, B.nresults, &notes);
   free(B.results);
   free(B.copy_src);
   free(B.copy_dst);

@@ -121,34 +121,76 @@ static const char *peer_note(const target *t, const hmx_bench_notes *notes) {
   return s ? s : "the peer did not run";
 }
 
-static void line(FILE *out, hmx_target_tally *tally, const char *what, const char *where,
-                 double value, double goal, const char *unit, const char *unmeasured,
-                 const char *detail) {
+void hmx_bench_json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    const unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* Where the verdicts go: the text section, and the JSON array when asked. */
+typedef struct sink {
+  FILE *out, *json;
+  int *json_first;
+  hmx_target_tally tally;
+} sink;
+
+/* Opens one JSON record of the array (the comma before all but the first). */
+static void json_open(sink *k) {
+  fprintf(k->json, "%s\n  {", *k->json_first ? "" : ",");
+  *k->json_first = 0;
+}
+
+/* One verdict: `value` against `goal` (unit "x" or "%"), or not measured
+ * when `unmeasured` says why; `detail` (or NULL) is printed after it. In
+ * JSON, json_extra (or NULL) adds its members (", \"key\": value" ...). */
+static void line(sink *k, const char *what, const char *where, double value, double goal,
+                 const char *unit, const char *unmeasured, const char *detail,
+                 const char *json_extra) {
   char c_what[96], c_val[32], c_goal[32];
+  const int pct = *unit == '%';
   snprintf(c_what, sizeof c_what, "%s %s", what, where);
-  snprintf(c_goal, sizeof c_goal, ">= %.*f%s", *unit == '%' ? 0 : 2, goal, unit);
+  snprintf(c_goal, sizeof c_goal, ">= %.*f%s", pct ? 0 : 2, goal, unit);
+  const char *verdict = unmeasured ? "not measured" : value >= goal ? "met" : "missed";
+  if (k->json) {
+    json_open(k);
+    fprintf(k->json, "\"record\": \"target\", \"target\": ");
+    hmx_bench_json_str(k->json, what);
+    fprintf(k->json, ", \"case\": ");
+    hmx_bench_json_str(k->json, where);
+    if (unmeasured) fprintf(k->json, ", \"value\": null");
+    else fprintf(k->json, ", \"value\": %.6g", value);
+    fprintf(k->json, ", \"goal\": %.6g, \"unit\": \"%s\", \"verdict\": \"%s\", \"note\": ",
+            goal, unit, verdict);
+    if (unmeasured || detail) hmx_bench_json_str(k->json, unmeasured ? unmeasured : detail);
+    else fprintf(k->json, "null");
+    fprintf(k->json, "%s}", unmeasured || !json_extra ? "" : json_extra);
+  }
   if (unmeasured) {
-    fprintf(out, "  %-58s %9s %9s  not measured: %s\n", c_what, "-", c_goal, unmeasured);
-    tally->unmeasured++;
+    fprintf(k->out, "  %-58s %9s %9s  not measured: %s\n", c_what, "-", c_goal, unmeasured);
+    k->tally.unmeasured++;
     return;
   }
-  snprintf(c_val, sizeof c_val, "%.*f%s", *unit == '%' ? 0 : 2, value, unit);
+  snprintf(c_val, sizeof c_val, "%.*f%s", pct ? 0 : 2, value, unit);
   if (value >= goal) {
-    fprintf(out, "  %-58s %9s %9s  met%s%s\n", c_what, c_val, c_goal, detail ? " " : "",
+    fprintf(k->out, "  %-58s %9s %9s  met%s%s\n", c_what, c_val, c_goal, detail ? " " : "",
             detail ? detail : "");
-    tally->met++;
+    k->tally.met++;
   } else {
-    fprintf(out, "  %-58s %9s %9s  missed by %.*f%s (%.0f%% of the target)%s%s\n", c_what, c_val,
-            c_goal, *unit == '%' ? 0 : 2, goal - value, unit, 100.0 * value / goal,
+    fprintf(k->out, "  %-58s %9s %9s  missed by %.*f%s (%.0f%% of the target)%s%s\n", c_what,
+            c_val, c_goal, pct ? 0 : 2, goal - value, unit, 100.0 * value / goal,
             detail ? " " : "", detail ? detail : "");
-    tally->missed++;
+    k->tally.missed++;
   }
 }
 
 /* One target at one case (n and memory, or a gemm shape). */
-static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx_bench_result *r,
-                  int nr, int64_t n, int memory, const int64_t *shape,
-                  const hmx_bench_notes *notes) {
+static void judge(sink *k, const target *t, const hmx_bench_result *r, int nr, int64_t n,
+                  int memory, const int64_t *shape, const hmx_bench_notes *notes) {
   char where[64];
   if (shape)
     snprintf(where, sizeof where, "M=%lld K=%lld N=%lld", (long long)shape[0],
@@ -171,47 +213,58 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
       snprintf(why, sizeof why,
                "no %.*s rows in this run (the backend is not available on this CPU, or not selected)",
                backend_len(t->impl), t->impl);
-    line(out, tally, t->what, where, 0, t->goal, unit, sleef ? peer_note(t, notes) : why, NULL);
+    line(k, t->what, where, 0, t->goal, unit, sleef ? peer_note(t, notes) : why, NULL, NULL);
     return;
   }
   switch (t->kind) {
   case M_PEER: {
     /* how much the pairs agreed: a verdict within their middle half is one a
      * quieter stretch of the machine could turn */
-    char d[64] = "";
-    if (x->x_peer > 0 && x->peer_q1 > 0 && x->peer_q3 > 0)
+    char d[64] = "", j[96] = "";
+    if (x->x_peer > 0 && x->peer_q1 > 0 && x->peer_q3 > 0) {
       snprintf(d, sizeof d, "(pairs' middle half %.2f-%.2fx)", x->peer_q1, x->peer_q3);
-    line(out, tally, t->what, where, x->x_peer, t->goal, unit,
-         x->x_peer > 0 ? NULL : x->peer_note ? x->peer_note : peer_note(t, notes),
-         *d ? d : NULL);
+      snprintf(j, sizeof j, ", \"pairs_q1\": %.6g, \"pairs_q3\": %.6g", x->peer_q1, x->peer_q3);
+    }
+    line(k, t->what, where, x->x_peer, t->goal, unit,
+         x->x_peer > 0 ? NULL : x->peer_note ? x->peer_note : peer_note(t, notes), *d ? d : NULL,
+         j);
     return;
   }
   case M_BW: {
-    char d[224] = "";
+    char d[224] = "", j[160] = "";
     const int reads = x->pct_read_in_order > 0 && x->pct_read_16_rows > 0;
     /* context, not judged: the target's `beside` row (for the G16 row,
      * hmx_gemm on the [N, K] rows) in the same run */
     const hmx_bench_result *rows =
         t->beside ? find(r, nr, t->op, t->beside->impl, n, memory, shape) : NULL;
-    if (rows && rows->pct_bw > 0)
+    if (rows && rows->pct_bw > 0) {
       snprintf(d, sizeof d, "(%s: %.0f%%", t->beside->label, rows->pct_bw);
-    if (reads)
+      snprintf(j, sizeof j, ", \"beside_impl\": \"%s\", \"beside_pct\": %.6g", t->beside->impl,
+               rows->pct_bw);
+    }
+    if (reads) {
       snprintf(d + strlen(d), sizeof d - strlen(d),
                "%sthe same bytes only read, same rounds: in order %.0f%%, 16 rows at a time %.0f%%",
                *d ? "; " : "(", x->pct_read_in_order, x->pct_read_16_rows);
+      snprintf(j + strlen(j), sizeof j - strlen(j),
+               ", \"read_in_order_pct\": %.6g, \"read_16_rows_pct\": %.6g", x->pct_read_in_order,
+               x->pct_read_16_rows);
+    }
     if (*d) snprintf(d + strlen(d), sizeof d - strlen(d), ")");
-    line(out, tally, t->what, where, x->pct_bw, t->goal, unit,
-         x->pct_bw >= 0 ? NULL : "no memcpy probe", *d ? d : NULL);
+    line(k, t->what, where, x->pct_bw, t->goal, unit, x->pct_bw >= 0 ? NULL : "no memcpy probe",
+         *d ? d : NULL, j);
     return;
   }
   case M_SCALING: {
-    char d[96];
+    char d[96], j[128];
     if (x->x_peer > 0) /* context, not judged: the issue asks 1.8x of us alone */
       snprintf(d, sizeof d, "(rounds %.2f-%.2f; oneDNN %.2fx in the same rounds)", x->lo, x->hi,
                x->x_peer);
     else
       snprintf(d, sizeof d, "(rounds %.2f-%.2f)", x->lo, x->hi);
-    line(out, tally, t->what, where, x->value, t->goal, unit, x->value > 0 ? NULL : "not run", d);
+    snprintf(j, sizeof j, ", \"rounds_lo\": %.6g, \"rounds_hi\": %.6g, \"onednn\": %.6g", x->lo,
+             x->hi, x->x_peer > 0 ? x->x_peer : -1.0);
+    line(k, t->what, where, x->value, t->goal, unit, x->value > 0 ? NULL : "not run", d, j);
     return;
   }
   case M_NEIGH: {
@@ -227,17 +280,22 @@ static void judge(FILE *out, hmx_target_tally *tally, const target *t, const hmx
       const hmx_bench_result *a = find(r, nr, t->op, t->impl, lo, memory, NULL);
       const hmx_bench_result *b = find(r, nr, t->op, t->impl, hi, memory, NULL);
       if (!a || !b || a->gbs <= 0 || b->gbs <= 0) {
-        line(out, tally, t->what, where, 0, t->goal, unit, "a neighbour's row is missing", NULL);
+        line(k, t->what, where, 0, t->goal, unit, "a neighbour's row is missing", NULL, NULL);
         return;
       }
       ra = x->gbs / a->gbs, rb = x->gbs / b->gbs, how = "";
     }
-    char d[160], ops[64] = "";
+    char d[160], ops[64] = "", j[224];
     if (x->ops_lo > 0 && x->ops_hi > 0) /* why: the operations an element */
       snprintf(ops, sizeof ops, "; vector operations allow %.2fx, %.2fx", x->ops_lo, x->ops_hi);
     snprintf(d, sizeof d, "(%svs %lld %.2fx, vs %lld %.2fx%s)", how, (long long)lo, ra,
              (long long)hi, rb, ops);
-    line(out, tally, t->what, where, ra < rb ? ra : rb, t->goal, unit, NULL, d);
+    snprintf(j, sizeof j,
+             ", \"paired\": %s, \"n_lo\": %lld, \"vs_lo\": %.6g, \"n_hi\": %lld, \"vs_hi\": %.6g, "
+             "\"allow_lo\": %.6g, \"allow_hi\": %.6g",
+             *how ? "true" : "false", (long long)lo, ra, (long long)hi, rb,
+             x->ops_lo > 0 ? x->ops_lo : -1.0, x->ops_hi > 0 ? x->ops_hi : -1.0);
+    line(k, t->what, where, ra < rb ? ra : rb, t->goal, unit, NULL, d, j);
     return;
   }
   }
@@ -284,25 +342,46 @@ double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
   return ops;
 }
 
-hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
+/* The section's one JSON record beside the verdicts: the tally, or why
+ * nothing was judged. */
+static void json_summary(sink *k, const char *not_judged) {
+  if (!k->json) return;
+  json_open(k);
+  fprintf(k->json, "\"record\": \"targets\", ");
+  if (not_judged) {
+    fprintf(k->json, "\"verdict\": \"not judged\", \"note\": ");
+    hmx_bench_json_str(k->json, not_judged);
+  } else {
+    fprintf(k->json, "\"met\": %d, \"missed\": %d, \"not_measured\": %d", k->tally.met,
+            k->tally.missed, k->tally.unmeasured);
+  }
+  fprintf(k->json, "}");
+}
+
+hmx_target_tally hmx_bench_targets_print(FILE *out, FILE *json, int *json_first,
+                                         const hmx_bench_result *r, int nr,
                                          const hmx_bench_notes *notes) {
-  hmx_target_tally tally = {0, 0, 0};
+  sink k = {out, json_first ? json : NULL, json_first, {0, 0, 0}};
   /* Only targets whose op this run measured (on any backend) are listed. */
   int any = 0;
   for (int t = 0; t < NTARGETS; t++) any |= has_op(r, nr, targets[t].op);
-  if (!any) return tally;
+  if (!any) return k.tally;
   int threads = 1;
   for (int i = 0; i < nr; i++)
     if (strcmp(r[i].op, "exp") != 0 && r[i].threads != 1) threads = r[i].threads;
   fprintf(out, "\ntargets (issue 3: one thread, fp32; the ratios of the rows above)\n");
   if (threads != 1) {
-    fprintf(out, "  not judged: this run used %d threads; the targets are for --threads 1\n",
-            threads);
-    return tally;
+    char why[96];
+    snprintf(why, sizeof why, "this run used %d threads; the targets are for --threads 1",
+             threads);
+    fprintf(out, "  not judged: %s\n", why);
+    json_summary(&k, why);
+    return k.tally;
   }
   if (notes && notes->not_judged) {
     fprintf(out, "  not judged: %s\n", notes->not_judged);
-    return tally;
+    json_summary(&k, notes->not_judged);
+    return k.tally;
   }
   for (int t = 0; t < NTARGETS; t++) {
     const target *g = &targets[t];
@@ -316,7 +395,7 @@ hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, i
         for (int i = 0; i < nr; i++)
           seen |= strcmp(r[i].op, "gemm") == 0 && r[i].m == sh[0] && r[i].k == sh[1] &&
                   r[i].nn == sh[2];
-        if (seen) judge(out, &tally, g, r, nr, 0, -1, sh, notes);
+        if (seen) judge(&k, g, r, nr, 0, -1, sh, notes);
       }
       continue;
     }
@@ -325,12 +404,13 @@ hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, i
       int seen = 0;
       for (int i = 0; i < nr; i++) seen |= strcmp(r[i].op, g->op) == 0 && r[i].n == g->ns[s];
       if (!seen && strcmp(g->op, "exp") != 0) continue; /* exp: lanes, not sizes */
-      if (g->memory >= 0) judge(out, &tally, g, r, nr, g->ns[s], g->memory, NULL, notes);
+      if (g->memory >= 0) judge(&k, g, r, nr, g->ns[s], g->memory, NULL, notes);
       else
-        for (int mem = 0; mem < 2; mem++) judge(out, &tally, g, r, nr, g->ns[s], mem, NULL, notes);
+        for (int mem = 0; mem < 2; mem++) judge(&k, g, r, nr, g->ns[s], mem, NULL, notes);
     }
   }
-  fprintf(out, "  %d met, %d missed, %d not measured\n", tally.met, tally.missed,
-          tally.unmeasured);
-  return tally;
+  fprintf(out, "  %d met, %d missed, %d not measured\n", k.tally.met, k.tally.missed,
+          k.tally.unmeasured);
+  json_summary(&k, NULL);
+  return k.tally;
 }

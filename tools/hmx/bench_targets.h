@@ -66,8 +66,25 @@ void hmx_bench_fwht_neighbours(int64_t n, int64_t *lo, int64_t *hi);
 /* Prints the targets section to `out` and returns the tally (nothing when
  * the run measured none of the targets' ops). Targets are single-thread:
  * with results of other thread counts, or notes->not_judged, it prints one
- * line saying why not and returns a zero tally. */
-hmx_target_tally hmx_bench_targets_print(FILE *out, const hmx_bench_result *r, int nr,
+ * line saying why not and returns a zero tally.
+ * With `json` and `json_first` not NULL it also appends records to the JSON
+ * array the caller has open (a comma before each unless *json_first, which
+ * it then clears): one per verdict, {"record": "target", "target", "case",
+ * "value" (null when not measured), "goal", "unit" ("x" or "%"),
+ * "verdict" ("met", "missed", "not measured"), "note" (the printed detail
+ * or reason, or null), and the detail's numbers by kind: "pairs_q1",
+ * "pairs_q3"; "beside_impl", "beside_pct", "read_in_order_pct",
+ * "read_16_rows_pct"; "rounds_lo", "rounds_hi", "onednn"; "paired", "n_lo",
+ * "vs_lo", "n_hi", "vs_hi", "allow_lo", "allow_hi" (-1: not known)}, then
+ * {"record": "targets", "met", "missed", "not_measured"}, or
+ * {"record": "targets", "verdict": "not judged", "note"} alone
+ * (docs/BENCH.md). */
+hmx_target_tally hmx_bench_targets_print(FILE *out, FILE *json, int *json_first,
+                                         const hmx_bench_result *r, int nr,
                                          const hmx_bench_notes *notes);
+
+/* s as a JSON string, quoted, with quotes, backslashes and control
+ * characters escaped (NULL: ""). */
+void hmx_bench_json_str(FILE *f, const char *s);
 
 #endif
