@@ -40,10 +40,13 @@ static const hmx_x86_tuning profiles[] = {
      * H200's host, family 6 model 207, hmx-gemv-prefetch-ab: distances
      * interleaved in one process, five rounds, medians): the one-token G16
      * GEMV's streams prefetched 16 lines ahead (gemv_pf_lines) read 16-18
-     * MiB from memory on one thread (four runs on four vCPUs) f32 +0 / +14
-     * / +10 / +12%, bf16 +22 / +13 / +15 / +14%, Q8_0 +24 / +24%, Q4_0 +35 /
-     * +21%; two threads +10-27%; 4-8 MiB in L3 +4-13%; 8 and 32 lines
-     * within a few % of 16, 64 lower; no case slower. The AMD profiles keep 0: one Zen 4 thread
+     * MiB from memory on one thread (five runs on five vCPUs) f32 +0 / +14
+     * / +10 / +12 / +10%, bf16 +22 / +13 / +15 / +14 / +16%, Q8_0 +24 / +24
+     * / +27%, Q4_0 +35 / +21 / +30%; two threads +10-27%; 4-8 MiB in L3
+     * +4-13%; 8 and 32 lines within a few % of 16, 64 lower; no case slower.
+     * A synthetic 355M model's decode (hmx bench-model --config small, this
+     * profile against zen4, alternating): bf16 +10-15% on one thread, +6-20%
+     * on four, f32 +1-6%. The AMD profiles keep 0: one Zen 4 thread
      * already reads G16 in order above the copy (session 30), and the Zen 3
      * VM's memory was too noisy to tell. */
     {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16},
