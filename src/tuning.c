@@ -39,17 +39,17 @@ static const hmx_x86_tuning profiles[] = {
      * chunks (not measured there). Session 44 (docs/results/session44, the
      * H200's host, family 6 model 207, hmx-gemv-prefetch-ab: distances
      * interleaved in one process, five rounds, medians): the one-token G16
-     * GEMV's streams prefetched 16 lines ahead (gemv_pf_lines) read 16-18
-     * MiB from memory on one thread (five runs on five vCPUs) f32 +0 / +14
-     * / +10 / +12 / +10%, bf16 +22 / +13 / +15 / +14 / +16%, Q8_0 +24 / +24
-     * / +27%, Q4_0 +35 / +21 / +30%; two threads +10-27%; 4-8 MiB in L3
-     * +4-13%; 8 and 32 lines within a few % of 16, 64 lower; no case slower.
-     * A synthetic 355M model's decode (hmx bench-model --config small, this
-     * profile against zen4, alternating): bf16 +10-15% on one thread, +6-20%
-     * on four, f32 +1-6%. The AMD profiles keep 0: on the Zen 3 VM the
-     * same A/B (avx2, seven rounds) read slower with 16 lines, f32 cold 10.0
-     * -> 9.0 GB/s, Q8_0 8.7 -> 7.4, f32 4 MiB warm 38.0 -> 31.2 (bf16 and
-     * Q4_0 within the noise); one Zen 4 thread already reads G16 in order
+     * GEMV's streams prefetched 16 lines ahead (gemv_pf_lines), matrices of
+     * 16-18 MiB from memory, avx512 on one thread (two vCPUs): bf16 +18 /
+     * +22%, Q8_0 +21 / +20%, Q4_0 +35 / +47%, f32 +1 / +1%; two threads
+     * bf16 / Q8_0 / Q4_0 +13-30%, f32 -7% (from memory) and +15% (4 MiB in
+     * L3); avx2 +9-22%. 8 and 32 lines within 3% of 16. A synthetic 355M
+     * model's decode (hmx bench-model --config small, this profile against
+     * zen4, alternating): bf16 +10-15% on one thread, +6-20% on four, f32
+     * +1-6%. The AMD profiles keep 0: on the Zen 3 VM the same A/B (avx2,
+     * seven rounds) read slower with 16 lines, f32 from memory 15.1 -> 13.0
+     * GB/s, Q8_0 8.5 -> 7.1, f32 4 MiB warm 36.9 -> 29.5 (bf16 and Q4_0
+     * within the noise); one Zen 4 thread already reads G16 in order
      * above the copy (session 30; not measured with the prefetch). */
     {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):

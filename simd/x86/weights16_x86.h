@@ -156,9 +156,9 @@ XV_INLINE xv_v xw_loadn(const void *w, int64_t i, int64_t n, const int wt) {
  * sequential stream of [K][16] values, and where the tuning profile says so
  * each stream prefetches gemv_pf_lines cache lines ahead of its loads. Why:
  * one Xeon core (Emerald Rapids) keeps too few lines in flight with the
- * hardware prefetchers alone; 16 lines ahead read G16 matrices from memory
- * 0-35% faster on one thread and two (f32 the least, the block types the
- * most; src/tuning.c, session 44). A prefetch
+ * hardware prefetchers alone for the 16-bit and block types; 16 lines ahead
+ * read those from memory 10-47% faster (f32, already at one core's read
+ * ceiling there, moves by -7 ... +15%; src/tuning.c, session 44). A prefetch
  * changes no value. Matrices smaller than XW_PF_MIN_BYTES take none (the
  * caches hold them once warm). Returns the distance in bytes, or 0. */
 #define XW_PF_MIN_BYTES ((int64_t)4 << 20)

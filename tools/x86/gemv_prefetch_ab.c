@@ -24,6 +24,7 @@
 #include "gguf.h"       /* src/: HMX_GGML_* */
 #include "tuning.h"     /* src/: the x86 tuning profiles */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,39 @@ typedef struct gemv_case {
   const char *name;
 } gemv_case;
 
+/* A weight in [-0.05, 0.05] from element index i (a hash: no pattern the
+ * caches or the prefetchers could use). */
+static uint32_t hash(int64_t i) {
+  return (uint32_t)((uint64_t)i * 2654435761u) ^ (uint32_t)((uint64_t)i >> 13);
+}
+static float weight(int64_t i) { return (float)((int)(hash(i) % 2001u) - 1000) * 5e-5f; }
+
+/* n_el weights of `type` as GGUF stores them in rows: normal values only.
+ * (Session 44's first runs filled bytes with a pattern whose f32 values
+ * were down to 2^-126 and made subnormal products, which Intel's AVX2 fmas
+ * take microcode assists for: avx2 read 5-6 GB/s where it computes far
+ * faster. Those runs are not kept.) */
+static void fill_weights(uint32_t type, unsigned char *w, int64_t n_el) {
+  for (int64_t i = 0; i < n_el; i++) {
+    const float v = weight(i);
+    if (type == HMX_GGML_F32) {
+      memcpy(w + 4 * i, &v, 4);
+    } else if (type == HMX_GGML_BF16 || type == HMX_GGML_F16) {
+      const uint16_t h = type == HMX_GGML_BF16 ? hmx_f32_to_bf16(v) : hmx_f32_to_f16(v);
+      memcpy(w + 2 * i, &h, 2);
+    }
+  }
+  if (type != HMX_GGML_Q8_0 && type != HMX_GGML_Q4_0) return;
+  /* blocks of 32: an f16 scale of 1/256, then int8 values or nibbles */
+  const int64_t bs = type == HMX_GGML_Q8_0 ? 34 : 18;
+  const uint16_t d = hmx_f32_to_f16(1.0f / 256);
+  for (int64_t b = 0; b < n_el / 32; b++) {
+    unsigned char *blk = w + b * bs;
+    memcpy(blk, &d, 2);
+    for (int64_t j = 2; j < bs; j++) blk[j] = (unsigned char)(hash(b * bs + j) >> 8);
+  }
+}
+
 /* One case: every distance once per round, in a rotating order. */
 static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int rounds,
                     const hmx_x86_tuning *prof, const int *lines, int nl, double copy_gbs) {
@@ -79,16 +113,14 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
   int64_t block, bytes;
   hmx_gguf_type_block(c->type, &block, &bytes);
   unsigned char *pool = malloc(mb * (size_t)nm);
-  unsigned char *rows = malloc((size_t)(c->n * c->k * bytes));
+  unsigned char *rows = malloc((size_t)(c->n * c->k / block * bytes));
   float *a = malloc((size_t)c->k * sizeof(float)), *y = malloc((size_t)c->n * sizeof(float));
   if (!pool || !rows || !a || !y) {
     fprintf(stderr, "hmx-gemv-prefetch-ab: out of memory for %s\n", c->name);
     free(pool); free(rows); free(a); free(y);
     return 1;
   }
-  /* finite weights (small bf16 / f32 bit patterns; f16 block scales below
-   * 2^-8), the same in every copy */
-  for (int64_t i = 0; i < c->n * c->k * bytes; i++) rows[i] = (unsigned char)((i * 7 + 3) & 0x3f);
+  fill_weights(c->type, rows, c->n * c->k); /* the same in every copy */
   for (int i = 0; i < nm; i++) hmx_qlayout_to_g16(c->type, rows, c->n, c->k, pool + mb * (size_t)i);
   for (int64_t i = 0; i < c->k; i++) a[i] = 0.001f * (float)(i % 100);
   hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
