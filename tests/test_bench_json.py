@@ -23,8 +23,9 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.json")
         # exp has a peer (SLEEF) where it was built in: its ratios come from pairs
-        run = subprocess.run([hmx, "bench", "fwht", "exp", "rmsnorm", "--reps", "3", "--rounds", "2",
-                              "--size", "small", "--threads", "1", "--json", path],
+        run = subprocess.run([hmx, "bench", "fwht", "exp", "rmsnorm", "--reps", "3",
+                              "--rounds", "2", "--size", "small", "--threads", "1",
+                              "--json", path],
                              capture_output=True, text=True, timeout=300)
         if run.returncode != 0:
             print(run.stdout, run.stderr)

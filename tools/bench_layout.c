@@ -20,20 +20,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool_clock.h"
+
 #define STEPS 16
 #define PROMPT 64
 #define MAX_ROUNDS 200
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static int fail(const char *what) {
   fprintf(stderr, "hmx-bench-layout: %s: %s\n", what, hmx_last_error());
@@ -82,16 +73,16 @@ int main(int argc, char **argv) {
       const int i = (v + k) & 1; /* alternate which goes first */
       const int32_t tok = 5, *tp = &tok;
       int64_t one = 1;
-      const double t0 = now();
+      const double t0 = hmx_tool_seconds();
       for (int s = 0; s < STEPS; s++)
         if (hmx_model_forward(&ctx, m[i], 1, &kc[i], &tp, &one, NULL, logits))
           return fail("decode");
-      t[i] = now() - t0;
+      t[i] = hmx_tool_seconds() - t0;
       total[i] += t[i];
     }
     ratio[k] = t[0] / t[1];
   }
-  qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+  qsort(ratio, (size_t)rounds, sizeof *ratio, hmx_tool_cmp_double);
   printf("config %s, %s weights, backend %s, %d threads: %d matrices in G16\n", config, dtn,
          hmx_backend_name(hmx_backend_default()), threads, changed);
   printf("decode: rows %.2f tokens/s, G16 %.2f tokens/s; G16 / rows per round: median %.3fx "

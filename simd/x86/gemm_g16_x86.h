@@ -70,7 +70,8 @@ GX_INLINE void gg_fma_element(gx_v acc[GG_SIDE][GG_V], const unsigned char *cons
                               const float *a, int64_t p, const int ng, const int wt) {
   const gx_v av = gx_bcast(a + p);
   for (int q = 0; q < ng; q++)
-    for (int v = 0; v < GG_V; v++) acc[q][v] = gx_fma(av, gg_load(gb[q], p, v * GX_VL, wt), acc[q][v]);
+    for (int v = 0; v < GG_V; v++)
+      acc[q][v] = gx_fma(av, gg_load(gb[q], p, v * GX_VL, wt), acc[q][v]);
 }
 
 /* M = 1: outputs j .. j + 16 ng (ng <= GG_SIDE, a constant in each

@@ -440,8 +440,8 @@ static hmx_status xs_decode(const hmx_swiglu_args *s, const void *w1, const void
 #define XS_GV (HMX_QG / XV_W) /* vectors per group: 1 (16 lanes) or 2 (8 lanes) */
 #define XS_NG 4               /* groups per pass */
 
-/* out[16 gi + l] for the ng groups g0 .. g0+ng-1 (ng <= XS_NG and wt
- * constants in each instance) of a G16 matrix of K elements per output. */
+/* Element p of xs_g16_dot: acc = fma(x[p], W[g][p][..], acc) for its ng
+ * groups. */
 XV_INLINE void xs_g16_element(xv_v acc[XS_NG][XS_GV], const float *x, const void *w, int64_t K,
                               int64_t g0, const int ng, int64_t p, const int wt) {
   const xv_v xp = xv_bcast(x + p); /* §swiglu: one chain per output, p in order */
@@ -450,7 +450,9 @@ XV_INLINE void xs_g16_element(xv_v acc[XS_NG][XS_GV], const float *x, const void
       acc[gi][v] = xv_fma(xp, xw_load(w, ((g0 + gi) * K + p) * HMX_QG + v * XV_W, wt), acc[gi][v]);
 }
 
-/* pf: each group's stream prefetches that many bytes ahead
+/* out[16 gi + l] for the ng groups g0 .. g0+ng-1 (ng <= XS_NG and wt
+ * constants in each instance) of a G16 matrix of K elements per output.
+ * pf: each group's stream prefetches that many bytes ahead
  * (xw_g16_pf_bytes; 0: none), once per cache line (`step` elements), until
  * xw_g16_pf_end. */
 XV_INLINE void xs_g16_dot(const float *x, const void *w, int64_t K, int64_t g0, const int ng,

@@ -23,26 +23,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tool_clock.h"
+
 #include "fwht_ab.h"
 #include "ref.h" /* hmx_fwht_split */
 
 enum { MAX_IMPLS = 17, MAX_ROUNDS = 31 };
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(const double *v, int n) {
   double t[MAX_ROUNDS];
   memcpy(t, v, (size_t)n * sizeof *t);
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  qsort(t, (size_t)n, sizeof *t, hmx_tool_cmp_double);
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
@@ -103,9 +94,9 @@ static int same_bits(ab_case *c) {
 static void time_case(const ab_case *c, int rounds, double ms) {
   const int ni = ab_nvariants + (c->ffht ? 1 : 0);
   /* calls per measurement, from the base's warm-up */
-  const double t0 = now_s();
+  const double t0 = hmx_tool_seconds();
   run_impl(c, 0);
-  const double warm = now_s() - t0;
+  const double warm = hmx_tool_seconds() - t0;
   int reps = warm > 0 ? (int)(ms * 1e-3 / warm) : 1000;
   reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
   double t[MAX_IMPLS][MAX_ROUNDS];
@@ -113,9 +104,9 @@ static void time_case(const ab_case *c, int rounds, double ms) {
     for (int j = 0; j < ni; j++) {
       const int i = (j + r) % ni;
       run_impl(c, i); /* warm-up: the batch into the caches, the code too */
-      const double a = now_s();
+      const double a = hmx_tool_seconds();
       for (int q = 0; q < reps; q++) run_impl(c, i);
-      t[i][r] = (now_s() - a) / reps;
+      t[i][r] = (hmx_tool_seconds() - a) / reps;
     }
   const double gb = 8.0 * (double)(c->batch * c->n) * 1e-9; /* read + write */
   printf("  %-12s %9s %8s %14s %8s\n", "impl", "us/call", "GB/s", "time/base", "x FFHT");

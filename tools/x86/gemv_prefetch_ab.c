@@ -30,19 +30,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tool_clock.h"
+
 #define MAX_LINES 8
 #define MAX_ROUNDS 15
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static void usage(FILE *f) {
   fprintf(f, "usage: hmx-gemv-prefetch-ab [--rounds R (1..%d, default 5)] [--threads N]\n"
@@ -132,7 +123,7 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
     for (int i = 0; i < nl && !err; i++) {
       const int d = (i + r) % nl;
       hmx_x86_tuning_force(&prof[d]);
-      const double t0 = now();
+      const double t0 = hmx_tool_seconds();
       for (int j = 0; j < calls && !err; j++) {
         const hmx_qmatrix B = {c->type, pool + mb * (size_t)next, c->n, c->k, HMX_QLAYOUT_G16};
         if (hmx_gemm_quant(&ctx, &A, &B, &C) != HMX_OK) {
@@ -141,7 +132,7 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
         }
         if (c->cold) next = (next + 1) % nm;
       }
-      gbs[d][r] = (double)calls * (double)mb / (now() - t0) * 1e-9;
+      gbs[d][r] = (double)calls * (double)mb / (hmx_tool_seconds() - t0) * 1e-9;
     }
   hmx_x86_tuning_force(NULL);
   if (!err) {
@@ -150,7 +141,7 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
     for (int d = 0; d < nl; d++) {
       double s[MAX_ROUNDS];
       memcpy(s, gbs[d], sizeof s);
-      qsort(s, (size_t)rounds, sizeof s[0], cmp_double);
+      qsort(s, (size_t)rounds, sizeof s[0], hmx_tool_cmp_double);
       printf("  prefetch %3d lines:", lines[d]);
       for (int r = 0; r < rounds; r++) printf(" %5.1f", gbs[d][r]);
       printf("  GB/s; median %5.1f = %3.0f%% of the copy\n", s[rounds / 2],
@@ -206,15 +197,16 @@ int main(int argc, char **argv) {
   memset(dst, 2, copy_bytes);
   double copy_gbs = 0;
   for (int r = 0; r < 3; r++) {
-    const double t0 = now();
+    const double t0 = hmx_tool_seconds();
     memcpy(dst, src, copy_bytes);
-    const double g = 2.0 * (double)copy_bytes / (now() - t0) * 1e-9;
+    const double g = 2.0 * (double)copy_bytes / (hmx_tool_seconds() - t0) * 1e-9;
     if (g > copy_gbs) copy_gbs = g;
   }
   free(src);
   free(dst);
   printf("backend %s, %d thread%s, profile %s; copy %.1f GB/s (1 thread, read + write, best of "
-         "3)\n", backend, threads, threads > 1 ? "s" : "", hmx_x86_tuning_current()->name, copy_gbs);
+         "3)\n",
+         backend, threads, threads > 1 ? "s" : "", hmx_x86_tuning_current()->name, copy_gbs);
   static const gemv_case cases[] = {
       {HMX_GGML_F32, 2048, 2048, 1, "f32 K = N = 2048, cold"},
       {HMX_GGML_BF16, 2048, 4096, 1, "bf16 K = 4096, N = 2048, cold"},

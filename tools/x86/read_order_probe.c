@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tool_clock.h"
+
 #define K 2048                         /* elements an output */
 #define NOUT 2048                      /* outputs */
 #define MATRIX ((size_t)K * NOUT * 4)  /* bytes of one matrix: 16 MiB */
@@ -26,12 +28,6 @@
 #define MAX_ROUNDS 15
 
 static float a[K];
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* hint: 0 prefetcht0, 1 prefetcht1, 2 prefetcht2 */
 __attribute__((target("avx512f"))) static inline void prefetch(const void *p, int hint) {
@@ -86,11 +82,6 @@ __attribute__((target("avx512f"), noinline)) static float read_rows(const float 
   return _mm512_reduce_add_ps(tot);
 }
 
-static int cmp_double(const void *x, const void *y) {
-  const double u = *(const double *)x, v = *(const double *)y;
-  return (u > v) - (u < v);
-}
-
 int main(int argc, char **argv) {
   const int rounds = argc > 1 ? atoi(argv[1]) : 5;
   if (argc > 2 || rounds < 1 || rounds > MAX_ROUNDS) {
@@ -121,27 +112,27 @@ int main(int argc, char **argv) {
   volatile float sink = 0;
   double best_copy = 0, gbs[NCFG][MAX_ROUNDS];
   for (int r = 0; r < rounds; r++) {
-    const double t = now();
+    const double t = hmx_tool_seconds();
     memcpy(dst, src, COPY);
-    const double copy = 2.0 * (double)COPY / (now() - t) * 1e-9;
+    const double copy = 2.0 * (double)COPY / (hmx_tool_seconds() - t) * 1e-9;
     if (copy > best_copy) best_copy = copy;
     for (int c = 0; c < NCFG; c++) {
       /* the next window of PER_RUN matrices: none read by the run before */
       const size_t first = (size_t)((r * NCFG + c) % windows) * PER_RUN;
-      const double t0 = now();
+      const double t0 = hmx_tool_seconds();
       for (int i = 0; i < PER_RUN; i++) {
         const float *m = w + (first + (size_t)i) * (MATRIX / 4);
         sink += cfg[c].rows ? read_rows(m, cfg[c].streams, cfg[c].hint, cfg[c].dist)
                             : read_g16(m, cfg[c].streams, cfg[c].hint, cfg[c].dist);
       }
-      gbs[c][r] = (double)PER_RUN * (double)MATRIX / (now() - t0) * 1e-9;
+      gbs[c][r] = (double)PER_RUN * (double)MATRIX / (hmx_tool_seconds() - t0) * 1e-9;
     }
   }
   printf("copy %.1f GB/s (1 thread, read + write, best of %d)\n", best_copy, rounds);
   for (int c = 0; c < NCFG; c++) {
     double s[MAX_ROUNDS];
     memcpy(s, gbs[c], sizeof s);
-    qsort(s, (size_t)rounds, sizeof s[0], cmp_double);
+    qsort(s, (size_t)rounds, sizeof s[0], hmx_tool_cmp_double);
     printf("%-4s %2d streams, ", cfg[c].rows ? "rows" : "G16", cfg[c].streams);
     if (cfg[c].hint < 0) printf("no prefetch:       ");
     else printf("prefetcht%d %2d lines:", cfg[c].hint, cfg[c].dist);
