@@ -42,8 +42,8 @@ static const hmx_x86_tuning profiles[] = {
      * GEMV's streams prefetched 16 lines ahead (gemv_pf_lines), matrices of
      * 16-18 MiB from memory, avx512 on one thread (two vCPUs): bf16 +18 /
      * +22%, Q8_0 +21 / +20%, Q4_0 +35 / +47%, f32 +1 / +1%; two threads
-     * bf16 / Q8_0 / Q4_0 +13-30%, f32 -7% (from memory) and +15% (4 MiB in
-     * L3); avx2 +9-22%. 8 and 32 lines within 3% of 16. A synthetic 355M
+     * (three runs) bf16 / Q8_0 / Q4_0 +11-34%, f32 -7 / -2 / +3% from
+     * memory and +9-20% from L3; avx2 +9-22%. 8 and 32 lines within 3% of 16. A synthetic 355M
      * model's decode (hmx bench-model --config small, this profile against
      * zen4, alternating): bf16 +10-15% on one thread, +6-20% on four, f32
      * +1-6%. The AMD profiles keep 0: on the Zen 3 VM the same A/B (avx2,

@@ -158,7 +158,7 @@ XV_INLINE xv_v xw_loadn(const void *w, int64_t i, int64_t n, const int wt) {
  * one Xeon core (Emerald Rapids) keeps too few lines in flight with the
  * hardware prefetchers alone for the 16-bit and block types; 16 lines ahead
  * read those from memory 10-47% faster (f32, already at one core's read
- * ceiling there, moves by -7 ... +15%; src/tuning.c, session 44). A prefetch
+ * ceiling there, by -7 ... +9% from memory; src/tuning.c, session 44). A prefetch
  * changes no value. Matrices smaller than XW_PF_MIN_BYTES take none (the
  * caches hold them once warm). Returns the distance in bytes, or 0. */
 #define XW_PF_MIN_BYTES ((int64_t)4 << 20)
