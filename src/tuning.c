@@ -43,10 +43,10 @@ static const hmx_x86_tuning profiles[] = {
      * 16-18 MiB from memory, avx512 on one thread (two vCPUs): bf16 +18 /
      * +22%, Q8_0 +21 / +20%, Q4_0 +35 / +47%, f32 +1 / +1%; two threads
      * (three runs) bf16 / Q8_0 / Q4_0 +11-34%, f32 -7 / -2 / +3% from
-     * memory and +9-20% from L3; avx2 +9-22%. 8 and 32 lines within 3% of 16. A synthetic 355M
-     * model's decode (hmx bench-model --config small, this profile against
-     * zen4, alternating): bf16 +10-15% on one thread, +6-20% on four, f32
-     * +1-6%. The AMD profiles keep 0: on the Zen 3 VM the same A/B (avx2,
+     * memory and +9-20% from L3; avx2 +9-22%. 8 and 32 lines within 3%
+     * of 16. A synthetic 355M model's decode (hmx bench-model --config
+     * small, this profile against zen4, alternating): bf16 +10-15% on one
+     * thread, +6-20% on four, f32 +1-6%. The AMD profiles keep 0: on the Zen 3 VM the same A/B (avx2,
      * seven rounds) read slower with 16 lines, f32 from memory 15.1 -> 13.0
      * GB/s, Q8_0 8.5 -> 7.1, f32 4 MiB warm 36.9 -> 29.5 (bf16 and Q4_0
      * within the noise); one Zen 4 thread already reads G16 in order
