@@ -46,11 +46,12 @@ static const hmx_x86_tuning profiles[] = {
      * memory and +9-20% from L3; avx2 +9-22%. 8 and 32 lines within 3%
      * of 16. A synthetic 355M model's decode (hmx bench-model --config
      * small, this profile against zen4, alternating): bf16 +10-15% on one
-     * thread, +6-20% on four, f32 +1-6%. The AMD profiles keep 0: on the Zen 3 VM the same A/B (avx2,
-     * seven rounds) read slower with 16 lines, f32 from memory 15.1 -> 13.0
-     * GB/s, Q8_0 8.5 -> 7.1, f32 4 MiB warm 36.9 -> 29.5 (bf16 and Q4_0
-     * within the noise); one Zen 4 thread already reads G16 in order
-     * above the copy (session 30; not measured with the prefetch). */
+     * thread, +6-20% on four, f32 +1-6%. The AMD profiles keep 0: on the
+     * Zen 3 VM the same A/B (avx2, seven rounds) read slower with 16
+     * lines, f32 from memory 15.1 -> 13.0 GB/s, Q8_0 8.5 -> 7.1, f32 4 MiB
+     * warm 36.9 -> 29.5 (bf16 and Q4_0 within the noise); one Zen 4 thread
+     * already reads G16 in order above the copy (session 30; not measured
+     * with the prefetch). */
     {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
      * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each
