@@ -56,9 +56,12 @@ endif()
 # JSON array, a "measurement" record for every row of the table (a note on the
 # rows that did not run), the targets' record last. The judged target records
 # are checked on made-up results by test_bench_targets.
+# (The script starts hmx itself: cross-compiled, through hmx_target_command's
+# emulator wrapper.)
 if(HMX_HAVE_CJSON AND TARGET hmx AND Python3_FOUND)
+  hmx_target_command(hmx hmx_json_cmd)
   add_test(NAME cli_bench_json
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_json.py
-                   $<TARGET_FILE:hmx>)
+                   ${hmx_json_cmd})
   set_tests_properties(cli_bench_json PROPERTIES LABELS "cli;python" TIMEOUT 300)
 endif()
