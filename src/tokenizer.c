@@ -258,7 +258,8 @@ void hmx_tokenizer_set_ids(hmx_tokenizer *t, int32_t bos, int32_t eos, int add_b
 }
 
 /* The tokenizer.ggml.* metadata of an open GGUF file. */
-static hmx_status from_gguf(const hmx_gguf *f, const char *path, hmx_tokenizer **out) {
+hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *path, hmx_tokenizer **out) {
+  *out = NULL;
   hmx_gguf_str model = {0}, pre = {0};
   if (hmx_gguf_get_str(f, "tokenizer.ggml.model", &model))
     return hmx_fail(HMX_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
@@ -339,7 +340,7 @@ hmx_status hmx_tokenizer_load(const char *path, hmx_tokenizer **out) {
   hmx_gguf *f;
   hmx_status st = hmx_gguf_open(path, &f);
   if (st) return st;
-  st = from_gguf(f, path, out);
+  st = hmx_tokenizer_from_gguf(f, path, out);
   hmx_gguf_free(f);
   return st;
 }

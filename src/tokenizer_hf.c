@@ -40,7 +40,20 @@ int hmx_tokenizer_is_hf(const char *path) {
   return snprintf(p, sizeof p, "%s/tokenizer.json", path) < (int)sizeof p && exists(p);
 }
 
-static cJSON *read_json(const char *path, hmx_status *st) {
+/* A JSON object from len bytes of text (source names it in messages). */
+static cJSON *parse_object(const char *text, size_t len, const char *source, hmx_status *st) {
+  cJSON *j = cJSON_ParseWithLength(text, len);
+  if (!cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    *st = hmx_fail(HMX_ERR_FORMAT, "%s: not a JSON object", source);
+    return NULL;
+  }
+  *st = HMX_OK;
+  return j;
+}
+
+/* The whole file at path, at most MAX_JSON bytes (*len of them). */
+static char *read_text(const char *path, size_t *len, hmx_status *st) {
   FILE *fp = fopen(path, "rb");
   if (!fp) {
     *st = hmx_fail(HMX_ERR_IO, "%s: cannot open", path);
@@ -66,15 +79,17 @@ static cJSON *read_json(const char *path, hmx_status *st) {
     *st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: too large or out of memory", path);
     return NULL;
   }
-  b[n] = '\0';
-  cJSON *j = cJSON_Parse(b);
-  free(b);
-  if (!cJSON_IsObject(j)) {
-    cJSON_Delete(j);
-    *st = hmx_fail(HMX_ERR_FORMAT, "%s: not a JSON object", path);
-    return NULL;
-  }
+  *len = n;
   *st = HMX_OK;
+  return b;
+}
+
+static cJSON *read_json(const char *path, hmx_status *st) {
+  size_t n = 0;
+  char *b = read_text(path, &n, st);
+  if (!b) return NULL;
+  cJSON *j = parse_object(b, n, path, st);
+  free(b);
   return j;
 }
 
@@ -229,6 +244,20 @@ static hmx_status build(const cJSON *root, const char *path, hmx_tokenizer **out
   return st;
 }
 
+hmx_status hmx_tokenizer_parse_hf(const char *json, size_t len, const char *source,
+                                  hmx_tokenizer **out) {
+  hmx_clear_error();
+  if (!out || !source || (!json && len))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_tokenizer_parse_hf: NULL argument");
+  *out = NULL;
+  hmx_status st;
+  cJSON *root = parse_object(json ? json : "", len, source, &st);
+  if (!root) return st;
+  st = build(root, source, out);
+  cJSON_Delete(root);
+  return st;
+}
+
 hmx_status hmx_tokenizer_load_hf(const char *path, hmx_tokenizer **out) {
   *out = NULL;
   char file[4096], dir[4096];
@@ -244,10 +273,11 @@ hmx_status hmx_tokenizer_load_hf(const char *path, hmx_tokenizer **out) {
     snprintf(dir, sizeof dir, "%s", path);
   }
   hmx_status st;
-  cJSON *root = read_json(file, &st);
-  if (!root) return st;
-  st = build(root, file, out);
-  cJSON_Delete(root);
+  size_t n = 0;
+  char *text = read_text(file, &n, &st);
+  if (!text) return st;
+  st = hmx_tokenizer_parse_hf(text, n, file, out);
+  free(text);
   if (!st) hmx_tokenizer_set_ids(*out, config_id(dir, "bos_token_id"),
                                  config_id(dir, "eos_token_id"), 0);
   return st;

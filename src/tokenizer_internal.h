@@ -90,9 +90,17 @@ hmx_status hmx_tokenizer_build(hmx_pretok_kind kind, uint64_t n_vocab,
                                hmx_tokenizer **out);
 /* BOS / EOS ids (-1: none) and whether to prepend BOS. */
 void hmx_tokenizer_set_ids(hmx_tokenizer *t, int32_t bos, int32_t eos, int add_bos);
+/* The tokenizer.ggml.* metadata of a parsed GGUF file (hmx_tokenizer_load
+ * without the file; also the entry point of tests/fuzz/fuzz_tokenizer.c). */
+hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *source, hmx_tokenizer **out);
 /* tokenizer_hf.c: is `path` a tokenizer.json or a directory with one; load it. */
 int hmx_tokenizer_is_hf(const char *path);
 hmx_status hmx_tokenizer_load_hf(const char *path, hmx_tokenizer **out);
+/* A tokenizer.json held in memory (len bytes, not necessarily terminated):
+ * hmx_tokenizer_load_hf without the file and without config.json (no BOS /
+ * EOS). */
+hmx_status hmx_tokenizer_parse_hf(const char *json, size_t len, const char *source,
+                                  hmx_tokenizer **out);
 
 /* Split text into pre-tokens. *spans malloc'ed (caller frees). */
 hmx_status hmx_pretokenize(hmx_pretok_kind kind, const char *text, size_t len, hmx_span **spans,

