@@ -37,19 +37,23 @@ function(hmx_target_command target out)
   endif()
 endfunction()
 
-# hmx_add_fuzz_target(NAME name SOURCE target.c CORPUS dir [DICT file]
+# hmx_add_fuzz_target(NAME name SOURCE target.c CORPUS dir [DICT file] [MAX_LEN bytes]
 #                     [UNDER_TEST a.c b.c] [LIBS ...])   (tests/fuzz/README.md)
 # Always: the ctest <name>_replay (label unit) runs the target's entry point,
 # through tests/fuzz/fuzz_replay.c and linked to hadamix, over the seed corpus.
 # With -DHMX_FUZZ=ON and clang with libFuzzer: the libFuzzer binary <name>,
 # which compiles the code under test (UNDER_TEST) into itself with ASan and
 # UBSan so that libFuzzer gets coverage from it, and the ctest <name>_run
-# (label fuzz) that fuzzes for HMX_FUZZ_SECONDS seconds. New inputs go to
+# (label fuzz) that fuzzes for HMX_FUZZ_SECONDS seconds with inputs of at most
+# MAX_LEN bytes (default 4096; at least the largest seed, which would be cut). New inputs go to
 # <build>/tests/<name>_corpus and crash artifacts to <build>/tests/<name>-*,
 # never into the source tree.
 set(HMX_FUZZ_SECONDS 20 CACHE STRING "Seconds that the fuzz-labelled ctests fuzz for")
 function(hmx_add_fuzz_target)
-  cmake_parse_arguments(F "" "NAME;SOURCE;CORPUS;DICT" "UNDER_TEST;LIBS" ${ARGN})
+  cmake_parse_arguments(F "" "NAME;SOURCE;CORPUS;DICT;MAX_LEN" "UNDER_TEST;LIBS" ${ARGN})
+  if(NOT F_MAX_LEN)
+    set(F_MAX_LEN 4096)
+  endif()
   set(dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
   hmx_add_test(NAME ${F_NAME}_replay SOURCES ${dir}/fuzz_replay.c ${F_SOURCE} ARGS ${F_CORPUS}
                LABELS unit)
@@ -91,7 +95,7 @@ function(hmx_add_fuzz_target)
     set(dict -dict=${F_DICT})
   endif()
   add_test(NAME ${F_NAME}_run
-           COMMAND ${F_NAME} -max_total_time=${HMX_FUZZ_SECONDS} -max_len=4096 -timeout=10
+           COMMAND ${F_NAME} -max_total_time=${HMX_FUZZ_SECONDS} -max_len=${F_MAX_LEN} -timeout=10
                    -print_final_stats=1 ${dict}
                    -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${F_NAME}-
                    ${work} ${F_CORPUS})

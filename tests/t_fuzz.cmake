@@ -26,7 +26,7 @@ hmx_add_fuzz_target(NAME fuzz_safetensors SOURCE ${HMX_FUZZ_DIR}/fuzz_safetensor
 # tokenizers: GGUF metadata and tokenizer.json, the pre-tokenizers, the encoder
 hmx_add_fuzz_target(NAME fuzz_tokenizer SOURCE ${HMX_FUZZ_DIR}/fuzz_tokenizer.c
                     CORPUS ${HMX_FUZZ_DIR}/corpus_tokenizer
-                    DICT ${HMX_FUZZ_DIR}/tokenizer.dict
+                    DICT ${HMX_FUZZ_DIR}/tokenizer.dict MAX_LEN 8192
                     UNDER_TEST ${HMX_SRC}/tokenizer.c ${HMX_SRC}/tokenizer_hf.c
                                ${HMX_SRC}/tokenizer_spm.c ${HMX_SRC}/tok_pretok.c
                                ${HMX_SRC}/unicode_class.c ${HMX_SRC}/gguf.c

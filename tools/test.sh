@@ -2,8 +2,10 @@
 # The test command: install dependencies, build, run every test.
 #   tools/test.sh              gcc Release build in build/, then ctest
 #   tools/test.sh --sanitize   the same under AddressSanitizer + UBSan (build-asan/)
-#   tools/test.sh --clang      clang build with -Werror and the libFuzzer target
-#                              (build-clang/), then ctest (includes 20 s of fuzzing)
+#   tools/test.sh --clang      clang build with -Werror and the libFuzzer targets
+#                              (build-clang/), then ctest (includes 20 s of fuzzing
+#                              for each of the three readers: safetensors, GGUF,
+#                              tokenizers)
 # Extra arguments after -- go to ctest (e.g. -- -L ref).
 set -euo pipefail
 cd "$(dirname "$0")/.."
