@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* SwiGLU width of the presets: 8d/3 (the parameter count of a 4d GELU MLP)
@@ -111,6 +112,15 @@ hmx_status hmx_model_config_check(const hmx_model_config *c) {
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "model config: unknown outproj %d",
                     (int)c->outproj);
   return HMX_OK;
+}
+
+hmx_status hmx_model_config_check_file(const hmx_model_config *c, const char *path) {
+  hmx_status st = hmx_model_config_check(c);
+  if (!st) return HMX_OK;
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", hmx_last_error());
+  /* a config read from a file is the file's data, not the caller's argument */
+  return hmx_fail(st == HMX_ERR_INVALID_ARGUMENT ? HMX_ERR_FORMAT : st, "%s: %s", path, msg);
 }
 
 hmx_status hmx_model_param_count(const hmx_model_config *c, hmx_param_count *o) {

@@ -294,6 +294,23 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
   return st;
 }
 
+hmx_status hmx_model_from_gguf(const hmx_gguf *f, const char *path, hmx_model **out) {
+  *out = NULL;
+  hmx_model_config cfg;
+  hmx_model *m = NULL;
+  hmx_status st = config_from_gguf(f, path, &cfg);
+  if (!st) st = hmx_model_config_check_file(&cfg, path);
+  if (!st) st = hmx_model_alloc(&cfg, &m);
+  if (!st) st = load_weights(m, f, path);
+  if (st) {
+    hmx_model_free(m);
+    return st;
+  }
+  hmx_model_link(m);
+  *out = m;
+  return HMX_OK;
+}
+
 hmx_status hmx_model_load_gguf(const char *path, hmx_model **out) {
   hmx_clear_error();
   if (!out || !path)
@@ -302,23 +319,7 @@ hmx_status hmx_model_load_gguf(const char *path, hmx_model **out) {
   hmx_gguf *f;
   hmx_status st = hmx_gguf_open(path, &f);
   if (st) return st;
-  hmx_model_config cfg;
-  hmx_model *m = NULL;
-  if (!(st = config_from_gguf(f, path, &cfg))) {
-    if ((st = hmx_model_config_check(&cfg))) {
-      char msg[512];
-      snprintf(msg, sizeof msg, "%s", hmx_last_error());
-      st = hmx_fail(st, "%s: %s", path, msg);
-    }
-  }
-  if (!st) st = hmx_model_alloc(&cfg, &m);
-  if (!st) st = load_weights(m, f, path);
+  st = hmx_model_from_gguf(f, path, out);
   hmx_gguf_free(f); /* the weights are copies: the file is not kept */
-  if (st) {
-    hmx_model_free(m);
-    return st;
-  }
-  hmx_model_link(m);
-  *out = m;
-  return HMX_OK;
+  return st;
 }

@@ -315,11 +315,7 @@ hmx_status hmx_model_load_hf(const char *dir, hmx_model **out) {
   hmx_model_config cfg;
   st = config_from_json(j, path, &cfg);
   cJSON_Delete(j);
-  if (!st && (st = hmx_model_config_check(&cfg))) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", hmx_last_error());
-    st = hmx_fail(st, "%s: %s", path, msg);
-  }
+  if (!st) st = hmx_model_config_check_file(&cfg, path);
   if (st) return st;
   shards s = {{0}, 0};
   hmx_model *m = NULL;

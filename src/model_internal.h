@@ -69,10 +69,18 @@ struct hmx_kv_cache {
  * per-layer shortcuts once every weight is set, and the arena allocator
  * (64-byte aligned, freed with free). */
 hmx_status hmx_model_alloc(const hmx_model_config *cfg, hmx_model **out);
+/* hmx_model_config_check for a config read from the file at path (model_config.c):
+ * the message names the file, and a value out of range is HMX_ERR_FORMAT. */
+hmx_status hmx_model_config_check_file(const hmx_model_config *cfg, const char *path);
 void hmx_model_link(hmx_model *m);
 void *hmx_model_arena_alloc(size_t bytes);
 /* A Llama-family GGUF file (model_gguf.c, docs/GGUF.md). */
 hmx_status hmx_model_load_gguf(const char *path, hmx_model **out);
+/* The same from a parsed file (path names it in messages; the weights are
+ * copied, f may be freed after). Also the entry point of
+ * tests/fuzz/fuzz_model_gguf.c. */
+struct hmx_gguf;
+hmx_status hmx_model_from_gguf(const struct hmx_gguf *f, const char *path, hmx_model **out);
 /* A Hugging Face Llama checkpoint: a directory with config.json and
  * model.safetensors or model.safetensors.index.json + shards (model_hf.c). */
 hmx_status hmx_model_load_hf(const char *dir, hmx_model **out);

@@ -313,11 +313,9 @@ hmx_status hmx_model_load(const char *path, hmx_model **out) {
     hmx_st_free(f);
     return st;
   }
-  if ((st = hmx_model_config_check(&cfg))) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", hmx_last_error());
+  if ((st = hmx_model_config_check_file(&cfg, path))) {
     hmx_st_free(f);
-    return hmx_fail(st, "%s: %s", path, msg);
+    return st;
   }
   hmx_model *m;
   if ((st = model_new(&cfg, &m))) {

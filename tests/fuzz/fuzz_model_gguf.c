@@ -1,0 +1,150 @@
+/* libFuzzer target for the Llama GGUF model loader (src/model_gguf.c,
+ * docs/GGUF.md "Llama models") and the forward pass on what it accepts.
+ *
+ * Every input goes through hmx_gguf_parse, then hmx_model_from_gguf. A
+ * rejection must leave *out NULL, return FORMAT, UNSUPPORTED, SHAPE or
+ * NO_MEMORY and set a message. An accepted model is used after the parsed
+ * file is freed (AddressSanitizer catches a weight left pointing into it):
+ * - its config passes hmx_model_config_check;
+ * - a token id outside the vocabulary is refused;
+ * - on `ref`, a prefill of three tokens (logits of every position) gives the
+ *   same bits as three one-token decode steps (NaN equal to NaN);
+ * - on the best backend of this machine, after hmx_model_prepare, the same
+ *   prefill gives the same bits as on `ref` (the exact tier's promise,
+ *   docs/NUMERICS.md: same bits on every backend), whatever the weights hold
+ *   (NaN, infinities, subnormals, huge block scales).
+ *
+ * Built like the other fuzz targets (tests/t_fuzz.cmake): the loader and the
+ * GGUF reader are compiled into the libFuzzer binary with ASan and UBSan, the
+ * rest (model runtime, backends) comes from the hadamix library; and always
+ * inside tests/fuzz/fuzz_replay.c over corpus_model_gguf/ (written by
+ * make_model_seeds.py). */
+#include "gguf.h"
+#include "model_internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
+
+#define FUZZ_ASSERT(cond)                                                                    \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      fprintf(stderr, "fuzz_model_gguf.c:%d: property failed: %s (last error: %s)\n",        \
+              __LINE__, #cond, hmx_last_error());                                            \
+      abort();                                                                               \
+    }                                                                                        \
+  } while (0)
+
+#define N_TOK 3
+
+static hmx_status load(const uint8_t *data, size_t size, hmx_model **out) {
+  hmx_gguf *f = NULL;
+  *out = NULL;
+  hmx_status s = hmx_gguf_parse(data, size, "fuzz", &f);
+  if (s) return s;
+  s = hmx_model_from_gguf(f, "fuzz", out);
+  hmx_gguf_free(f);
+  return s;
+}
+
+/* For fuzz_replay.c: does the loader accept this input (ok_* / bad_* seeds)? */
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size) {
+  hmx_model *m;
+  hmx_status s = load(data, size, &m);
+  hmx_model_free(m);
+  return s;
+}
+
+/* Bitwise equality, any NaN equal to any NaN (docs/NUMERICS.md §C). */
+static int same_bits(const float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(&a[i], &b[i], 4) != 0 && !(a[i] != a[i] && b[i] != b[i])) return 0;
+  return 1;
+}
+
+/* Logits of the N_TOK tokens: one prefill step (all_logits), or N_TOK decode steps. */
+static void run(const hmx_context *ctx, const hmx_model *m, const int32_t *tok, int decode,
+                float *logits, int64_t vocab) {
+  hmx_kv_cache *c = NULL;
+  FUZZ_ASSERT(hmx_kv_cache_new(m, N_TOK, &c) == HMX_OK);
+  const hmx_forward_opts all = {1, NULL, NULL};
+  if (!decode) {
+    const int32_t *toks = tok;
+    const int64_t n = N_TOK;
+    FUZZ_ASSERT(hmx_model_forward(ctx, m, 1, &c, &toks, &n, &all, logits) == HMX_OK);
+  } else {
+    for (int i = 0; i < N_TOK; i++) {
+      const int32_t *toks = tok + i;
+      const int64_t n = 1;
+      FUZZ_ASSERT(hmx_model_forward(ctx, m, 1, &c, &toks, &n, &all, logits + i * vocab) ==
+                  HMX_OK);
+    }
+  }
+  FUZZ_ASSERT(hmx_kv_cache_len(c) == N_TOK);
+  hmx_kv_cache_free(c);
+}
+
+static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
+  const hmx_model_config *cfg = hmx_model_get_config(m);
+  FUZZ_ASSERT(cfg && hmx_model_config_check(cfg) == HMX_OK);
+  const int64_t vocab = cfg->vocab;
+  int32_t tok[N_TOK];
+  for (int i = 0; i < N_TOK; i++) /* tokens from the input's bytes */
+    tok[i] = (int32_t)(((size > (size_t)i ? data[size - 1 - (size_t)i] : 0) * 7919u + (unsigned)i) %
+                       (uint64_t)vocab);
+  const hmx_backend *ref = hmx_backend_find("ref");
+  FUZZ_ASSERT(ref != NULL);
+  const hmx_context rctx = {ref, 1, 0, HMX_TIER_EXACT};
+  float *pre = malloc((size_t)(N_TOK * vocab) * sizeof *pre),
+        *dec = malloc((size_t)(N_TOK * vocab) * sizeof *dec);
+  FUZZ_ASSERT(pre && dec);
+  /* a token outside the vocabulary is refused, and the cache is left as it was */
+  hmx_kv_cache *c = NULL;
+  FUZZ_ASSERT(hmx_kv_cache_new(m, N_TOK, &c) == HMX_OK);
+  const int32_t bad = (int32_t)vocab, *bp = &bad;
+  const int64_t one = 1;
+  FUZZ_ASSERT(hmx_model_forward(&rctx, m, 1, &c, &bp, &one, NULL, pre) ==
+              HMX_ERR_INVALID_ARGUMENT);
+  FUZZ_ASSERT(hmx_kv_cache_len(c) == 0);
+  hmx_kv_cache_free(c);
+
+  run(&rctx, m, tok, 0, pre, vocab);
+  run(&rctx, m, tok, 1, dec, vocab);
+  FUZZ_ASSERT(same_bits(pre, dec, (size_t)(N_TOK * vocab)));
+
+  const hmx_backend *best = hmx_backend_best();
+  if (best && best != ref) {
+    const hmx_context bctx = {best, 1, 0, HMX_TIER_EXACT};
+    FUZZ_ASSERT(hmx_model_prepare(m, &bctx, NULL) == HMX_OK);
+    run(&bctx, m, tok, 0, dec, vocab);
+    if (!same_bits(pre, dec, (size_t)(N_TOK * vocab)))
+      fprintf(stderr, "fuzz_model_gguf: %s differs from ref\n", hmx_backend_name(best));
+    FUZZ_ASSERT(same_bits(pre, dec, (size_t)(N_TOK * vocab)));
+  }
+  free(pre);
+  free(dec);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  hmx_model *m = NULL;
+  hmx_gguf *f = NULL;
+  if (hmx_gguf_parse(data, size, "fuzz", &f) != HMX_OK) return 0; /* fuzz_gguf's ground */
+  m = (hmx_model *)(uintptr_t)1;
+  hmx_status s = hmx_model_from_gguf(f, "fuzz", &m);
+  hmx_gguf_free(f); /* the model must hold copies */
+  if (s != HMX_OK) {
+    FUZZ_ASSERT(m == NULL);
+    FUZZ_ASSERT(s == HMX_ERR_FORMAT || s == HMX_ERR_UNSUPPORTED || s == HMX_ERR_SHAPE ||
+                s == HMX_ERR_NO_MEMORY);
+    FUZZ_ASSERT(hmx_last_error()[0] != '\0');
+    return 0;
+  }
+  FUZZ_ASSERT(m != NULL);
+  check_model(m, data, size);
+  hmx_model_free(m);
+  return 0;
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Writes the model seed corpus (tests/fuzz/corpus_model_gguf/): tiny Llama GGUF files
+written with struct, independently of the hadamix loader and of the gguf package, with
+weights in each type the loader reads. ok_* must be accepted, bad_* rejected
+(tests/fuzz/fuzz_replay.c). Run from anywhere; the output is deterministic."""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_gguf_seeds import kv, s  # noqa: E402  (GGUF strings and key/value records)
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_model_gguf")
+F32, F16, Q4_0, Q4_1, Q5_0, Q8_0, BF16 = 0, 1, 2, 3, 6, 8, 30
+U32, F32V, STR = 4, 6, 8
+
+
+class Rng:
+    """A small LCG: values in [-1, 1), the same on every machine."""
+
+    def __init__(self, seed):
+        self.x = seed
+
+    def next(self):
+        self.x = (self.x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        return ((self.x >> 40) / float(1 << 24)) * 2.0 - 1.0
+
+
+def f16(v):
+    return struct.pack("<e", v)
+
+
+def encode(vals, t):
+    """Values (python floats, len a multiple of 32 for block types) as ggml type t."""
+    if t == F32:
+        return b"".join(struct.pack("<f", v) for v in vals)
+    if t == F16:
+        return b"".join(f16(v) for v in vals)
+    if t == BF16:
+        return b"".join(struct.pack("<f", v)[2:] for v in vals)
+    out = b""
+    for i in range(0, len(vals), 32):
+        blk = vals[i:i + 32]
+        amax = max(abs(v) for v in blk) or 1.0
+        if t == Q8_0:
+            d = amax / 127
+            out += f16(d) + bytes((round(v / d) & 0xFF) for v in blk)
+        elif t == Q4_0:
+            d = amax / 8
+            q = [min(15, max(0, round(v / d) + 8)) for v in blk]
+            out += f16(d) + bytes(q[j] | q[j + 16] << 4 for j in range(16))
+        elif t == Q4_1:
+            lo, hi = min(blk), max(blk)
+            d = (hi - lo) / 15 or 1.0
+            q = [min(15, max(0, round((v - lo) / d))) for v in blk]
+            out += f16(d) + f16(lo) + bytes(q[j] | q[j + 16] << 4 for j in range(16))
+        elif t == Q5_0:  # zero blocks: the loader refuses the type before reading them
+            out += bytes(22)
+    return out
+
+
+def gguf(kvs, tensors, align=32):
+    """tensors: (name, ne, ggml type, data bytes)."""
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs)) + b"".join(kvs)
+    infos, off, blobs = b"", 0, []
+    for name, ne, t, data in tensors:
+        infos += s(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", x) for x in ne)
+        infos += struct.pack("<IQ", t, off)
+        blobs.append((off, data))
+        off = (off + len(data) + align - 1) // align * align
+    b = head + infos
+    b += b"\0" * ((-len(b)) % align)
+    body = bytearray()
+    for o, data in blobs:
+        body += b"\0" * (o - len(body))
+        body += data
+    return b + bytes(body)
+
+
+def meta(d, heads, kv_heads, ff, layers, arch="llama", extra=()):
+    kvs = [kv("general.architecture", STR, s(arch)),
+           kv("llama.block_count", U32, struct.pack("<I", layers)),
+           kv("llama.embedding_length", U32, struct.pack("<I", d)),
+           kv("llama.attention.head_count", U32, struct.pack("<I", heads)),
+           kv("llama.attention.head_count_kv", U32, struct.pack("<I", kv_heads)),
+           kv("llama.feed_forward_length", U32, struct.pack("<I", ff)),
+           kv("llama.context_length", U32, struct.pack("<I", 64)),
+           kv("llama.attention.layer_norm_rms_epsilon", F32V, struct.pack("<f", 1e-5)),
+           kv("llama.rope.freq_base", F32V, struct.pack("<f", 10000.0))]
+    return kvs + list(extra)
+
+
+def model(d=8, heads=2, kv_heads=1, ff=8, vocab=8, layers=2, tied=True, types=None, seed=1,
+          edit=None, arch="llama", extra_meta=(), drop=(), add=()):
+    """A Llama model; types: tensor kind -> ggml type (matrices), norms are F32."""
+    ty = {"emb": F32, "attn": F32, "ffn": F32, "out": F32}
+    ty.update(types or {})
+    hd = d // heads
+    rng = Rng(seed)
+
+    def tensor(name, ne, t, scale=0.5):
+        n = 1
+        for x in ne:
+            n *= x
+        vals = [rng.next() * scale for _ in range(n)]
+        if name.endswith("norm.weight"):
+            vals = [1.0 + 0.25 * v for v in vals]
+        if edit:
+            vals = edit(name, vals)
+        return (name, ne, t, encode(vals, t))
+
+    ts = [tensor("token_embd.weight", [d, vocab], ty["emb"])]
+    for i in range(layers):
+        p = "blk.%d." % i
+        ts += [tensor(p + "attn_norm.weight", [d], F32),
+               tensor(p + "attn_q.weight", [d, heads * hd], ty["attn"]),
+               tensor(p + "attn_k.weight", [d, kv_heads * hd], ty["attn"]),
+               tensor(p + "attn_v.weight", [d, kv_heads * hd], ty["attn"]),
+               tensor(p + "attn_output.weight", [heads * hd, d], ty["attn"]),
+               tensor(p + "ffn_norm.weight", [d], F32),
+               tensor(p + "ffn_gate.weight", [d, ff], ty["ffn"]),
+               tensor(p + "ffn_up.weight", [d, ff], ty["ffn"]),
+               tensor(p + "ffn_down.weight", [ff, d], ty["ffn"])]
+    ts.append(tensor("output_norm.weight", [d], F32))
+    if not tied:
+        ts.append(tensor("output.weight", [d, vocab], ty["out"]))
+    ts = [t for t in ts if t[0] not in drop] + [tensor(n, ne, t) for n, ne, t in add]
+    return gguf(meta(d, heads, kv_heads, ff, layers, arch, extra_meta), ts)
+
+
+def edge_values(name, vals):
+    """Weights at the edges of f32: NaN, infinities, subnormals, -0, huge values."""
+    if name == "blk.0.attn_q.weight":
+        vals[3] = float("nan")
+    if name == "blk.1.ffn_up.weight":
+        vals[5], vals[6] = float("inf"), float("-inf")
+    if name == "token_embd.weight":
+        vals[0], vals[1], vals[2] = 1e-42, -0.0, 3e38
+    if name == "blk.0.ffn_down.weight":
+        vals[0] = -1e-40
+    return vals
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    Q = dict(d=32, heads=2, kv_heads=1, ff=32, vocab=8, layers=1)
+    seeds = {
+        "ok_f32_tied.gguf": model(),
+        "ok_f16_untied_mha.gguf": model(kv_heads=2, tied=False, types={
+            "emb": F16, "attn": F16, "ffn": F16, "out": F16}, seed=2),
+        "ok_bf16.gguf": model(types={"emb": BF16, "attn": BF16, "ffn": BF16}, seed=3),
+        "ok_q8_0.gguf": model(types={"emb": Q8_0, "attn": Q8_0, "ffn": Q8_0}, seed=4, **Q),
+        "ok_q4_0_q4_1_f16.gguf": model(types={"emb": F16, "attn": Q4_0, "ffn": Q4_1}, seed=5,
+                                       tied=False, **Q),
+        "ok_f32_edge_values.gguf": model(edit=edge_values, seed=6),
+        "bad_arch_gpt2.gguf": model(arch="gpt2"),
+        "bad_missing_tensor.gguf": model(drop=("blk.1.ffn_up.weight",)),
+        "bad_extra_tensor.gguf": model(add=(("blk.0.attn_q.bias", [8], F32),)),
+        "bad_wrong_shape.gguf": model(drop=("blk.0.attn_k.weight",),
+                                      add=(("blk.0.attn_k.weight", [8, 8], F32),)),
+        "bad_q5_0.gguf": model(types={"ffn": Q5_0}, **Q),
+        "bad_heads_not_dividing.gguf": model(d=8, heads=3, kv_heads=3),
+        "bad_head_dim_odd.gguf": model(d=9, heads=3, kv_heads=3, ff=9),
+        "bad_rope_scaling.gguf": model(extra_meta=(kv("llama.rope.scaling.type", STR,
+                                                      s("linear")),)),
+        "bad_vocab_size.gguf": model(extra_meta=(kv("llama.vocab_size", U32,
+                                                    struct.pack("<I", 9)),)),
+        "bad_value_length.gguf": model(extra_meta=(kv("llama.attention.value_length", U32,
+                                                      struct.pack("<I", 2)),)),
+    }
+    for name, data in sorted(seeds.items()):
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()
