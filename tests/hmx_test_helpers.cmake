@@ -86,6 +86,8 @@ function(hmx_add_fuzz_target)
   target_include_directories(${F_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/include
                                                ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${F_NAME} PRIVATE ${flags})
+  # a target may define libFuzzer hooks (LLVMFuzzerCustomMutator) under this macro
+  target_compile_definitions(${F_NAME} PRIVATE HMX_LIBFUZZER=1)
   target_link_options(${F_NAME} PRIVATE ${flags})
   target_link_libraries(${F_NAME} PRIVATE ${F_LIBS} ${HMX_LIBM})
   set(work ${CMAKE_CURRENT_BINARY_DIR}/${F_NAME}_corpus)

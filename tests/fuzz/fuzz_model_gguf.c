@@ -13,6 +13,8 @@
  *   prefill gives the same bits as on `ref` (the exact tier's promise,
  *   docs/NUMERICS.md: same bits on every backend), whatever the weights hold
  *   (NaN, infinities, subnormals, huge block scales).
+ * Half of libFuzzer's mutations go to the weights only (LLVMFuzzerCustomMutator
+ * below), so that most inputs stay loadable models.
  *
  * Built like the other fuzz targets (tests/t_fuzz.cmake): the loader and the
  * GGUF reader are compiled into the libFuzzer binary with ASan and UBSan, the
@@ -128,6 +130,63 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
   free(pre);
   free(dec);
 }
+
+#ifdef HMX_LIBFUZZER
+/* libFuzzer's own mutation of data[0..size), at most max_size bytes. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/* Where the data section of a GGUF file starts in data[0..size), or 0 when the
+ * file does not parse or has no tensor of 16 bytes or more. The parsed copy
+ * hides its position, so the largest tensor's bytes are looked for at the
+ * aligned positions where its data could begin. */
+static size_t data_start(const uint8_t *data, size_t size) {
+  hmx_gguf *f = NULL;
+  if (hmx_gguf_parse(data, size, "mutator", &f) != HMX_OK) return 0;
+  const hmx_gguf_tensor *big = NULL;
+  for (int64_t i = 0; i < hmx_gguf_tensor_count(f); i++) {
+    const hmx_gguf_tensor *t = hmx_gguf_tensor_at(f, i);
+    if (!big || t->nbytes > big->nbytes) big = t;
+  }
+  size_t start = 0;
+  const size_t a = hmx_gguf_alignment(f);
+  for (size_t p = a; big && big->nbytes >= 16 && p + big->nbytes <= size; p += a)
+    if (p >= big->offset && !memcmp(data + p, big->data, big->nbytes)) {
+      start = p - big->offset;
+      break;
+    }
+  hmx_gguf_free(f);
+  return start;
+}
+
+/* Values at the edges of f32 and f16 (NaN with payloads, infinities,
+ * subnormals, -0, the largest finite), written over weights or block scales. */
+static const uint32_t EDGE32[] = {0x7fc00001u, 0xffc12345u, 0x7f800000u, 0xff800000u,
+                                  0x00000001u, 0x807fffffu, 0x80000000u, 0x7f7fffffu};
+static const uint16_t EDGE16[] = {0x7e01u, 0xfc00u, 0x7c00u, 0x0001u, 0x8000u, 0x7bffu,
+                                  0x7f81u, 0x0040u};
+
+/* Half the mutations change only the tensor bytes of a file that parses, so
+ * that the model stays loadable and the forward passes see new weights; the
+ * other half are libFuzzer's own, over the whole file. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  const size_t start = (seed & 1) ? data_start(data, size) : 0;
+  if (!start || start >= size) return LLVMFuzzerMutate(data, size, max_size);
+  const size_t n = size - start;
+  if ((seed & 6) == 0 && n >= 4) {
+    const size_t at = start + (seed >> 3) % (n - 3);
+    const uint32_t v = EDGE32[(seed >> 8) % 8];
+    memcpy(data + at, &v, 4); /* the files are little-endian, like the hosts we fuzz on */
+  } else if ((seed & 6) == 2 && n >= 2) {
+    const size_t at = start + (seed >> 3) % (n - 1);
+    const uint16_t v = EDGE16[(seed >> 8) % 8];
+    memcpy(data + at, &v, 2);
+  } else {
+    LLVMFuzzerMutate(data + start, n, n); /* bytes past a shrunk result keep their values */
+  }
+  return size;
+}
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hmx_model *m = NULL;
