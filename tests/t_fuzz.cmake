@@ -41,3 +41,11 @@ hmx_add_fuzz_target(NAME fuzz_model_gguf SOURCE ${HMX_FUZZ_DIR}/fuzz_model_gguf.
                     UNDER_TEST ${HMX_SRC}/model_gguf.c ${HMX_SRC}/model_config.c
                                ${HMX_SRC}/gguf.c ${HMX_SRC}/gguf_dequant.c
                     LIBS hadamix)
+
+# running an op on a file's tensors, on ref and on the best backend; the seeds
+# are the golden vectors
+hmx_add_fuzz_target(NAME fuzz_op_file SOURCE ${HMX_FUZZ_DIR}/fuzz_op_file.c
+                    CORPUS ${PROJECT_SOURCE_DIR}/vectors MAX_LEN 8192
+                    DICT ${HMX_FUZZ_DIR}/safetensors.dict
+                    UNDER_TEST ${HMX_SRC}/op_io.c ${HMX_SRC}/safetensors.c
+                    LIBS hadamix)

@@ -4,8 +4,7 @@
 #   tools/test.sh --sanitize   the same under AddressSanitizer + UBSan (build-asan/)
 #   tools/test.sh --clang      clang build with -Werror and the libFuzzer targets
 #                              (build-clang/), then ctest (includes 20 s of fuzzing
-#                              for each of the three readers: safetensors, GGUF,
-#                              tokenizers)
+#                              for each of the five targets of tests/fuzz/)
 # Extra arguments after -- go to ctest (e.g. -- -L ref).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -23,6 +23,7 @@
  * make_model_seeds.py). */
 #include "gguf.h"
 #include "model_internal.h"
+#include "fuzz_mutate_values.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -132,8 +133,6 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
 }
 
 #ifdef HMX_LIBFUZZER
-/* libFuzzer's own mutation of data[0..size), at most max_size bytes. */
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
 /* Where the data section of a GGUF file starts in data[0..size), or 0 when the
@@ -159,31 +158,13 @@ static size_t data_start(const uint8_t *data, size_t size) {
   return start;
 }
 
-/* Values at the edges of f32 and f16 (NaN with payloads, infinities,
- * subnormals, -0, the largest finite), written over weights or block scales. */
-static const uint32_t EDGE32[] = {0x7fc00001u, 0xffc12345u, 0x7f800000u, 0xff800000u,
-                                  0x00000001u, 0x807fffffu, 0x80000000u, 0x7f7fffffu};
-static const uint16_t EDGE16[] = {0x7e01u, 0xfc00u, 0x7c00u, 0x0001u, 0x8000u, 0x7bffu,
-                                  0x7f81u, 0x0040u};
-
 /* Half the mutations change only the tensor bytes of a file that parses, so
  * that the model stays loadable and the forward passes see new weights; the
  * other half are libFuzzer's own, over the whole file. */
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
   const size_t start = (seed & 1) ? data_start(data, size) : 0;
   if (!start || start >= size) return LLVMFuzzerMutate(data, size, max_size);
-  const size_t n = size - start;
-  if ((seed & 6) == 0 && n >= 4) {
-    const size_t at = start + (seed >> 3) % (n - 3);
-    const uint32_t v = EDGE32[(seed >> 8) % 8];
-    memcpy(data + at, &v, 4); /* the files are little-endian, like the hosts we fuzz on */
-  } else if ((seed & 6) == 2 && n >= 2) {
-    const size_t at = start + (seed >> 3) % (n - 1);
-    const uint16_t v = EDGE16[(seed >> 8) % 8];
-    memcpy(data + at, &v, 2);
-  } else {
-    LLVMFuzzerMutate(data + start, n, n); /* bytes past a shrunk result keep their values */
-  }
+  fuzz_mutate_values(data, size, start, seed);
   return size;
 }
 #endif

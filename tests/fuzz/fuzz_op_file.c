@@ -1,0 +1,165 @@
+/* libFuzzer target for running an op on a file's tensors (src/op_io.h: what
+ * `hmx run`, `hmx diff` and `hmx conform` do with a user's safetensors file),
+ * on `ref` and on the best backend of the machine.
+ *
+ * An input is a safetensors file; its "op" metadata names the op (inputs
+ * without a known op end there: fuzz_safetensors covers the reader). The
+ * file's tensors and "param.NAME" metadata are loaded twice, once for each
+ * backend, and the outputs allocated (at most 1 MiB each: HMX_MAX_OUTPUT_BYTES).
+ * Properties:
+ * - loading refuses with NOT_FOUND, SHAPE, DTYPE, INVALID_ARGUMENT,
+ *   UNSUPPORTED or NO_MEMORY and a message, never anything else;
+ * - the op refuses or accepts the same arguments on both backends, with the
+ *   same status (argument checks do not depend on the backend);
+ * - when it runs, every output has the same bits on both (NaN equal to NaN):
+ *   the exact tier's promise, for any shapes, parameters and values a file
+ *   can hold. The best backend runs with two threads, and ops it lacks fall
+ *   back to the next backend that has them, as `hmx run` does.
+ *
+ * Built like the other fuzz targets (tests/t_fuzz.cmake): op_io.c and
+ * safetensors.c are compiled into the libFuzzer binary with ASan and UBSan,
+ * the ops and backends come from the hadamix library. The replay runs over
+ * the golden vectors in vectors/, which are also the seeds. Half of
+ * libFuzzer's mutations go to the tensor bytes only (LLVMFuzzerCustomMutator
+ * below, with fuzz_mutate_values.h's edge values), so that most inputs stay
+ * runnable. */
+#if !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "op_io.h"
+#include "opspec.h"
+#include "safetensors.h"
+#include "fuzz_mutate_values.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
+
+#define FUZZ_ASSERT(cond)                                                                    \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      fprintf(stderr, "fuzz_op_file.c:%d: property failed: %s (last error: %s)\n", __LINE__, \
+              #cond, hmx_last_error());                                                      \
+      abort();                                                                               \
+    }                                                                                        \
+  } while (0)
+
+/* For fuzz_replay.c (seeds named ok_* / bad_*): does the file load as an op's
+ * arguments? */
+hmx_status fuzz_parse_status(const uint8_t *data, size_t size) {
+  hmx_st_file *f = NULL;
+  hmx_status s = hmx_st_parse(data, size, &f);
+  if (s) return s;
+  const char *name = hmx_st_meta(f, "op");
+  const hmx_opspec *op = name ? hmx_op_find(name) : NULL;
+  hmx_op_io io;
+  if (!op) s = HMX_ERR_NOT_FOUND;
+  else {
+    hmx_op_io_init(&io, op);
+    s = hmx_op_io_load(&io, f);
+    hmx_op_io_free(&io);
+  }
+  hmx_st_free(f);
+  return s;
+}
+
+static int load_refusal(hmx_status s) {
+  return s == HMX_ERR_NOT_FOUND || s == HMX_ERR_SHAPE || s == HMX_ERR_DTYPE ||
+         s == HMX_ERR_INVALID_ARGUMENT || s == HMX_ERR_UNSUPPORTED || s == HMX_ERR_NO_MEMORY;
+}
+
+/* Bitwise equality of two outputs, any NaN equal to any NaN (docs/NUMERICS.md §C). */
+static int same_output(const hmx_tensor *a, const hmx_tensor *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d]) return 0;
+  const int64_t n = hmx_tensor_numel(a);
+  const size_t es = hmx_dtype_size(a->dtype);
+  const unsigned char *p = a->data, *q = b->data;
+  for (int64_t i = 0; i < n; i++, p += es, q += es) {
+    if (!memcmp(p, q, es)) continue;
+    if (a->dtype == HMX_I32) return 0;
+    float x, y;
+    if (a->dtype == HMX_F32) memcpy(&x, p, 4), memcpy(&y, q, 4);
+    else {
+      uint16_t u, v;
+      memcpy(&u, p, 2);
+      memcpy(&v, q, 2);
+      x = a->dtype == HMX_BF16 ? hmx_bf16_to_f32(u) : hmx_f16_to_f32(u);
+      y = a->dtype == HMX_BF16 ? hmx_bf16_to_f32(v) : hmx_f16_to_f32(v);
+    }
+    if (!(x != x && y != y)) return 0;
+  }
+  return 1;
+}
+
+/* Loads the op's arguments and allocates its outputs; the status of either. */
+static hmx_status prepare(hmx_op_io *io, const hmx_opspec *op, const hmx_st_file *f) {
+  hmx_op_io_init(io, op);
+  hmx_status s = hmx_op_io_load(io, f);
+  if (!s) s = hmx_op_io_alloc_outputs(io, hmx_expected_dtype(op, f));
+  if (s) FUZZ_ASSERT(load_refusal(s) && hmx_last_error()[0] != '\0');
+  return s;
+}
+
+#ifdef HMX_LIBFUZZER
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/* Half the mutations change only the tensor bytes (after the 8-byte header
+ * length and the JSON header), so that the file stays loadable and the ops
+ * see new values; the other half are libFuzzer's own, over the whole file
+ * (shapes, dtypes and parameters live in the JSON). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  uint64_t header = 0;
+  for (int i = 0; i < 8 && size >= 8; i++) header |= (uint64_t)data[i] << (8 * i);
+  if (!(seed & 1) || size < 8 || header >= size - 8)
+    return LLVMFuzzerMutate(data, size, max_size);
+  fuzz_mutate_values(data, size, 8 + (size_t)header, seed);
+  return size;
+}
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static int once;
+  if (!once) {
+    once = 1;
+    setenv("HMX_MAX_OUTPUT_BYTES", "1048576", 1); /* a file may ask for huge outputs */
+  }
+  hmx_st_file *f = NULL;
+  if (hmx_st_parse(data, size, &f) != HMX_OK) return 0;
+  const char *name = hmx_st_meta(f, "op");
+  const hmx_opspec *op = name ? hmx_op_find(name) : NULL;
+  if (!op) {
+    hmx_st_free(f);
+    return 0;
+  }
+  const hmx_backend *ref = hmx_backend_find("ref"), *best = hmx_backend_best();
+  FUZZ_ASSERT(ref && best);
+  hmx_op_io a, b;
+  hmx_status sa = prepare(&a, op, f), sb = prepare(&b, op, f);
+  FUZZ_ASSERT(sa == sb);
+  if (!sa) {
+    const hmx_context rctx = {ref, 1, 0, HMX_TIER_EXACT}, bctx = {best, 2, 1, HMX_TIER_EXACT};
+    sa = hmx_op_io_run(&a, &rctx);
+    sb = hmx_op_io_run(&b, &bctx);
+    if (sa != sb)
+      fprintf(stderr, "fuzz_op_file: %s: ref says %s, %s says %s\n", op->name,
+              hmx_status_string(sa), hmx_backend_name(best), hmx_status_string(sb));
+    FUZZ_ASSERT(sa == sb);
+    for (int i = 0; !sa && i < op->nargs; i++) {
+      if (!op->args[i].is_output) continue;
+      if (!same_output(&a.t[i], &b.t[i]))
+        fprintf(stderr, "fuzz_op_file: %s: output '%s' differs between ref and %s\n", op->name,
+                op->args[i].name, hmx_backend_name(best));
+      FUZZ_ASSERT(same_output(&a.t[i], &b.t[i]));
+    }
+  }
+  hmx_op_io_free(&a);
+  hmx_op_io_free(&b);
+  hmx_st_free(f);
+  return 0;
+}
