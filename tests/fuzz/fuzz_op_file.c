@@ -1,6 +1,6 @@
 /* libFuzzer target for running an op on a file's tensors (src/op_io.h: what
  * `hmx run`, `hmx diff` and `hmx conform` do with a user's safetensors file),
- * on `ref` and on the best backend of the machine.
+ * on `ref` and on the best backend of the machine (or HMX_FUZZ_BACKEND).
  *
  * An input is a safetensors file; its "op" metadata names the op (inputs
  * without a known op end there: fuzz_safetensors covers the reader). The
@@ -29,6 +29,7 @@
 #include "op_io.h"
 #include "opspec.h"
 #include "safetensors.h"
+#include "fuzz_backend.h"
 #include "fuzz_mutate_values.h"
 
 #include <stdint.h>
@@ -137,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hmx_st_free(f);
     return 0;
   }
-  const hmx_backend *ref = hmx_backend_find("ref"), *best = hmx_backend_best();
+  const hmx_backend *ref = hmx_backend_find("ref"), *best = fuzz_backend();
   FUZZ_ASSERT(ref && best);
   hmx_op_io a, b;
   hmx_status sa = prepare(&a, op, f), sb = prepare(&b, op, f);

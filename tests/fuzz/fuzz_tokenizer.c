@@ -223,7 +223,8 @@ static void check_encode(const hmx_tokenizer *t, const char *text, size_t len, i
     if (all_bytes) FUZZ_ASSERT(total == len && !memcmp(got, text, len));
     else FUZZ_ASSERT(is_subsequence(got, total, text, len));
   } else if (all_bytes && !unk_used) {
-    const int prefix = t->space_prefix && len > 0 && !(special && starts_with_special(t, text, len));
+    const int prefix =
+        t->space_prefix && len > 0 && !(special && starts_with_special(t, text, len));
     char *want = malloc(len + 1);
     FUZZ_ASSERT(want != NULL);
     want[0] = ' ';
