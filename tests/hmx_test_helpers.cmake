@@ -90,6 +90,10 @@ function(hmx_add_fuzz_target)
   target_compile_definitions(${F_NAME} PRIVATE HMX_LIBFUZZER=1)
   target_link_options(${F_NAME} PRIVATE ${flags})
   target_link_libraries(${F_NAME} PRIVATE ${F_LIBS} ${HMX_LIBM})
+  # clang links it (-fsanitize=fuzzer), also when hadamix holds CUDA objects,
+  # for which CMake would otherwise pick the host C++ compiler (g++ knows no
+  # libFuzzer); libFuzzer brings the C++ runtime that the CUDA runtime needs
+  set_target_properties(${F_NAME} PROPERTIES LINKER_LANGUAGE C)
   set(work ${CMAKE_CURRENT_BINARY_DIR}/${F_NAME}_corpus)
   file(MAKE_DIRECTORY ${work})
   set(dict)
