@@ -124,11 +124,21 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 }
 #endif
 
+/* How many inputs ran the op on both backends (printed at exit: a run whose
+ * inputs never reach the comparison checks nothing). */
+static long n_ran, n_refused;
+static const char *other_name = "?";
+static void report(void) {
+  fprintf(stderr, "fuzz_op_file: %ld inputs ran on ref and %s with the same bits, %ld refused "
+          "alike by both\n", n_ran, other_name, n_refused);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int once;
   if (!once) {
     once = 1;
     setenv("HMX_MAX_OUTPUT_BYTES", "1048576", 1); /* a file may ask for huge outputs */
+    atexit(report);
   }
   hmx_st_file *f = NULL;
   if (hmx_st_parse(data, size, &f) != HMX_OK) return 0;
@@ -158,6 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 op->args[i].name, hmx_backend_name(best));
       FUZZ_ASSERT(same_output(&a.t[i], &b.t[i]));
     }
+    other_name = hmx_backend_name(best);
+    if (sa) n_refused++;
+    else n_ran++;
   }
   hmx_op_io_free(&a);
   hmx_op_io_free(&b);
