@@ -13,6 +13,7 @@
  * HMX_FUZZ=ON under clang, and always inside tests/fuzz/fuzz_replay.c over
  * the seed corpus corpus_gguf/. */
 #include "gguf.h"
+#include "fuzz_assert.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,15 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
-
-#define FUZZ_ASSERT(cond)                                                               \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
-      fprintf(stderr, "fuzz_gguf.c:%d: property failed: %s (last error: %s)\n", __LINE__, \
-              #cond, hmx_last_error());                                                 \
-      abort();                                                                          \
-    }                                                                                   \
-  } while (0)
 
 static volatile unsigned fuzz_sink;
 

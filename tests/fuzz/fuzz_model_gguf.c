@@ -25,6 +25,7 @@
 #include "model_internal.h"
 #include "fuzz_backend.h"
 #include "fuzz_mutate_values.h"
+#include "fuzz_assert.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,15 +34,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
-
-#define FUZZ_ASSERT(cond)                                                                    \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      fprintf(stderr, "fuzz_model_gguf.c:%d: property failed: %s (last error: %s)\n",        \
-              __LINE__, #cond, hmx_last_error());                                            \
-      abort();                                                                               \
-    }                                                                                        \
-  } while (0)
 
 #define N_TOK 3
 

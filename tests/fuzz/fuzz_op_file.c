@@ -31,6 +31,7 @@
 #include "safetensors.h"
 #include "fuzz_backend.h"
 #include "fuzz_mutate_values.h"
+#include "fuzz_assert.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -39,15 +40,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
-
-#define FUZZ_ASSERT(cond)                                                                    \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      fprintf(stderr, "fuzz_op_file.c:%d: property failed: %s (last error: %s)\n", __LINE__, \
-              #cond, hmx_last_error());                                                      \
-      abort();                                                                               \
-    }                                                                                        \
-  } while (0)
 
 /* For fuzz_replay.c (seeds named ok_* / bad_*): does the file load as an op's
  * arguments? */

@@ -12,6 +12,7 @@
  * under clang, and always inside tests/fuzz/fuzz_replay.c, which runs the
  * seed corpus through this entry point as a normal unit test. */
 #include "safetensors.h"
+#include "fuzz_assert.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -28,15 +29,6 @@ hmx_status fuzz_parse_status(const uint8_t *data, size_t size) {
   hmx_st_free(f);
   return s;
 }
-
-#define FUZZ_ASSERT(cond)                                                             \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "fuzz_safetensors.c:%d: property failed: %s (last error: %s)\n", \
-              __LINE__, #cond, hmx_last_error());                                     \
-      abort();                                                                        \
-    }                                                                                 \
-  } while (0)
 
 /* Keeps the byte reads of the walk from being optimized away. */
 static volatile unsigned fuzz_sink;

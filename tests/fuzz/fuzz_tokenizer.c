@@ -26,6 +26,7 @@
  * the seed corpus corpus_tokenizer/ (written by make_tokenizer_seeds.py). */
 #include "gguf.h"
 #include "tokenizer_internal.h"
+#include "fuzz_assert.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -35,15 +36,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
-
-#define FUZZ_ASSERT(cond)                                                                    \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      fprintf(stderr, "fuzz_tokenizer.c:%d: property failed: %s (last error: %s)\n",         \
-              __LINE__, #cond, hmx_last_error());                                            \
-      abort();                                                                               \
-    }                                                                                        \
-  } while (0)
 
 /* Texts every accepted tokenizer encodes: ASCII words, contractions in both
  * cases, digits, runs of blanks and line breaks, Latin-1 and CJK letters, an
