@@ -40,7 +40,8 @@ hmx_status fuzz_parse_status(const uint8_t *data, size_t size);
 /* Texts every accepted tokenizer encodes: ASCII words, contractions in both
  * cases, digits, runs of blanks and line breaks, Latin-1 and CJK letters, an
  * emoji, U+2581 itself, a chat template's control tokens, and invalid UTF-8
- * (a lone continuation byte, a cut sequence, an overlong form, a surrogate). */
+ * (a lone continuation byte, 0xFF, cut sequences, an overlong form, a
+ * surrogate, a code point past U+10FFFF). */
 static const char *const FIXED_TEXTS[] = {
     "Hello world",
     "it's we'll THEY'RE I'M",
