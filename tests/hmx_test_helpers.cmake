@@ -45,7 +45,7 @@ endfunction()
 # which compiles the code under test (UNDER_TEST) into itself with ASan and
 # UBSan so that libFuzzer gets coverage from it, and the ctest <name>_run
 # (label fuzz) that fuzzes for HMX_FUZZ_SECONDS seconds with inputs of at most
-# MAX_LEN bytes (default 4096; at least the largest seed, which would be cut). New inputs go to
+# MAX_LEN bytes (default 4096; libFuzzer cuts longer seeds). New inputs go to
 # <build>/tests/<name>_corpus and crash artifacts to <build>/tests/<name>-*,
 # never into the source tree.
 set(HMX_FUZZ_SECONDS 20 CACHE STRING "Seconds that the fuzz-labelled ctests fuzz for")
