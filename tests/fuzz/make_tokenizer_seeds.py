@@ -101,8 +101,8 @@ def bpe_gguf(pre, types=True, skip=(), text=TEXT, merges=None, extra_kvs=()):
         kvs.append(kv_i32s("tokenizer.ggml.token_type", ty if types is True else ty[:types]))
     m = merges if merges is not None else [enc(a) + " " + enc(b) for a, b in MERGES]
     kvs += [kv_strs("tokenizer.ggml.merges", m), kv_u32("tokenizer.ggml.bos_token_id", n - 1),
-            kv_u32("tokenizer.ggml.eos_token_id", n - 2), kv_bool("tokenizer.ggml.add_bos_token", 0),
-            kv_str("fuzz.text", text)]
+            kv_u32("tokenizer.ggml.eos_token_id", n - 2),
+            kv_bool("tokenizer.ggml.add_bos_token", 0), kv_str("fuzz.text", text)]
     return gguf(kvs + list(extra_kvs))
 
 
