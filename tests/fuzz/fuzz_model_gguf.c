@@ -46,12 +46,17 @@ static void report(void) {
           "bits\n", n_ran, other_name);
 }
 
-
-static hmx_status load(const uint8_t *data, size_t size, hmx_model **out) {
+/* The input as a model; the parsed file is freed before the model is used
+ * (the model must hold copies). *out is the loader's to set once the input
+ * parses as GGUF; *parsed (may be NULL) says whether it did. */
+static hmx_status load(const uint8_t *data, size_t size, hmx_model **out, int *parsed) {
   hmx_gguf *f = NULL;
-  *out = NULL;
   hmx_status s = hmx_gguf_parse(data, size, "fuzz", &f);
-  if (s) return s;
+  if (parsed) *parsed = s == HMX_OK;
+  if (s) {
+    *out = NULL;
+    return s;
+  }
   s = hmx_model_from_gguf(f, "fuzz", out);
   hmx_gguf_free(f);
   return s;
@@ -60,16 +65,9 @@ static hmx_status load(const uint8_t *data, size_t size, hmx_model **out) {
 /* For fuzz_replay.c: does the loader accept this input (ok_* / bad_* seeds)? */
 hmx_status fuzz_parse_status(const uint8_t *data, size_t size) {
   hmx_model *m;
-  hmx_status s = load(data, size, &m);
+  hmx_status s = load(data, size, &m, NULL);
   hmx_model_free(m);
   return s;
-}
-
-/* Bitwise equality, any NaN equal to any NaN (docs/NUMERICS.md §C). */
-static int same_bits(const float *a, const float *b, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (memcmp(&a[i], &b[i], 4) != 0 && !(a[i] != a[i] && b[i] != b[i])) return 0;
-  return 1;
 }
 
 /* Logits of the N_TOK tokens: one prefill step (all_logits), or N_TOK decode steps. */
@@ -120,16 +118,20 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
 
   run(&rctx, m, tok, 0, pre, vocab);
   run(&rctx, m, tok, 1, dec, vocab);
-  FUZZ_ASSERT(same_bits(pre, dec, (size_t)(N_TOK * vocab)));
+  const int64_t shape[2] = {N_TOK, vocab};
+  const hmx_tensor tpre = hmx_tensor_make(pre, HMX_F32, 2, shape),
+                   tdec = hmx_tensor_make(dec, HMX_F32, 2, shape);
+  FUZZ_ASSERT(fuzz_same_bits(&tpre, &tdec, "fuzz_model_gguf: decode's logits vs prefill's"));
 
   const hmx_backend *best = fuzz_backend();
   if (best && best != ref) {
     const hmx_context bctx = {best, 1, 0, HMX_TIER_EXACT};
     FUZZ_ASSERT(hmx_model_prepare(m, &bctx, NULL) == HMX_OK);
     run(&bctx, m, tok, 0, dec, vocab);
-    if (!same_bits(pre, dec, (size_t)(N_TOK * vocab)))
-      fprintf(stderr, "fuzz_model_gguf: %s differs from ref\n", hmx_backend_name(best));
-    FUZZ_ASSERT(same_bits(pre, dec, (size_t)(N_TOK * vocab)));
+    char what[96];
+    snprintf(what, sizeof what, "fuzz_model_gguf: the logits on %s vs ref",
+             hmx_backend_name(best));
+    FUZZ_ASSERT(fuzz_same_bits(&tpre, &tdec, what));
   }
   other_name = best && best != ref ? hmx_backend_name(best) : "no other backend";
   free(pre);
@@ -179,12 +181,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     once = 1;
     atexit(report);
   }
-  hmx_model *m = NULL;
-  hmx_gguf *f = NULL;
-  if (hmx_gguf_parse(data, size, "fuzz", &f) != HMX_OK) return 0; /* fuzz_gguf's ground */
-  m = (hmx_model *)(uintptr_t)1;
-  hmx_status s = hmx_model_from_gguf(f, "fuzz", &m);
-  hmx_gguf_free(f); /* the model must hold copies */
+  hmx_model *m = (hmx_model *)(uintptr_t)1; /* the loader must set it */
+  int parsed;
+  const hmx_status s = load(data, size, &m, &parsed);
+  if (!parsed) return 0; /* fuzz_gguf's ground */
   if (s != HMX_OK) {
     FUZZ_ASSERT(m == NULL);
     FUZZ_ASSERT(s == HMX_ERR_FORMAT || s == HMX_ERR_UNSUPPORTED || s == HMX_ERR_SHAPE ||
