@@ -19,18 +19,30 @@ function(hmx_report name found what)
   endif()
 endfunction()
 
-# cJSON: parses safetensors headers (vectors, weights, the hmx tool).
+# cJSON: parses safetensors headers (vectors, weights, the hmx tool), a
+# Hugging Face checkpoint's config.json and its tokenizer.json. Without it the
+# library is built with src/json_absent.c, which refuses those formats, and
+# cmake/no_cjson/ comes first on the include path: its cjson/cJSON.h is an
+# #error, so a source that still includes cJSON fails to compile even where
+# the system has the header. HMX_WITH_CJSON=OFF builds that way on a machine
+# that has cJSON (tools/test.sh --no-cjson, in CI).
+option(HMX_WITH_CJSON "Use cJSON when found (OFF: build as if it were absent)" ON)
 set(HMX_HAVE_CJSON OFF)
-find_path(HMX_CJSON_INCLUDE cjson/cJSON.h)
-find_library(HMX_CJSON_LIBRARY cjson)
-if(HMX_CJSON_INCLUDE AND HMX_CJSON_LIBRARY)
+if(HMX_WITH_CJSON)
+  find_path(HMX_CJSON_INCLUDE cjson/cJSON.h)
+  find_library(HMX_CJSON_LIBRARY cjson)
+endif()
+if(HMX_WITH_CJSON AND HMX_CJSON_INCLUDE AND HMX_CJSON_LIBRARY)
   set(HMX_HAVE_CJSON ON)
   add_library(HMX::cjson UNKNOWN IMPORTED)
   set_target_properties(HMX::cjson PROPERTIES IMPORTED_LOCATION "${HMX_CJSON_LIBRARY}"
                         INTERFACE_INCLUDE_DIRECTORIES "${HMX_CJSON_INCLUDE}")
 endif()
 hmx_report("cJSON (libcjson-dev)" HMX_HAVE_CJSON
-           "safetensors I/O, the hmx tool, golden vectors and conformance tests")
+           "safetensors and Hugging Face files, the hmx tool, golden vectors, conformance tests")
+if(NOT HMX_HAVE_CJSON)
+  include_directories(BEFORE ${CMAKE_CURRENT_LIST_DIR}/no_cjson)
+endif()
 
 # SLEEF: the peer expf that tools/exp_check compares against.
 set(HMX_HAVE_SLEEF OFF)
@@ -69,11 +81,15 @@ find_package(OpenMP QUIET COMPONENTS C)
 set(HMX_HAVE_OPENMP ${OpenMP_C_FOUND})
 hmx_report("OpenMP" HMX_HAVE_OPENMP "multithreaded backends")
 
-# CUDA: the H100 backend (cuda/), compiled whenever nvcc is found.
-check_language(CUDA)
-if(CMAKE_CUDA_COMPILER)
-  set(HMX_HAVE_CUDA ON)
-else()
-  set(HMX_HAVE_CUDA OFF)
+# CUDA: the H100 backend (cuda/), compiled whenever nvcc is found, unless
+# HMX_WITH_CUDA=OFF (a build that does not need it, e.g. tools/test.sh
+# --no-cjson, saves its minutes of nvcc).
+option(HMX_WITH_CUDA "Build the CUDA backend when nvcc is found" ON)
+set(HMX_HAVE_CUDA OFF)
+if(HMX_WITH_CUDA)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(HMX_HAVE_CUDA ON)
+  endif()
 endif()
 hmx_report("CUDA compiler" HMX_HAVE_CUDA "the CUDA backend")

@@ -65,8 +65,13 @@ typedef struct hmx_model hmx_model;
  * tensor), stored as `dtype` (f32, bf16 or f16). */
 hmx_status hmx_model_synthetic(const hmx_model_config *cfg, uint64_t seed, hmx_dtype dtype,
                                hmx_model **out);
-/* Load a weights file (safetensors, layout in docs/MODEL.md); memory-mapped
- * where the platform allows. */
+/* Load a model: a hadamix weights file (safetensors, layout in docs/MODEL.md;
+ * memory-mapped where the platform allows), a Llama GGUF file, or a Hugging
+ * Face checkpoint directory (docs/GGUF.md). Save writes a hadamix weights
+ * file. safetensors headers and config.json are JSON: a hadamix built
+ * without cJSON (README "Dependencies") refuses those formats with
+ * HMX_ERR_UNSUPPORTED and still loads GGUF. A path that cannot be opened is
+ * HMX_ERR_IO. */
 hmx_status hmx_model_load(const char *path, hmx_model **out);
 hmx_status hmx_model_save(const hmx_model *m, const char *path);
 void hmx_model_free(hmx_model *m);

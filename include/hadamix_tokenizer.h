@@ -21,8 +21,11 @@ extern "C" {
 
 typedef struct hmx_tokenizer hmx_tokenizer;
 
-/* Read the tokenizer.ggml.* metadata of a GGUF file. HMX_ERR_UNSUPPORTED for
- * a tokenizer model or pre-tokenizer that hadamix does not implement. */
+/* Read the tokenizer.ggml.* metadata of a GGUF file, or a Hugging Face
+ * tokenizer.json (a path ending in .json, or a directory holding one;
+ * docs/GGUF.md "Tokenizer"). HMX_ERR_UNSUPPORTED for a tokenizer model or
+ * pre-tokenizer that hadamix does not implement, and for a tokenizer.json
+ * when hadamix was built without cJSON. */
 hmx_status hmx_tokenizer_load(const char *gguf_path, hmx_tokenizer **out);
 void hmx_tokenizer_free(hmx_tokenizer *t);
 

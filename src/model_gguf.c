@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_ALIGN 64
 
 /* Metadata integer `key` in [lo, hi]; `def` < 0: required. */
 static hmx_status meta_int(const hmx_gguf *f, const char *path, const char *key, int64_t def,
@@ -233,12 +232,12 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
   for (int i = 0; i < m->n_weights && !st; i++) {
     int ok;
     const size_t b = elem_bytes(src[i], keep[i], &ok);
-    if (!ok || total + b + ARENA_ALIGN < total) {
+    if (!ok || total + b + HMX_MODEL_ARENA_ALIGN < total) {
       st = hmx_fail(HMX_ERR_NO_MEMORY, "%s: the weights do not fit in memory", path);
       break;
     }
     if (!keep[i] && b > largest) largest = b;
-    total += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    total += hmx_model_arena_round(b);
   }
   float *tmp = NULL;
   if (!st && (!(m->arena = hmx_model_arena_alloc(m->arena_bytes = total)) ||
@@ -284,7 +283,7 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
       }
       m->weights[i] = hmx_tensor_make(dst, dt, m->specs[i].ndim, m->specs[i].shape);
     }
-    off += (b + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    off += hmx_model_arena_round(b);
     m->weight_bytes += (int64_t)b;
   }
   free(tmp);

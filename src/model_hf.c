@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_ALIGN 64
 #define MAX_SHARDS 64
 #define MAX_JSON (64u << 20)
 
@@ -264,7 +263,7 @@ static hmx_status load_weights(hmx_model *m, const shards *s, const char *dir) {
                                      : t->shape[0] != r || t->shape[1] != c)))
       st = hmx_fail(HMX_ERR_SHAPE, "%s: tensor '%s' has the wrong shape for this config", dir,
                     name);
-    if (!st) total += ((size_t)t->nbytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (!st) total += hmx_model_arena_round((size_t)t->nbytes);
   }
   if (!st && n_file != m->n_weights) {
     for (int k = 0; k < s->n && !st; k++)
@@ -294,7 +293,7 @@ static hmx_status load_weights(hmx_model *m, const shards *s, const char *dir) {
                  from + ((size_t)rr * (size_t)cols + (size_t)cc) * es, es);
     }
     m->weights[i] = hmx_tensor_make(dst, t->dtype, m->specs[i].ndim, m->specs[i].shape);
-    off += ((size_t)t->nbytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    off += hmx_model_arena_round((size_t)t->nbytes);
     m->weight_bytes += (int64_t)t->nbytes;
   }
   free(src);

@@ -69,6 +69,13 @@ struct hmx_kv_cache {
  * per-layer shortcuts once every weight is set, and the arena allocator
  * (64-byte aligned, freed with free). */
 hmx_status hmx_model_alloc(const hmx_model_config *cfg, hmx_model **out);
+/* Every weight a loader copies into its arena starts at a multiple of 64
+ * bytes; hmx_model_arena_round(b) is b rounded up to one (callers check
+ * that b + 64 does not overflow). */
+#define HMX_MODEL_ARENA_ALIGN 64
+static inline size_t hmx_model_arena_round(size_t b) {
+  return (b + HMX_MODEL_ARENA_ALIGN - 1) / HMX_MODEL_ARENA_ALIGN * HMX_MODEL_ARENA_ALIGN;
+}
 /* hmx_model_config_check for a config read from the file at path (model_config.c):
  * the message names the file, and a value out of range is HMX_ERR_FORMAT. */
 hmx_status hmx_model_config_check_file(const hmx_model_config *cfg, const char *path);
@@ -84,6 +91,9 @@ hmx_status hmx_model_from_gguf(const struct hmx_gguf *f, const char *path, hmx_m
 /* A Hugging Face Llama checkpoint: a directory with config.json and
  * model.safetensors or model.safetensors.index.json + shards (model_hf.c). */
 hmx_status hmx_model_load_hf(const char *dir, hmx_model **out);
+/* A hadamix model file: safetensors with the config in its metadata
+ * (model_safetensors.c, docs/MODEL.md). */
+hmx_status hmx_model_load_safetensors(const char *path, hmx_model **out);
 
 /* The matrix of weight w (a pointer into m->weights) when it is kept in its
  * GGUF format, else NULL. */

@@ -14,6 +14,7 @@
 #include "internal.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,6 +330,21 @@ hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *path, hmx_toke
   hmx_tokenizer_set_ids(*out, meta_id(f, "tokenizer.ggml.bos_token_id", (*out)->n_vocab),
                         meta_id(f, "tokenizer.ggml.eos_token_id", (*out)->n_vocab), add);
   return HMX_OK;
+}
+
+/* Here rather than in tokenizer_hf.c, which is built only with cJSON: without
+ * it a tokenizer.json is still recognized, and refused as unsupported
+ * (json_absent.c) rather than misread as a GGUF file. */
+int hmx_tokenizer_is_hf(const char *path) {
+  if (!path) return 0;
+  size_t n = strlen(path);
+  if (n >= 5 && !strcmp(path + n - 5, ".json")) return 1;
+  char p[4096];
+  FILE *fp = NULL;
+  if (snprintf(p, sizeof p, "%s/tokenizer.json", path) >= (int)sizeof p || !(fp = fopen(p, "rb")))
+    return 0;
+  fclose(fp);
+  return 1;
 }
 
 hmx_status hmx_tokenizer_load(const char *path, hmx_tokenizer **out) {

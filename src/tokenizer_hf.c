@@ -33,13 +33,6 @@ static int exists(const char *path) {
   return fp != NULL;
 }
 
-int hmx_tokenizer_is_hf(const char *path) {
-  if (!path) return 0;
-  if (ends_with(path, ".json")) return 1;
-  char p[4096];
-  return snprintf(p, sizeof p, "%s/tokenizer.json", path) < (int)sizeof p && exists(p);
-}
-
 /* A JSON object from len bytes of text (source names it in messages). */
 static cJSON *parse_object(const char *text, size_t len, const char *source, hmx_status *st) {
   cJSON *j = cJSON_ParseWithLength(text, len);

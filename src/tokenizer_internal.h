@@ -93,7 +93,8 @@ void hmx_tokenizer_set_ids(hmx_tokenizer *t, int32_t bos, int32_t eos, int add_b
 /* The tokenizer.ggml.* metadata of a parsed GGUF file (hmx_tokenizer_load
  * without the file; also the entry point of tests/fuzz/fuzz_tokenizer.c). */
 hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *source, hmx_tokenizer **out);
-/* tokenizer_hf.c: is `path` a tokenizer.json or a directory with one; load it. */
+/* Is `path` a tokenizer.json or a directory with one (tokenizer.c); load it
+ * (tokenizer_hf.c; without cJSON json_absent.c refuses it). */
 int hmx_tokenizer_is_hf(const char *path);
 hmx_status hmx_tokenizer_load_hf(const char *path, hmx_tokenizer **out);
 /* A tokenizer.json held in memory (len bytes, not necessarily terminated):

@@ -22,3 +22,12 @@ endif()
 # hmx_model_prepare: the G16 layout of the projections changes no bit.
 hmx_add_test(NAME test_model_prepare SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_prepare.c
              ARGS ${CMAKE_CURRENT_BINARY_DIR} LABELS unit model)
+# Without cJSON (tools/test.sh --no-cjson): the JSON-headed formats are refused
+# as unsupported, GGUF models and tokenizers still load and run.
+if(NOT HMX_HAVE_CJSON)
+  hmx_add_test(NAME test_no_cjson SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_no_cjson.c
+               ARGS ${CMAKE_CURRENT_BINARY_DIR}
+                    ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_model_gguf/ok_q8_0.gguf
+                    ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_tokenizer/ok_gpt2_smollm.gguf
+               LABELS unit model)
+endif()
