@@ -11,9 +11,13 @@ if(HMX_HAVE_LIBM)
   set(HMX_LIBM m)
 endif()
 
+# hmx_report(name found-var what [switch-var]): a dependency whose switch
+# (HMX_WITH_...) is OFF is reported as left out, not as missing.
 function(hmx_report name found what)
   if(${found})
     message(STATUS "hadamix: ${name} found: ${what}")
+  elseif(ARGC GREATER 3 AND NOT ${ARGV3})
+    message(STATUS "hadamix: ${name} left out (${ARGV3}=OFF): ${what} disabled")
   else()
     message(STATUS "hadamix: ${name} NOT found: ${what} disabled")
   endif()
@@ -25,7 +29,7 @@ endfunction()
 # cmake/no_cjson/ comes first on the include path: its cjson/cJSON.h is an
 # #error, so a source that still includes cJSON fails to compile even where
 # the system has the header. HMX_WITH_CJSON=OFF builds that way on a machine
-# that has cJSON (tools/test.sh --no-cjson, in CI).
+# that has cJSON (tools/test.sh --minimal, in CI).
 option(HMX_WITH_CJSON "Use cJSON when found (OFF: build as if it were absent)" ON)
 set(HMX_HAVE_CJSON OFF)
 if(HMX_WITH_CJSON)
@@ -39,7 +43,8 @@ if(HMX_WITH_CJSON AND HMX_CJSON_INCLUDE AND HMX_CJSON_LIBRARY)
                         INTERFACE_INCLUDE_DIRECTORIES "${HMX_CJSON_INCLUDE}")
 endif()
 hmx_report("cJSON (libcjson-dev)" HMX_HAVE_CJSON
-           "safetensors and Hugging Face files, the hmx tool, golden vectors, conformance tests")
+           "safetensors and Hugging Face files, the hmx tool, golden vectors, conformance tests"
+           HMX_WITH_CJSON)
 if(NOT HMX_HAVE_CJSON)
   include_directories(BEFORE ${CMAKE_CURRENT_LIST_DIR}/no_cjson)
 endif()
@@ -83,7 +88,7 @@ hmx_report("OpenMP" HMX_HAVE_OPENMP "multithreaded backends")
 
 # CUDA: the H100 backend (cuda/), compiled whenever nvcc is found, unless
 # HMX_WITH_CUDA=OFF (a build that does not need it, e.g. tools/test.sh
-# --no-cjson, saves its minutes of nvcc).
+# --minimal, saves its minutes of nvcc).
 option(HMX_WITH_CUDA "Build the CUDA backend when nvcc is found" ON)
 set(HMX_HAVE_CUDA OFF)
 if(HMX_WITH_CUDA)
@@ -92,4 +97,4 @@ if(HMX_WITH_CUDA)
     set(HMX_HAVE_CUDA ON)
   endif()
 endif()
-hmx_report("CUDA compiler" HMX_HAVE_CUDA "the CUDA backend")
+hmx_report("CUDA compiler" HMX_HAVE_CUDA "the CUDA backend" HMX_WITH_CUDA)

@@ -22,7 +22,7 @@ endif()
 # hmx_model_prepare: the G16 layout of the projections changes no bit.
 hmx_add_test(NAME test_model_prepare SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_prepare.c
              ARGS ${CMAKE_CURRENT_BINARY_DIR} LABELS unit model)
-# Without cJSON (tools/test.sh --no-cjson): the JSON-headed formats are refused
+# Without cJSON (tools/test.sh --minimal): the JSON-headed formats are refused
 # as unsupported, GGUF models and tokenizers still load and run.
 if(NOT HMX_HAVE_CJSON)
   hmx_add_test(NAME test_no_cjson SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_no_cjson.c

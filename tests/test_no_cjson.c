@@ -1,5 +1,5 @@
 /* A hadamix built without cJSON (tests/t_model.cmake builds this only then:
- * tools/test.sh --no-cjson in CI). The formats with a JSON header must be
+ * tools/test.sh --minimal in CI). The formats with a JSON header must be
  * refused with HMX_ERR_UNSUPPORTED and a message naming cJSON, never misread
  * as another format; what needs no JSON must still work:
  * - hmx_model_save and hmx_model_load of a hadamix weights file (safetensors);

@@ -5,23 +5,27 @@
 #   tools/test.sh --clang      clang build with -Werror and the libFuzzer targets
 #                              (build-clang/), then ctest (includes 20 s of fuzzing
 #                              for each of the five targets of tests/fuzz/)
-#   tools/test.sh --no-cjson   gcc build as if cJSON were absent, without CUDA
-#                              (build-nocjson/): the library and the tests that
-#                              need no JSON; the JSON formats must be refused
-#                              (tests/test_no_cjson.c)
+#   tools/test.sh --minimal    gcc build with none of the optional dependencies
+#                              (no cJSON, OpenMP, SLEEF, oneDNN, MPFR or CUDA;
+#                              build-minimal/): the library and the tests that
+#                              need none of them; the JSON formats must then be
+#                              refused (tests/test_no_cjson.c)
 # Extra arguments after -- go to ctest (e.g. -- -L ref).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=gcc
-case "${1:-}" in --sanitize|--clang|--no-cjson) mode=${1#--}; shift ;; esac
+case "${1:-}" in --sanitize|--clang|--minimal) mode=${1#--}; shift ;; esac
 [ "${1:-}" = "--" ] && shift
 bash tools/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 case $mode in
   gcc)      dir=build;       opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON) ;;
   clang)    dir=build-clang; opts=(-DCMAKE_C_COMPILER=clang -DHMX_WERROR=ON -DHMX_FUZZ=ON) ;;
-  no-cjson) dir=build-nocjson; opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON -DHMX_WITH_CJSON=OFF
-                                     -DHMX_WITH_CUDA=OFF) ;;
+  minimal)  dir=build-minimal; opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON -DHMX_WITH_CJSON=OFF
+                                     -DHMX_WITH_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON
+                                     -DHMX_SLEEF_INCLUDE= -DHMX_SLEEF_LIBRARY=
+                                     -DHMX_DNNL_INCLUDE= -DHMX_DNNL_LIBRARY=
+                                     -DHMX_MPFR_INCLUDE= -DHMX_MPFR_LIBRARY=) ;;
   sanitize) dir=build-asan;  opts=(-DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
                                    -DHMX_SANITIZE=address,undefined) ;;
 esac
