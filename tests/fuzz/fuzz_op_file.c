@@ -31,6 +31,8 @@
 #include "safetensors.h"
 #include "fuzz_backend.h"
 #include "fuzz_mutate_values.h"
+#include "fuzz_resize.h"
+#include "fuzz_resize.h"
 #include "fuzz_assert.h"
 
 #include <stdint.h>
@@ -74,30 +76,82 @@ static hmx_status prepare(hmx_op_io *io, const hmx_opspec *op, const hmx_st_file
   return s;
 }
 
+/* op's place in the op table (opspec.h) */
+static int op_index(const hmx_opspec *op) {
+  int i = 0;
+  while (i < hmx_op_count() && hmx_op_at(i) != op) i++;
+  return i;
+}
+
 #ifdef HMX_LIBFUZZER
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
-/* Half the mutations change only the tensor bytes (after the 8-byte header
- * length and the JSON header), so that the file stays loadable and the ops
- * see new values; the other half are libFuzzer's own, over the whole file
- * (shapes, dtypes and parameters live in the JSON). */
+/* A mutation picks one of three kinds (by seed):
+ * - half change only the tensor bytes (after the 8-byte header length and the
+ *   JSON header), with fuzz_mutate_values.h's edge values among them, so that
+ *   the file stays loadable and the ops see new values;
+ * - three eighths change one size throughout the file (fuzz_resize.h), so
+ *   that the shapes keep agreeing with each other;
+ * - one eighth are libFuzzer's own, over the whole file (dtypes, parameters
+ *   and names live in the JSON).
+ * A file that does not parse (a truncated seed, an earlier whole-file
+ * mutation) only gets libFuzzer's own: the other two need its structure. */
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  const unsigned kind = seed % 8;
+  hmx_st_file *f = NULL;
+  const int parses = hmx_st_parse(data, size, &f) == HMX_OK;
+  hmx_st_free(f);
+  if (!parses || kind == 7) return LLVMFuzzerMutate(data, size, max_size);
+  if (kind >= 4) {
+    const size_t resized = fuzz_resize(data, size, max_size, seed / 8);
+    if (resized) return resized;
+  }
   uint64_t header = 0;
-  for (int i = 0; i < 8 && size >= 8; i++) header |= (uint64_t)data[i] << (8 * i);
-  if (!(seed & 1) || size < 8 || header >= size - 8)
-    return LLVMFuzzerMutate(data, size, max_size);
-  fuzz_mutate_values(data, size, 8 + (size_t)header, seed);
+  for (int i = 0; i < 8; i++) header |= (uint64_t)data[i] << (8 * i);
+  fuzz_mutate_values(data, size, 8 + (size_t)header, seed / 8);
   return size;
+}
+#endif /* HMX_LIBFUZZER */
+
+/* libFuzzer's coverage comes from op_io.c alone (tests/t_fuzz.cmake): the ops
+ * and backends are not instrumented, and op_io.c is the same code for every
+ * op. These counters (libFuzzer's extra counters, an ELF section) tell it
+ * which op an input reached, how it ended (refused at loading, refused by
+ * the op, ran) and the size class of its inputs (log2 of their elements), so
+ * that the corpus keeps inputs of every op and size. */
+#if defined(HMX_LIBFUZZER) && defined(__linux__)
+#define FUZZ_MAX_OPS 32
+__attribute__((used, section("__libfuzzer_extra_counters")))
+static uint8_t fuzz_features[FUZZ_MAX_OPS][3][24];
+
+static void fuzz_feature(int index, int outcome, const hmx_st_file *f) {
+  uint64_t elements = 0; /* from the byte counts: a product of shapes could overflow */
+  for (int i = 0; i < hmx_st_count(f); i++) {
+    const hmx_st_tensor *t = hmx_st_at(f, i);
+    const size_t element_size = hmx_dtype_size(t->dtype);
+    if (element_size) elements += t->nbytes / element_size;
+  }
+  int size_class = 0;
+  while (size_class < 23 && (elements >> size_class) > 1) size_class++;
+  if (index < FUZZ_MAX_OPS) fuzz_features[index][outcome][size_class]++;
+}
+#else
+static void fuzz_feature(int index, int outcome, const hmx_st_file *f) {
+  (void)index, (void)outcome, (void)f;
 }
 #endif
 
-/* How many inputs ran the op on both backends (printed at exit: a run whose
- * inputs never reach the comparison checks nothing). */
-static long n_ran, n_refused;
+/* How many inputs ran the op on both backends, in all and per op (printed at
+ * exit: a run whose inputs never reach the comparison checks nothing). */
+#define REPORT_OPS 32
+static long n_ran, n_refused, n_ran_op[REPORT_OPS];
 static const char *other_name = "?";
 static void report(void) {
   fprintf(stderr, "fuzz_op_file: %ld inputs ran on ref and %s with the same bits, %ld refused "
-          "alike by both\n", n_ran, other_name, n_refused);
+          "alike by both; ran per op:", n_ran, other_name, n_refused);
+  for (int i = 0; i < hmx_op_count() && i < REPORT_OPS; i++)
+    fprintf(stderr, " %s %ld", hmx_op_at(i)->name, n_ran_op[i]);
+  fprintf(stderr, "\n");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -120,6 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hmx_op_io a, b;
   hmx_status sa = prepare(&a, op, f), sb = prepare(&b, op, f);
   FUZZ_ASSERT(sa == sb);
+  int outcome = 0; /* refused at loading; 1: refused by the op; 2: ran */
   if (!sa) {
     const hmx_context rctx = {ref, 1, 0, HMX_TIER_EXACT}, bctx = {best, 2, 1, HMX_TIER_EXACT};
     sa = hmx_op_io_run(&a, &rctx);
@@ -138,7 +193,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     other_name = hmx_backend_name(best);
     if (sa) n_refused++;
     else n_ran++;
+    if (!sa && op_index(op) < REPORT_OPS) n_ran_op[op_index(op)]++;
+    outcome = sa ? 1 : 2;
   }
+  fuzz_feature(op_index(op), outcome, f);
   hmx_op_io_free(&a);
   hmx_op_io_free(&b);
   hmx_st_free(f);
