@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Metadata integer `key` in [lo, hi]; `def` < 0: required. */
 static hmx_status meta_int(const hmx_gguf *f, const char *path, const char *key, int64_t def,
                            int64_t lo, int64_t hi, int *out) {

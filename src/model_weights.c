@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ------------------------------------------------------------------ layout */
 
 static void spec_set(hmx_weight_spec *s, const char *name, int ndim, int64_t d0, int64_t d1,
