@@ -32,7 +32,6 @@
 #include "fuzz_backend.h"
 #include "fuzz_mutate_values.h"
 #include "fuzz_resize.h"
-#include "fuzz_resize.h"
 #include "fuzz_assert.h"
 
 #include <stdint.h>
@@ -99,13 +98,13 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
   const unsigned kind = seed % 8;
   hmx_st_file *f = NULL;
-  const int parses = hmx_st_parse(data, size, &f) == HMX_OK;
-  hmx_st_free(f);
-  if (!parses || kind == 7) return LLVMFuzzerMutate(data, size, max_size);
-  if (kind >= 4) {
-    const size_t resized = fuzz_resize(data, size, max_size, seed / 8);
-    if (resized) return resized;
+  if (hmx_st_parse(data, size, &f) != HMX_OK || kind == 7) {
+    hmx_st_free(f);
+    return LLVMFuzzerMutate(data, size, max_size);
   }
+  const size_t resized = kind >= 4 ? fuzz_resize(f, data, max_size, seed / 8) : 0;
+  hmx_st_free(f);
+  if (resized) return resized;
   uint64_t header = 0;
   for (int i = 0; i < 8; i++) header |= (uint64_t)data[i] << (8 * i);
   fuzz_mutate_values(data, size, 8 + (size_t)header, seed / 8);
@@ -119,8 +118,9 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
  * which op an input reached, how it ended (refused at loading, refused by
  * the op, ran) and the size class of its inputs (log2 of their elements), so
  * that the corpus keeps inputs of every op and size. */
-#if defined(HMX_LIBFUZZER) && defined(__linux__)
+/* ops counted, per op, by the features and the report (the table has 15) */
 #define FUZZ_MAX_OPS 32
+#if defined(HMX_LIBFUZZER) && defined(__linux__)
 __attribute__((used, section("__libfuzzer_extra_counters")))
 static uint8_t fuzz_features[FUZZ_MAX_OPS][3][24];
 
@@ -143,13 +143,12 @@ static void fuzz_feature(int index, int outcome, const hmx_st_file *f) {
 
 /* How many inputs ran the op on both backends, in all and per op (printed at
  * exit: a run whose inputs never reach the comparison checks nothing). */
-#define REPORT_OPS 32
-static long n_ran, n_refused, n_ran_op[REPORT_OPS];
+static long n_ran, n_refused, n_ran_op[FUZZ_MAX_OPS];
 static const char *other_name = "?";
 static void report(void) {
   fprintf(stderr, "fuzz_op_file: %ld inputs ran on ref and %s with the same bits, %ld refused "
           "alike by both; ran per op:", n_ran, other_name, n_refused);
-  for (int i = 0; i < hmx_op_count() && i < REPORT_OPS; i++)
+  for (int i = 0; i < hmx_op_count() && i < FUZZ_MAX_OPS; i++)
     fprintf(stderr, " %s %ld", hmx_op_at(i)->name, n_ran_op[i]);
   fprintf(stderr, "\n");
 }
@@ -174,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hmx_op_io a, b;
   hmx_status sa = prepare(&a, op, f), sb = prepare(&b, op, f);
   FUZZ_ASSERT(sa == sb);
+  const int index = op_index(op);
   int outcome = 0; /* refused at loading; 1: refused by the op; 2: ran */
   if (!sa) {
     const hmx_context rctx = {ref, 1, 0, HMX_TIER_EXACT}, bctx = {best, 2, 1, HMX_TIER_EXACT};
@@ -193,10 +193,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     other_name = hmx_backend_name(best);
     if (sa) n_refused++;
     else n_ran++;
-    if (!sa && op_index(op) < REPORT_OPS) n_ran_op[op_index(op)]++;
+    if (!sa && index < FUZZ_MAX_OPS) n_ran_op[index]++;
     outcome = sa ? 1 : 2;
   }
-  fuzz_feature(op_index(op), outcome, f);
+  fuzz_feature(index, outcome, f);
   hmx_op_io_free(&a);
   hmx_op_io_free(&b);
   hmx_st_free(f);

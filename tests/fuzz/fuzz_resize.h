@@ -37,12 +37,11 @@ static int64_t fuzz_new_size(int64_t s, unsigned pick) {
   }
 }
 
-/* Mutates the safetensors file data[0..size) as above; returns its new size,
- * or 0 when it does not apply (no file, no size, or the result would exceed
- * max_size): the caller then mutates otherwise. */
-static size_t fuzz_resize(uint8_t *data, size_t size, size_t max_size, unsigned seed) {
-  hmx_st_file *f = NULL;
-  if (hmx_st_parse(data, size, &f) != HMX_OK) return 0;
+/* Writes over data the safetensors file f (the caller's parse of data, which
+ * keeps its own copy of the bytes) with one size changed as above; returns
+ * the new size, or 0 when it does not apply (no size, or the result would
+ * exceed max_size): the caller then mutates otherwise. */
+static size_t fuzz_resize(const hmx_st_file *f, uint8_t *data, size_t max_size, unsigned seed) {
   /* the file's distinct sizes, in order of appearance */
   int64_t sizes[64];
   int n_sizes = 0;
@@ -101,7 +100,6 @@ static size_t fuzz_resize(uint8_t *data, size_t size, size_t max_size, unsigned 
     if (st || out_len > max_size) out_len = 0;
     hmx_st_writer_free(w);
   }
-  hmx_st_free(f);
   if (out_len) memcpy(data, out, out_len);
   free(out);
   return out_len;
