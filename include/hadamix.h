@@ -21,9 +21,25 @@
 extern "C" {
 #endif
 
+/* The one place the version is written: CMake reads it from here (project
+ * version, the shared library's SONAME, the CMake package and pkg-config). */
 #define HMX_VERSION_MAJOR 0
 #define HMX_VERSION_MINOR 1
 #define HMX_VERSION_PATCH 0
+
+/* Everything declared between HMX_API_BEGIN and HMX_API_END in the public
+ * headers is the library's API. The library is compiled with hidden
+ * visibility, so a shared libhadamix exports these declarations and nothing
+ * else (cmake/HmxInstall.cmake; the test install_package checks the list). */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define HMX_API_BEGIN _Pragma("GCC visibility push(default)")
+#define HMX_API_END _Pragma("GCC visibility pop")
+#else
+#define HMX_API_BEGIN
+#define HMX_API_END
+#endif
+
+HMX_API_BEGIN
 
 /* ------------------------------------------------------------------ status */
 
@@ -42,6 +58,10 @@ typedef enum hmx_status {
   HMX_ERR_INTERNAL,         /* a bug in hadamix: please report */
   HMX_STATUS_COUNT
 } hmx_status;
+
+/* The library's version, "MAJOR.MINOR.PATCH": the HMX_VERSION_* it was built
+ * with, which a program can compare with the headers it was compiled with. */
+const char *hmx_version_string(void);
 
 /* Fixed English description of a status code (never NULL). */
 const char *hmx_status_string(hmx_status s);
@@ -342,6 +362,8 @@ hmx_status hmx_priority(const hmx_context *ctx, const hmx_tensor *q, const hmx_t
 float hmx_expf(float x);
 float hmx_sigmoidf(float x);
 float hmx_siluf(float x);
+
+HMX_API_END
 
 #ifdef __cplusplus
 }

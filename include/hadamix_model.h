@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+HMX_API_BEGIN
+
 typedef enum hmx_outproj {
   HMX_OUTPROJ_DENSE = 0,    /* x W_O^T, W_O [d_model, n_head * head_dim] */
   HMX_OUTPROJ_HADAMARD = 1  /* hadamard_mix: (H x / sqrt(d)) * alpha + beta */
@@ -171,6 +173,8 @@ typedef struct hmx_sampler {
 } hmx_sampler;
 hmx_status hmx_sample(const hmx_sampler *s, const float *logits, int vocab, uint64_t step,
                       int32_t *token);
+
+HMX_API_END
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+HMX_API_BEGIN
+
 typedef struct hmx_tokenizer hmx_tokenizer;
 
 /* Read the tokenizer.ggml.* metadata of a GGUF file, or a Hugging Face
@@ -47,6 +49,8 @@ int hmx_tokenizer_add_bos(const hmx_tokenizer *t); /* tokenizer.ggml.add_bos_tok
 int hmx_tokenizer_is_control(const hmx_tokenizer *t, int32_t id);
 /* The id of a token whose text is exactly s, or -1. */
 int32_t hmx_tokenizer_find(const hmx_tokenizer *t, const char *s);
+
+HMX_API_END
 
 #ifdef __cplusplus
 }

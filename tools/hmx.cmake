@@ -14,6 +14,7 @@ if(HMX_HAVE_CJSON)
   string(STRIP "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${_hmx_cli_bt}}" _hmx_cli_flags)
   target_compile_definitions(hmx PRIVATE
     HMX_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    HMX_DATA_DIR="${CMAKE_INSTALL_FULL_DATADIR}/hadamix"
     HMX_CLI_BUILD_TYPE="${CMAKE_BUILD_TYPE}"
     HMX_CLI_C_FLAGS="${_hmx_cli_flags}"
     HMX_CLI_COMPILE_OPTIONS="${_hmx_cli_opts}"

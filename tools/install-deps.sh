@@ -39,7 +39,7 @@ if [ "${1:-}" = "--arm64" ]; then
 fi
 
 pkgs=(cmake gcc make clang libcjson-dev libsleef-dev libmpfr-dev libgmp-dev libomp-dev
-      libclang-rt-14-dev libdnnl-dev)
+      libclang-rt-14-dev libdnnl-dev pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   installed "$p" || missing+=("$p")

@@ -324,7 +324,7 @@ int hmx_cmd_info(int argc, char **argv) {
     return hmx_cli_error(HMX_EXIT_USAGE, "info: unexpected argument '%s' (see `hmx info --help`)",
                          argv[i]);
   }
-  printf("hadamix %d.%d.%d\n", HMX_VERSION_MAJOR, HMX_VERSION_MINOR, HMX_VERSION_PATCH);
+  printf("hadamix %s\n", hmx_version_string());
   print_build();
   print_cpu();
   int rc = print_backends();

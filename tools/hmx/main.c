@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     return HMX_EXIT_OK;
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-    printf("hmx %d.%d.%d\n", HMX_VERSION_MAJOR, HMX_VERSION_MINOR, HMX_VERSION_PATCH);
+    printf("hmx %s\n", hmx_version_string());
     return HMX_EXIT_OK;
   }
   for (int i = 0; i < NCOMMANDS; i++)
