@@ -3,7 +3,7 @@
 #   cmake --install build --prefix /usr/local
 #
 # installs the public headers, the static library (libhadamix.a), the shared
-# library (libhadamix.so.<major>.<minor>, unless HMX_SHARED=OFF), the hmx tool,
+# library (libhadamix.so.<major>.<minor>, with -DHMX_SHARED=ON), the hmx tool,
 # the golden vectors (share/hadamix/vectors: `hmx conform`'s default once the
 # source tree is gone), a CMake package (find_package(hadamix): hadamix::hadamix
 # is the shared library when built, else the static one; hadamix::hadamix_static
@@ -15,14 +15,19 @@ include(CMakePackageConfigHelpers)
 include(CheckLinkerFlag)
 
 # ---------------------------------------------------------------- the shared library
-# Made from the static archive whole, so that no source is compiled twice:
-# the archive is compiled position-independent for it (free on x86-64 and
-# AArch64, where code is PC-relative; the same instructions, the same bits).
-# Its dependencies (cJSON, OpenMP, oneDNN, SLEEF, the static CUDA runtime)
-# are linked into it, so a program needs only -lhadamix. What it exports is
-# the public API: hidden visibility everywhere else (CMakeLists.txt), and on
-# ELF a version script that keeps the static CUDA runtime's symbols local.
-option(HMX_SHARED "Also build the shared library libhadamix (public API only)" ON)
+# Off by default: it needs the archive compiled position-independent, and
+# that costs the kernels a little: the same avx2 fwht calls (rows of 256 ...
+# 4096 in L2) ran 4.5% more instructions from a PIC archive (1.758e9 against
+# 1.682e9, `perf stat -e instructions:u`, one program linked to each;
+# register allocation and stack realignment, not TLS, which a static link
+# relaxes). -DHMX_SHARED=ON builds it: made from the static archive whole,
+# so no source is compiled twice. Its dependencies (cJSON, OpenMP, oneDNN,
+# SLEEF, the static CUDA runtime) are linked into it, so a program needs
+# only -lhadamix. It exports the public API and nothing else: hidden
+# visibility everywhere else (CMakeLists.txt), and on ELF a version script
+# that keeps the static CUDA runtime's symbols local. CI builds it in
+# tools/test.sh --sanitize and --minimal.
+option(HMX_SHARED "Also build the shared library libhadamix (public API only; compiles the archive -fPIC)" OFF)
 if(HMX_SHARED AND (WIN32 OR NOT CMAKE_C_COMPILER_ID MATCHES "GNU|Clang"))
   message(STATUS "hadamix: the shared library is built only with gcc or clang off Windows")
   set(HMX_SHARED OFF)

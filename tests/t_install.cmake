@@ -7,13 +7,14 @@ if(CMAKE_CROSSCOMPILING)
   return()
 endif()
 find_program(HMX_PKG_CONFIG NAMES pkg-config pkgconf)
+find_program(HMX_CXX_FOR_HEADERS NAMES c++ g++ clang++) # the headers' C++ check
 set(_san "")
 if(HMX_SANITIZE)
   set(_san "-fsanitize=${HMX_SANITIZE}")
 endif()
 add_test(NAME install_package
          COMMAND ${CMAKE_COMMAND} -DBUILD=${PROJECT_BINARY_DIR} -DSRC=${PROJECT_SOURCE_DIR}
-                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/install_package -DCC=${CMAKE_C_COMPILER}
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/install_package -DCC=${CMAKE_C_COMPILER} -DCXX=${HMX_CXX_FOR_HEADERS}
                  -DSHARED=${HMX_SHARED} -DNM=${CMAKE_NM} -DPKG_CONFIG=${HMX_PKG_CONFIG}
                  -DSAN_FLAGS=${_san} -DVERSION=${PROJECT_VERSION}
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/install/check_install.cmake)

@@ -4,11 +4,13 @@
 #      package and hadamix.pc where README "Using it as a library" says;
 #   2. libhadamix.so exports exactly the functions the public headers declare
 #      (ELF only, with nm);
-#   3. tests/install/consumer.c, built against the CMake package (the shared
-#      and the static target) and through pkg-config (shared, and the archive
-#      with Libs.private), runs and passes its checks each time;
-#   4. the installed hmx passes `conform` on the installed vectors (ref).
-# Arguments (-D): BUILD, SRC, WORK, CC, SHARED, NM, PKG_CONFIG, SAN_FLAGS, VERSION.
+#   3. tests/install/consumer.c, built against the CMake package (both
+#      targets) and through pkg-config (the archive with Libs.private, and the
+#      shared library where HMX_SHARED built it), runs and passes its checks
+#      each time;
+#   4. the installed headers compile as C++ (when a C++ compiler is there);
+#   5. the installed hmx passes `conform` on the installed vectors (ref).
+# Arguments (-D): BUILD, SRC, WORK, CC, CXX, SHARED, NM, PKG_CONFIG, SAN_FLAGS, VERSION.
 cmake_minimum_required(VERSION 3.25)
 set(prefix ${WORK}/prefix)
 file(REMOVE_RECURSE ${WORK})
@@ -101,15 +103,12 @@ set(flags "")
 if(SAN_FLAGS)
   set(flags -DCMAKE_C_FLAGS=${SAN_FLAGS} -DCMAKE_EXE_LINKER_FLAGS=${SAN_FLAGS})
 endif()
-set(targets hadamix::hadamix_static)
-if(SHARED)
-  list(APPEND targets hadamix::hadamix)
-endif()
-foreach(t IN LISTS targets)
+# hadamix::hadamix is the shared library where it was built, else the archive
+foreach(t hadamix::hadamix_static hadamix::hadamix)
   string(REPLACE "::" "_" tag ${t})
   set(bdir ${WORK}/cmake_${tag})
   set(expect OFF)
-  if(t STREQUAL "hadamix::hadamix")
+  if(t STREQUAL "hadamix::hadamix" AND SHARED)
     set(expect ON)
   endif()
   run("configure against ${t}" ${CMAKE_COMMAND} -S ${SRC}/tests/install -B ${bdir}
@@ -151,7 +150,16 @@ else()
   message(STATUS "pkg-config not found: the .pc file was installed but not used")
 endif()
 
-# 4. the installed hmx on the installed vectors
+# 4. the installed headers compile in a C++ program (extern "C", no C-only syntax)
+if(CXX)
+  file(WRITE ${WORK}/headers.cpp "#include <hadamix.h>\n#include <hadamix_model.h>\n"
+       "#include <hadamix_tokenizer.h>\nint main() { return hmx_version_string()[0] == 0; }\n")
+  run("the headers in C++" ${CXX} -std=c++11 -Wall -Wextra -Werror -fsyntax-only
+      -I${prefix}/include ${WORK}/headers.cpp)
+  message(STATUS "the installed headers compile as C++11")
+endif()
+
+# 5. the installed hmx on the installed vectors
 if(EXISTS ${prefix}/bin/hmx)
   run("installed hmx conform" ${prefix}/bin/hmx conform --backend ref
       --vectors ${prefix}/share/hadamix/vectors)
