@@ -41,9 +41,18 @@ static int vendor_is(const unsigned l0[4], const char *v) {
 }
 #endif
 
-static hmx_cpu_features detect_uncached(void) {
+/* What CPUID and XCR0 say, before they are combined into features. */
+typedef struct cpu_raw {
+  int avx2_isa;   /* AVX, AVX2, FMA, F16C */
+  int avx512_isa; /* and AVX-512 F, DQ, BW, VL */
+  int ymm_os;     /* XCR0 bits 1, 2: the OS saves XMM and YMM state */
+  int zmm_os;     /* and bits 5-7: opmask and ZMM state */
+} cpu_raw;
+
+static hmx_cpu_features detect_uncached(cpu_raw *raw) {
   hmx_cpu_features f;
   memset(&f, 0, sizeof f);
+  memset(raw, 0, sizeof *raw);
 #if defined(HMX_X86)
   unsigned l0[4], l1[4], l7[4];
   cpuid(0, 0, l0);
@@ -63,8 +72,12 @@ static hmx_cpu_features detect_uncached(void) {
   int avx2 = (l7[1] >> 5) & 1;
   int avx512f = (l7[1] >> 16) & 1, avx512dq = (l7[1] >> 17) & 1;
   int avx512bw = (l7[1] >> 30) & 1, avx512vl = (l7[1] >> 31) & 1;
-  f.avx2_fma = avx && avx2 && fma && f16c && ymm_os;
-  f.avx512 = f.avx2_fma && avx512f && avx512dq && avx512bw && avx512vl && zmm_os;
+  raw->avx2_isa = avx && avx2 && fma && f16c;
+  raw->avx512_isa = raw->avx2_isa && avx512f && avx512dq && avx512bw && avx512vl;
+  raw->ymm_os = ymm_os;
+  raw->zmm_os = zmm_os;
+  f.avx2_fma = raw->avx2_isa && ymm_os;
+  f.avx512 = raw->avx512_isa && ymm_os && zmm_os;
   unsigned l71[4] = {0, 0, 0, 0};
   if (l7[0] >= 1) cpuid(7, 1, l71); /* l7[0]: the highest subleaf of leaf 7 */
   f.avx512_bf16 = f.avx512 && ((l71[0] >> 5) & 1);
@@ -94,7 +107,8 @@ static volatile int cache;
 hmx_cpu_features hmx_cpu_detect(void) {
   int c = CACHE_LOAD();
   if (!c) {
-    hmx_cpu_features f = detect_uncached();
+    cpu_raw raw;
+    hmx_cpu_features f = detect_uncached(&raw);
     c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0) |
         (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0) | (f.zen4 ? 64 : 0) |
         (f.zen3 ? 128 : 0);
@@ -109,4 +123,28 @@ hmx_cpu_features hmx_cpu_detect(void) {
   f.zen4 = (c & 64) != 0;
   f.zen3 = (c & 128) != 0;
   return f;
+}
+
+const char *hmx_cpu_why_no_avx2(void) {
+  cpu_raw raw;
+  if (detect_uncached(&raw).avx2_fma) return "";
+#if defined(HMX_X86)
+  if (!raw.avx2_isa) return "the CPU lacks AVX2, FMA or F16C (CPUID)";
+  return "the operating system does not save AVX (YMM) registers (XCR0 bits 1-2)";
+#else
+  return "not an x86 CPU";
+#endif
+}
+
+const char *hmx_cpu_why_no_avx512(void) {
+  cpu_raw raw;
+  if (detect_uncached(&raw).avx512) return "";
+#if defined(HMX_X86)
+  if (!raw.avx512_isa) return "the CPU lacks AVX-512 F, DQ, BW or VL (CPUID leaf 7)";
+  if (!raw.ymm_os || !raw.zmm_os)
+    return "the operating system does not save AVX-512 (ZMM and opmask) registers (XCR0 bits 5-7)";
+  return "";
+#else
+  return "not an x86 CPU";
+#endif
 }

@@ -18,4 +18,11 @@ typedef struct hmx_cpu_features {
 /* Detected on the first call, then cached (CPUID is slow under a hypervisor). */
 hmx_cpu_features hmx_cpu_detect(void);
 
+/* Why the avx2 / avx512 backend cannot run here, for hmx_backend_unavailable_reason
+ * and so every "cannot run it" error: the CPU lacks the instructions, or the
+ * operating system does not save their registers. "" when it can run. Not
+ * cached: asked only when a backend cannot run. */
+const char *hmx_cpu_why_no_avx2(void);
+const char *hmx_cpu_why_no_avx512(void);
+
 #endif

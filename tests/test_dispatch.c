@@ -43,6 +43,15 @@ static void test_backend_selection(void) {
   unsetenv("HMX_BACKEND");
   CHECK(hmx_backend_default() == hmx_backend_best(), "default is best");
 
+  /* every backend that cannot run here says why (hmx info, HMX_BACKEND errors) */
+  for (int i = 0; i < hmx_backend_count(); i++) {
+    const hmx_backend *b = hmx_backend_at(i);
+    CHECK(hmx_backend_available(b) || hmx_backend_unavailable_reason(b)[0] != '\0',
+          "backend %s is unavailable and gives no reason", hmx_backend_name(b));
+    CHECK(!hmx_backend_available(b) || hmx_backend_unavailable_reason(b)[0] == '\0',
+          "backend %s is available but gives a reason", hmx_backend_name(b));
+  }
+
   /* a backend this machine cannot run */
   hmx_backend off = *hmx_backend_find("ref");
   off.name = "off";

@@ -11,6 +11,7 @@ const hmx_backend hmx_backend_avx2 = {
     .name = "avx2",
     .description = "AVX2 + FMA + F16C (8 lanes), OpenMP threads",
     .probe = probe,
+    .unavailable_reason = hmx_cpu_why_no_avx2,
     .priority = 10,
     .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU | HMX_WQ_GEMM | HMX_WG16_GEMM | HMX_WG16_SWIGLU |
                  HMX_W16_ATTENTION | HMX_KB16_ATTENTION,

@@ -11,6 +11,7 @@ const hmx_backend hmx_backend_avx512 = {
     .name = "avx512",
     .description = "AVX-512 F/BW/DQ/VL (16 lanes), OpenMP threads",
     .probe = probe,
+    .unavailable_reason = hmx_cpu_why_no_avx512,
     .priority = 20,
     .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU | HMX_WQ_GEMM | HMX_WG16_GEMM | HMX_WG16_SWIGLU |
                  HMX_W16_ATTENTION | HMX_KB16_ATTENTION,

@@ -28,7 +28,9 @@ function(expect_passed what)
   if(NOT run_out MATCHES "consumer: all checks passed")
     message(FATAL_ERROR "${what}: the consumer did not pass:\n${run_out}")
   endif()
-  message(STATUS "${what}: consumer passed")
+  string(REGEX REPLACE "\n$" "" lines "${run_out}")
+  string(REPLACE "\n" "\n     " lines "${lines}")
+  message(STATUS "${what}: consumer passed\n     ${lines}")
 endfunction()
 
 # 1. install

@@ -271,6 +271,8 @@ static int print_backends(void) {
     const char *mark = be == def ? "*" : "";
     printf("  %-10s %-9s %-7s %-7s %s\n", hmx_backend_name(be), yn(hmx_backend_available(be)),
            mark, ops, hmx_backend_description(be));
+    const char *why = hmx_backend_unavailable_reason(be);
+    if (*why) printf("  %-10s not here: %s\n", "", why);
   }
   printf("  best available: %s\n", hmx_backend_name(best));
   if (env && *env)
