@@ -59,7 +59,19 @@ if(HMX_SHARED)
   unset(_map)
 endif()
 
+# The names a program links, the same whether hadamix was installed
+# (find_package) or built inside its project (add_subdirectory, FetchContent).
+add_library(hadamix::hadamix_static ALIAS hadamix)
+if(HMX_SHARED)
+  add_library(hadamix::hadamix ALIAS hadamix_shared)
+else()
+  add_library(hadamix::hadamix ALIAS hadamix)
+endif()
+
 # ---------------------------------------------------------------- install
+if(NOT HMX_INSTALL)
+  return()
+endif()
 set(HMX_PUBLIC_HEADERS include/hadamix.h include/hadamix_model.h include/hadamix_tokenizer.h)
 install(FILES ${HMX_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set_property(TARGET hadamix PROPERTY EXPORT_NAME hadamix_static)

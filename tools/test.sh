@@ -11,7 +11,9 @@
 #                              need none of them; the JSON formats must then be
 #                              refused (tests/test_no_cjson.c)
 #   --sanitize and --minimal also build the shared libhadamix (HMX_SHARED),
-#   which the test install_package links a program against
+#   which the test install_package links a program against; --minimal's
+#   install_package also builds hadamix inside that program's project
+#   (add_subdirectory)
 # Extra arguments after -- go to ctest (e.g. -- -L ref).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 case $mode in
   gcc)      dir=build;       opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON) ;;
   clang)    dir=build-clang; opts=(-DCMAKE_C_COMPILER=clang -DHMX_WERROR=ON -DHMX_FUZZ=ON) ;;
-  minimal)  dir=build-minimal; opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON -DHMX_SHARED=ON -DHMX_WITH_CJSON=OFF
+  minimal)  dir=build-minimal; opts=(-DCMAKE_C_COMPILER=gcc -DHMX_WERROR=ON -DHMX_SHARED=ON -DHMX_TEST_SUBPROJECT=ON -DHMX_WITH_CJSON=OFF
                                      -DHMX_WITH_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON
                                      -DHMX_SLEEF_INCLUDE= -DHMX_SLEEF_LIBRARY=
                                      -DHMX_DNNL_INCLUDE= -DHMX_DNNL_LIBRARY=

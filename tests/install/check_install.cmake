@@ -9,8 +9,11 @@
 #      shared library where HMX_SHARED built it), runs and passes its checks
 #      each time;
 #   4. the installed headers compile as C++ (when a C++ compiler is there);
-#   5. the installed hmx passes `conform` on the installed vectors (ref).
-# Arguments (-D): BUILD, SRC, WORK, CC, CXX, SHARED, NM, PKG_CONFIG, SAN_FLAGS, VERSION.
+#   5. the installed hmx passes `conform` on the installed vectors (ref);
+#   6. with SUBPROJECT, hadamix built inside the consumer's project by
+#      add_subdirectory links the same way (a whole library build: minutes).
+# Arguments (-D): BUILD, SRC, WORK, CC, CXX, SHARED, NM, PKG_CONFIG, SAN_FLAGS, VERSION,
+# SUBPROJECT.
 cmake_minimum_required(VERSION 3.25)
 set(prefix ${WORK}/prefix)
 file(REMOVE_RECURSE ${WORK})
@@ -170,4 +173,25 @@ if(EXISTS ${prefix}/bin/hmx)
   endif()
   message(STATUS "installed hmx: conform passed on the installed vectors")
 endif()
+
+# 6. (SUBPROJECT) hadamix built inside the consumer's project, as
+# add_subdirectory or FetchContent does: the same target names, no tests,
+# tools or install rules of hadamix's own
+if(SUBPROJECT)
+  set(bdir ${WORK}/subproject)
+  run("configure with add_subdirectory" ${CMAKE_COMMAND} -S ${SRC}/tests/install -B ${bdir}
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=${CC} -DHMX_SOURCE=${SRC}
+      -DHMX_LINK=hadamix::hadamix -DHMX_WITH_CUDA=OFF -DHMX_FAST_TIER=OFF ${flags})
+  if(EXISTS ${bdir}/hadamix/tests OR EXISTS ${bdir}/hadamix/tools/CMakeFiles/hmx.dir)
+    message(FATAL_ERROR "hadamix as a subproject configured its tests or tools")
+  endif()
+  file(READ ${bdir}/hadamix/cmake_install.cmake sub_install)
+  if(sub_install MATCHES "hadamixConfig|include/hadamix")
+    message(FATAL_ERROR "hadamix as a subproject added install rules to its parent's")
+  endif()
+  run("build with add_subdirectory" ${CMAKE_COMMAND} --build ${bdir} -j 2)
+  run("consumer (add_subdirectory)" ${bdir}/consumer)
+  expect_passed("add_subdirectory")
+endif()
+
 file(REMOVE_RECURSE ${WORK})
