@@ -17,6 +17,21 @@ MEASUREMENT_NUMBERS = ["threads", "median_ms", "min_ms", "runs", "gflops", "gbps
                        "pct_fma_peak", "pct_mem_bw", "vs_peer", "pairs_q1", "pairs_q3"]
 
 
+def table_rows(stdout):
+    """The table's rows: the lines after its header up to the first blank line,
+    less the indented lines under a row (avx512's "best run: ...% of the
+    vector-op bound", printed only where avx512 runs), which are not rows."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("op "))
+    table = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            table.append(line)
+    return table
+
+
 def main():
     hmx = sys.argv[1]
     failures = []
@@ -34,14 +49,7 @@ def main():
             records = json.load(f)
     if not isinstance(records, list) or not records:
         sys.exit("not a non-empty JSON array")
-    # the table: the lines after its header up to the first blank line
-    lines = run.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("op "))
-    table = []
-    for line in lines[start + 1:]:
-        if not line.strip():
-            break
-        table.append(line)
+    table = table_rows(run.stdout)
     measurements = [r for r in records if r.get("record") == "measurement"]
     for r in measurements:
         for key in ["op", "shape", "impl"]:
