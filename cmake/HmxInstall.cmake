@@ -72,8 +72,8 @@ endif()
 if(NOT HMX_INSTALL)
   return()
 endif()
-set(HMX_PUBLIC_HEADERS include/hadamix.h include/hadamix_model.h include/hadamix_tokenizer.h)
-install(FILES ${HMX_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
 set_property(TARGET hadamix PROPERTY EXPORT_NAME hadamix_static)
 target_include_directories(hadamix INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 # nvcc's host code is C++: a C program linking the installed archive needs
@@ -103,7 +103,6 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/NUMERIC
 # hadamixConfig.cmake makes them again from what was found here.
 set(_cfgdir ${CMAKE_INSTALL_LIBDIR}/cmake/hadamix)
 install(EXPORT hadamixTargets NAMESPACE hadamix:: DESTINATION ${_cfgdir})
-set(HMX_CFG_SHARED ${HMX_SHARED})
 set(HMX_CFG_OPENMP ${HMX_HAVE_OPENMP})
 set(HMX_CFG_CUDA OFF)
 if(cuda IN_LIST HMX_BACKEND_NAMES)

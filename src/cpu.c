@@ -41,12 +41,11 @@ static int vendor_is(const unsigned l0[4], const char *v) {
 }
 #endif
 
-/* What CPUID and XCR0 say, before they are combined into features. */
+/* What CPUID says the CPU has, before XCR0 says whether the OS lets it run
+ * (the reasons below tell the two apart). */
 typedef struct cpu_raw {
   int avx2_isa;   /* AVX, AVX2, FMA, F16C */
   int avx512_isa; /* and AVX-512 F, DQ, BW, VL */
-  int ymm_os;     /* XCR0 bits 1, 2: the OS saves XMM and YMM state */
-  int zmm_os;     /* and bits 5-7: opmask and ZMM state */
 } cpu_raw;
 
 static hmx_cpu_features detect_uncached(cpu_raw *raw) {
@@ -74,8 +73,6 @@ static hmx_cpu_features detect_uncached(cpu_raw *raw) {
   int avx512bw = (l7[1] >> 30) & 1, avx512vl = (l7[1] >> 31) & 1;
   raw->avx2_isa = avx && avx2 && fma && f16c;
   raw->avx512_isa = raw->avx2_isa && avx512f && avx512dq && avx512bw && avx512vl;
-  raw->ymm_os = ymm_os;
-  raw->zmm_os = zmm_os;
   f.avx2_fma = raw->avx2_isa && ymm_os;
   f.avx512 = raw->avx512_isa && ymm_os && zmm_os;
   unsigned l71[4] = {0, 0, 0, 0};
@@ -141,9 +138,7 @@ const char *hmx_cpu_why_no_avx512(void) {
   if (detect_uncached(&raw).avx512) return "";
 #if defined(HMX_X86)
   if (!raw.avx512_isa) return "the CPU lacks AVX-512 F, DQ, BW or VL (CPUID leaf 7)";
-  if (!raw.ymm_os || !raw.zmm_os)
-    return "the operating system does not save AVX-512 (ZMM and opmask) registers (XCR0 bits 5-7)";
-  return "";
+  return "the operating system does not save AVX-512 (ZMM and opmask) registers (XCR0 bits 5-7)";
 #else
   return "not an x86 CPU";
 #endif
