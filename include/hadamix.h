@@ -167,6 +167,12 @@ typedef struct hmx_context {
   hmx_tier tier;              /* last, so positional initialisers keep the default */
 } hmx_context;
 
+/* 1 if this build can run a call on several threads (OpenMP: the x86, NEON
+ * and composed kernels split rows, heads and output tiles, never a sum); 0
+ * if every call runs on the calling thread alone, whatever
+ * hmx_context.threads asks (a build without OpenMP). No bit depends on it. */
+int hmx_has_threads(void);
+
 /* HMX_TIER resolved: HMX_TIER_FAST if it is "fast", HMX_TIER_EXACT if it is
  * unset, empty or "exact"; an unknown value is HMX_TIER_EXACT with the error
  * message set (ops then fail with HMX_ERR_INVALID_ARGUMENT). */

@@ -1,9 +1,18 @@
 /* See parallel.h. */
 #include "parallel.h"
+#include "hadamix.h"
 
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
+
+int hmx_has_threads(void) {
+#if defined(_OPENMP)
+  return 1;
+#else
+  return 0;
+#endif
+}
 
 int hmx_thread_count(int requested, int64_t work) {
   int n = requested;

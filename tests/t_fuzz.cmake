@@ -19,6 +19,14 @@ hmx_add_fuzz_target(NAME fuzz_model_gguf SOURCE ${HMX_FUZZ_DIR}/fuzz_model_gguf.
                     UNDER_TEST ${HMX_SRC}/model_gguf.c ${HMX_SRC}/model_config.c
                     LIBS hadamix)
 
+# the structure-aware GGUF mutation of fuzz_model_gguf and fuzz_tokenizer
+# (fuzz_gguf_rewrite.h) writes what it means to, over their GGUF seeds
+file(GLOB _hmx_model_seeds ${HMX_FUZZ_DIR}/corpus_model_gguf/*.gguf
+                           ${HMX_FUZZ_DIR}/corpus_tokenizer/*.gguf)
+hmx_add_test(NAME test_gguf_rewrite SOURCES ${HMX_FUZZ_DIR}/test_gguf_rewrite.c
+             ARGS ${_hmx_model_seeds} LABELS unit)
+unset(_hmx_model_seeds)
+
 # the rest read JSON (safetensors headers, tokenizer.json)
 if(NOT HMX_HAVE_CJSON)
   return()

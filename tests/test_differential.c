@@ -9,6 +9,7 @@
  * HMX_TEST_SEED=n varies the shapes (the default seed is fixed);
  * HMX_TEST_THREADS=n compares 1 thread with n threads instead of 2. */
 #include "check.h"
+#include "threads.h"
 #include "compare.h"
 #include "opspec.h"
 #include "attention_kb16.h" /* src/: the KV cache's blocked K */
@@ -70,6 +71,10 @@ static int cases_run;
 static hmx_tensor *also_out;
 static size_t also_bytes;
 static int many_threads = 2;
+/* 1, then many_threads: the loops over thread counts */
+static int next_threads(int threads) {
+  return threads < many_threads ? many_threads : threads + 1;
+}
 
 /* Run op on `be` (threads t) into out; returns status. */
 static hmx_status run(const hmx_opspec *op, const hmx_backend *be, int threads,
@@ -90,7 +95,7 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
   memcpy(ref_out, out->data, bytes);
   unsigned char *ref_also = also_out ? malloc(also_bytes) : NULL;
   if (ref_also) memcpy(ref_also, also_out->data, also_bytes);
-  for (int threads = 1; threads <= many_threads; threads += many_threads - 1) {
+  for (int threads = 1; threads <= many_threads; threads = next_threads(threads)) {
     memset(out->data, 0xAB, bytes);
     if (also_out) memset(also_out->data, 0xAB, also_bytes);
     s = run(op, be_under_test, threads, t, p);
@@ -284,7 +289,7 @@ static void check_kb16(const hmx_tensor *tq, const hmx_tensor *tk, const hmx_ten
   hmx_attention_params ap = {(int)p[0], (int64_t)p[1], (float)p[2]};
   const hmx_backend *bes[] = {be_under_test, hmx_backend_find("ref")};
   for (int i = 0; i < 2; i++)
-    for (int threads = 1; threads <= (i ? 1 : many_threads); threads += many_threads - 1) {
+    for (int threads = 1; threads <= (i ? 1 : many_threads); threads = next_threads(threads)) {
       memset(got, 0xAB, (size_t)no * sizeof(float));
       hmx_context ctx = {bes[i], threads, 0, HMX_TIER_DEFAULT};
       hmx_status s = hmx_attention_kb16(&ctx, tq, &kb, &vh, &ap, &to, kblocks);
@@ -481,6 +486,7 @@ int main(int argc, char **argv) {
   if (seed) rng_state ^= strtoull(seed, NULL, 10) * 0x9E3779B97F4A7C15ull;
   const char *th = getenv("HMX_TEST_THREADS");
   if (th && atoi(th) >= 2) many_threads = atoi(th);
+  many_threads = test_thread_max(many_threads);
   int implemented = 0;
   for (int i = 0; i < hmx_op_count(); i++) {
     const hmx_opspec *op = hmx_op_at(i);

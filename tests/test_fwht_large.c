@@ -14,6 +14,7 @@
  * Exit 77 (ctest: skipped) when BACKEND cannot run here. */
 #include "canon.h" /* hmx_inv_sqrt_n */
 #include "check.h"
+#include "threads.h"
 #include "hadamix.h"
 #include "large_batch.h"
 #include "tuning.h"
@@ -50,7 +51,7 @@ static void check_case(const hmx_backend *be, const char *op, int64_t n, int64_t
   hmx_status st = mix ? hmx_hadamard_mix(&ref, &tx, &ta, &tb, &tw)
                       : hmx_fwht(&ref, &tx, &tw, hmx_inv_sqrt_n(n));
   CHECK(st == HMX_OK, "ref %s n=%lld: %s", op, (long long)n, hmx_last_error());
-  for (int threads = 1; threads <= 2; threads++)
+  for (int threads = 1; threads <= test_thread_max(2); threads++)
     for (int in_place = 0; in_place <= 1; in_place++) {
       hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
       float *in = x;

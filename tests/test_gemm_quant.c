@@ -8,6 +8,7 @@
  * and M > 1 (the packed path), block scales that include subnormal f16s,
  * zero, and (one case per type) infinity and NaN. */
 #include "check.h"
+#include "threads.h"
 #include "backend.h"
 #include "compare.h"
 #include "gemm_quant.h"
@@ -88,7 +89,7 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
     g16 = malloc(hmx_qlayout_g16_bytes(type, n, k));
     hmx_qlayout_to_g16(type, bq, n, k, g16);
   }
-  for (int threads = 1; threads <= 2; threads++) {
+  for (int threads = 1; threads <= test_thread_max(2); threads++) {
     hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
     hmx_tensor A = hmx_tensor_2d(a, HMX_F32, m, k), C = hmx_tensor_2d(got, HMX_F32, m, n);
     hmx_qmatrix B = {type, g16 ? g16 : bq, n, k, layout};

@@ -6,6 +6,7 @@
  * the wiring (and that a 16-bit cache holds K and V rounded, nothing else). */
 #include "hadamix_model.h"
 #include "check.h"
+#include "threads.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -102,7 +103,7 @@ static void test_invariance(const hmx_model *m, const char *what) {
       printf("%s: backend %s not available here: not compared\n", what, hmx_backend_name(b));
       continue;
     }
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int threads = 1; threads <= test_thread_max(2); threads++) {
       hmx_context cx = {b, threads, 0, HMX_TIER_DEFAULT};
       const char *bn = hmx_backend_name(b);
       /* one prefill */

@@ -9,6 +9,7 @@
  * hmx_model_save refuses the model, and that the memory-mapped tensors of a
  * loaded weights file are left alone. */
 #include "check.h"
+#include "threads.h"
 #include "backend.h"
 #include "hadamix_model.h"
 
@@ -104,7 +105,7 @@ static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_d
   }
   const int64_t n = (int64_t)(PROMPT + STEPS) * cfg.vocab;
   const hmx_backend *ref = hmx_backend_find("ref");
-  for (int threads = 1; threads <= 2; threads++) {
+  for (int threads = 1; threads <= test_thread_max(2); threads++) {
     float *a = run(plain, be, threads), *b = run(prep, be, threads);
     float *r = threads == 1 ? run(prep, ref, 1) : NULL;
     CHECK(a && b, "forward failed");

@@ -11,6 +11,7 @@
  *
  * Exit 77 (ctest: skipped) when BACKEND cannot run here. */
 #include "check.h"
+#include "threads.h"
 #include "hadamix.h"
 #include "large_batch.h"
 
@@ -51,7 +52,7 @@ static void check_case(const hmx_backend *be, int layer, int64_t n, int yoff) {
   hmx_context ref = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
   hmx_status st = norm(&ref, layer, &tx, &tw, &tb, &twant);
   CHECK(st == HMX_OK, "ref %s n=%lld: %s", op, (long long)n, hmx_last_error());
-  for (int threads = 1; threads <= 2; threads++) {
+  for (int threads = 1; threads <= test_thread_max(2); threads++) {
     hmx_context ctx = {be, threads, 0, HMX_TIER_DEFAULT};
     memset(got, 0xff, (size_t)total * sizeof(float)); /* NaNs: an element not written shows */
     st = norm(&ctx, layer, &tx, &tw, &tb, &tgot);

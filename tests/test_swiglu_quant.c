@@ -10,6 +10,7 @@
  * Also: hmx_qlayout_cols_to_g16 equals transposing, then hmx_qlayout_to_g16;
  * bad arguments are refused. */
 #include "check.h"
+#include "threads.h"
 #include "backend.h"
 #include "gemm_quant.h"
 #include "gguf.h"
@@ -101,7 +102,7 @@ static void check_case(const hmx_backend *be, shape s, hmx_dtype dt) {
     const hmx_qmatrix q1 = as_qmatrix(w1, dt, s.d, s.h, layout, &s1);
     const hmx_qmatrix q3 = as_qmatrix(w3, dt, s.d, s.h, layout, &s3);
     const hmx_qmatrix q2 = as_qmatrix(w2, dt, s.h, s.dout, layout, &s2);
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int threads = 1; threads <= test_thread_max(2); threads++) {
       hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
       memset(got, 0xFF, (size_t)(s.t * s.dout) * sizeof(float)); /* NaN: every output written */
       const hmx_status st = hmx_swiglu_quant(&ctx, &X, &q1, &q3, &q2, &Yg, ga, gb);

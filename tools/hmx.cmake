@@ -12,9 +12,14 @@ if(HMX_HAVE_CJSON)
   list(JOIN _hmx_cli_opts " " _hmx_cli_opts)
   string(TOUPPER "${CMAKE_BUILD_TYPE}" _hmx_cli_bt)
   string(STRIP "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${_hmx_cli_bt}}" _hmx_cli_flags)
+  # bin/ -> share/hadamix, so that an installed hmx finds its vectors after the
+  # prefix is moved (tools/hmx/data_dir.c)
+  file(RELATIVE_PATH _hmx_data_from_bin "${CMAKE_INSTALL_FULL_BINDIR}"
+       "${CMAKE_INSTALL_FULL_DATADIR}/hadamix")
   target_compile_definitions(hmx PRIVATE
     HMX_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     HMX_DATA_DIR="${CMAKE_INSTALL_FULL_DATADIR}/hadamix"
+    HMX_DATA_FROM_BIN="${_hmx_data_from_bin}"
     HMX_CLI_BUILD_TYPE="${CMAKE_BUILD_TYPE}"
     HMX_CLI_C_FLAGS="${_hmx_cli_flags}"
     HMX_CLI_COMPILE_OPTIONS="${_hmx_cli_opts}"
@@ -22,6 +27,7 @@ if(HMX_HAVE_CJSON)
   unset(_hmx_cli_opts)
   unset(_hmx_cli_bt)
   unset(_hmx_cli_flags)
+  unset(_hmx_data_from_bin)
 else()
   message(STATUS "hadamix: the hmx tool is not built (it needs cJSON)")
 endif()

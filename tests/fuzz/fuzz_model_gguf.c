@@ -13,8 +13,9 @@
  *   after hmx_model_prepare, the same prefill gives the same bits as on `ref`
  *   (the exact tier's promise, docs/NUMERICS.md: same bits on every backend),
  *   whatever the weights hold (NaN, infinities, subnormals, huge block scales).
- * Half of libFuzzer's mutations go to the weights only (LLVMFuzzerCustomMutator
- * below), so that most inputs stay loadable models.
+ * Most of libFuzzer's mutations go to the weights only or rewrite the file
+ * with one structural change (LLVMFuzzerCustomMutator below), so that most
+ * inputs stay loadable models or reach the loader's checks.
  *
  * Built like the other fuzz targets (tests/t_fuzz.cmake): the loader and the
  * GGUF reader are compiled into the libFuzzer binary with ASan and UBSan, the
@@ -25,6 +26,9 @@
 #include "model_internal.h"
 #include "fuzz_backend.h"
 #include "fuzz_mutate_values.h"
+#ifdef HMX_LIBFUZZER
+#include "fuzz_gguf_rewrite.h" /* the mutator's */
+#endif
 #include "fuzz_assert.h"
 
 #include <stdint.h>
@@ -164,14 +168,20 @@ static size_t data_start(const uint8_t *data, size_t size) {
   return start;
 }
 
-/* Three quarters of the mutations change only the tensor bytes of a file that
- * parses, so that the model stays loadable and the forward passes see new
- * weights; the rest, and every mutation of a file that does not parse, are
- * libFuzzer's own, over the whole file. */
+/* A quarter of the mutations are libFuzzer's own, over the whole file (and
+ * every mutation of a file that does not parse). Of a file that parses, the
+ * rest change either only the tensor bytes, so that the model stays loadable
+ * and the forward passes see new weights, or one thing of its structure with
+ * the file rewritten well-formed (fuzz_gguf_rewrite.h), so that the loader's
+ * checks of shapes, types and metadata see what byte flips rarely make. */
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
-  const size_t start = (seed % 4) ? data_start(data, size) : 0;
+  if (seed % 8 >= 5) {
+    const size_t n = fuzz_gguf_rewrite(data, size, max_size, seed >> 3);
+    if (n) return n;
+  }
+  const size_t start = (seed % 8 >= 2) ? data_start(data, size) : 0;
   if (!start || start >= size) return LLVMFuzzerMutate(data, size, max_size);
-  fuzz_mutate_values(data, size, start, seed);
+  fuzz_mutate_values(data, size, start, seed >> 3);
   return size;
 }
 #endif

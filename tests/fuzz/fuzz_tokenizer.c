@@ -27,6 +27,9 @@
 #include "gguf.h"
 #include "tokenizer_internal.h"
 #include "fuzz_assert.h"
+#ifdef HMX_LIBFUZZER
+#include "fuzz_gguf_rewrite.h" /* the mutator's */
+#endif
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -266,6 +269,24 @@ static void check_tokenizer(const hmx_tokenizer *t, const char *own, size_t own_
   }
   free(joined);
 }
+
+#ifdef HMX_LIBFUZZER
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/* Half of the mutations of a GGUF input that parses rewrite it well-formed
+ * with one structural change (fuzz_gguf_rewrite.h): the vocabulary, scores,
+ * token types or merges cut short, a key dropped, a number or type changed,
+ * which byte flips, breaking the file's lengths, rarely give the reader to
+ * pass on. The rest, and every mutation of a JSON input, are libFuzzer's. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  if (seed % 2) {
+    const size_t n = fuzz_gguf_rewrite(data, size, max_size, seed >> 1);
+    if (n) return n;
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
+}
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hmx_tokenizer *t = (hmx_tokenizer *)(uintptr_t)1;

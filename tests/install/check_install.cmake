@@ -9,7 +9,8 @@
 #      shared library where HMX_SHARED built it), runs and passes its checks
 #      each time;
 #   4. the installed headers compile as C++ (when a C++ compiler is there);
-#   5. the installed hmx passes `conform` on the installed vectors (ref);
+#   5. the installed hmx passes `conform` on the installed vectors (ref), found
+#      beside it with no --vectors, also once the prefix is moved;
 #   6. with SUBPROJECT, hadamix built inside the consumer's project by
 #      add_subdirectory links the same way (a whole library build: minutes).
 # Arguments (-D): BUILD, SRC, WORK, CC, CXX, SHARED, NM, PKG_CONFIG, SAN_FLAGS, VERSION,
@@ -164,14 +165,31 @@ if(CXX)
   message(STATUS "the installed headers compile as C++11")
 endif()
 
-# 5. the installed hmx on the installed vectors
-if(EXISTS ${prefix}/bin/hmx)
-  run("installed hmx conform" ${prefix}/bin/hmx conform --backend ref
-      --vectors ${prefix}/share/hadamix/vectors)
-  if(NOT run_out MATCHES "pass")
-    message(FATAL_ERROR "installed hmx conform printed no pass:\n${run_out}")
+# 5. the installed hmx on the installed vectors, found with no --vectors: they
+#    lie beside the executable (tools/hmx/data_dir.c), not at the prefix it was
+#    configured for (CMAKE_INSTALL_PREFIX, not this scratch prefix), nor in the
+#    source tree, which still exists here. Then once more from a copy of bin/
+#    and share/ elsewhere: a moved prefix.
+function(expect_installed_conform hmx data)
+  run("installed hmx conform" ${hmx} conform --backend ref)
+  if(NOT run_out MATCHES "vector files? in ([^\n]*)\\):")
+    message(FATAL_ERROR "${hmx} conform printed no coverage line:\n${run_out}")
   endif()
-  message(STATUS "installed hmx: conform passed on the installed vectors")
+  set(read "${CMAKE_MATCH_1}")
+  file(REAL_PATH "${data}" data)
+  if(NOT read STREQUAL data)
+    message(FATAL_ERROR "${hmx} conform read ${read}, not the vectors installed "
+            "with it (${data})")
+  endif()
+  if(NOT run_out MATCHES "result: ok")
+    message(FATAL_ERROR "${hmx} conform did not pass:\n${run_out}")
+  endif()
+  message(STATUS "${hmx}: conform passed on ${data}")
+endfunction()
+if(EXISTS ${prefix}/bin/hmx)
+  expect_installed_conform(${prefix}/bin/hmx ${prefix}/share/hadamix/vectors)
+  file(COPY ${prefix}/bin ${prefix}/share DESTINATION ${WORK}/moved)
+  expect_installed_conform(${WORK}/moved/bin/hmx ${WORK}/moved/share/hadamix/vectors)
 endif()
 
 # 6. (SUBPROJECT) hadamix built inside the consumer's project, as

@@ -12,27 +12,8 @@
 #include <sys/stat.h>
 #endif
 
-#ifndef HMX_SOURCE_DIR
-#define HMX_SOURCE_DIR "."
-#endif
-/* where `cmake --install` puts the vectors (cmake/HmxInstall.cmake) */
-#ifndef HMX_DATA_DIR
-#define HMX_DATA_DIR HMX_SOURCE_DIR
-#endif
-
-/* The vectors of the source tree hmx was built from while it exists; the
- * installed copy once it is gone (an installed hmx on another machine). */
-static const char *default_vectors(void) {
-#if !defined(_WIN32)
-  struct stat st;
-  if (stat(HMX_SOURCE_DIR "/vectors", &st) != 0 || !S_ISDIR(st.st_mode))
-    return HMX_DATA_DIR "/vectors";
-#endif
-  return HMX_SOURCE_DIR "/vectors";
-}
-
 static void help(FILE *out) {
-  fputs("usage: hmx conform [--backend B|all] [--op OP] [--vectors DIR|FILE] [--threads N] [-v]\n\n"
+  fprintf(out, "usage: hmx conform [--backend B|all] [--op OP] [--vectors DIR|FILE] [--threads N] [-v]\n\n"
         "Runs every exact-tier golden vector (*.safetensors in DIR, in name order; metadata\n"
         "\"tier\" = \"exact\", \"op\" = the op) on each selected backend, with no fallback to\n"
         "ref, and compares every output with the expected tensor stored in the vector: the\n"
@@ -45,15 +26,15 @@ static void help(FILE *out) {
         "  no vectors    DIR holds no exact-tier vector for the op\n\n"
         "  --backend B   a backend name, or all (default)\n"
         "  --op OP       only this op (default: all)\n"
-        "  --vectors P   a directory of vectors, or one vector file (default: " HMX_SOURCE_DIR
-        "/vectors,\n"
-        "                or " HMX_DATA_DIR "/vectors where that is gone)\n"
+        "  --vectors P   a directory of vectors, or one vector file (default: those\n"
+        "                installed with this hmx, else the source tree's; here:\n"
+        "                %s)\n"
         "  --threads N   threads per run (0 = the backend's default)\n"
         "  -v            one line per case and backend\n\n"
         "exit status: 1 if any case failed or any file could not be read or run; otherwise\n"
         "77 if nothing was executed (only unavailable backends, missing kernels or no\n"
         "vectors: ctest reports \"skipped\"); otherwise 0.\n",
-        out);
+        hmx_cli_default_vectors());
 }
 
 /* ---------------------------------------------------------------- listing files */
@@ -237,7 +218,7 @@ static int run_case(const conform_opts *o, const char *path, const hmx_st_file *
 int hmx_cmd_conform(int argc, char **argv) {
   hmx_args a;
   hmx_args_init(&a, argc, argv);
-  const char *bname = "all", *opname = NULL, *dir = default_vectors(), *v = NULL;
+  const char *bname = "all", *opname = NULL, *dir = hmx_cli_default_vectors(), *v = NULL;
   conform_opts o = {0, 0};
   int err = 0;
   while (a.i < argc) {

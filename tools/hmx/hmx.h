@@ -77,6 +77,10 @@ int hmx_apply_param(const char *cmd, hmx_op_io *io, const char *assignment);
 /* A comma-separated list of known backend names, for messages. */
 const char *hmx_backend_names(void);
 
+/* The golden vectors' directory when --vectors is not given: those installed
+ * with this executable, else the source tree's (tools/hmx/data_dir.c). */
+const char *hmx_cli_default_vectors(void);
+
 /* Monotonic seconds (POSIX clock_gettime), for timings. */
 double hmx_now(void);
 

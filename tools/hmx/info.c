@@ -314,6 +314,10 @@ static void print_threads(void) {
   else printf("  online CPUs:   unknown\n");
   const char *omp = getenv("OMP_NUM_THREADS");
   printf("  environment:   OMP_NUM_THREADS=%s\n", omp && *omp ? omp : "(unset)");
+  if (hmx_has_threads())
+    printf("  threading:     OpenMP (rows, heads, output tiles; the same bits on any count)\n");
+  else
+    printf("  threading:     none: built without OpenMP, every call runs on one thread\n");
   printf("  --threads N:   0 = the backend's default; ref is always single-threaded\n");
 }
 
