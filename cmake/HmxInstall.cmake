@@ -76,12 +76,6 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INC
         FILES_MATCHING PATTERN "*.h")
 set_property(TARGET hadamix PROPERTY EXPORT_NAME hadamix_static)
 target_include_directories(hadamix INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-# nvcc's host code is C++: a C program linking the installed archive needs
-# libstdc++, which only this build's own link (through the CUDA host
-# compiler's driver) added by itself.
-if(cuda IN_LIST HMX_BACKEND_NAMES)
-  target_link_libraries(hadamix INTERFACE $<INSTALL_INTERFACE:stdc++>)
-endif()
 set(_targets hadamix)
 if(HMX_SHARED)
   list(APPEND _targets hadamix_shared)

@@ -73,6 +73,12 @@ if(_hmx_cuda_ok)
   set_property(TARGET hadamix PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
   set_property(TARGET hadamix PROPERTY CUDA_RUNTIME_LIBRARY Static)
   target_link_libraries(hadamix PUBLIC CUDA::cudart_static)
+  # nvcc's host code is C++ (function-local statics call __cxa_guard_*), so a
+  # program linking the archive needs libstdc++. A link through the CUDA
+  # driver adds it by itself; a C link does not: a program using the
+  # installed package, or a project that builds hadamix by add_subdirectory
+  # and has not enabled CUDA in its own folder (seen to fail on both).
+  target_link_libraries(hadamix PUBLIC stdc++)
   list(APPEND HMX_BACKEND_NAMES cuda)
 
   # The fast tier's gemm (cuda/fast_gemm.cu): cuBLASLt, linked as a shared

@@ -33,6 +33,12 @@ int hmx_cuda_fast_memory_override(void);
 int hmx_cuda_fwht_pow2_last_elems(void);
 /* 1 when the last fwht_pow2 launch was its persistent kernel, else 0 */
 int hmx_cuda_fwht_pow2_last_persistent(void);
+/* cuda/scratch_pool.cu: bytes that the pool device scratch comes from on
+ * `device` holds mapped now (hadamix's own pool; the device's current pool
+ * with HMX_CUDA_SCRATCH_KEEP_MIB=0), or -1 on error. This process's pool
+ * alone, unlike cudaMemGetInfo's free memory, which other processes on the
+ * GPU move (tests run in parallel measure the keep with it). */
+long long hmx_cuda_scratch_reserved(int device);
 hmx_status hmx_cuda_fwht(const hmx_fwht_args *a);
 hmx_status hmx_cuda_hadamard_mix(const hmx_hadamard_mix_args *a);
 hmx_status hmx_cuda_gemm(const hmx_gemm_args *a);

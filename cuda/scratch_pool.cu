@@ -95,3 +95,17 @@ cudaError_t scratch_malloc(void **p, size_t bytes, cudaStream_t stream) {
 }
 
 } // namespace hmx_cuda
+
+extern "C" long long hmx_cuda_scratch_reserved(int device) {
+  cudaMemPool_t pool;
+  if (!hmx_cuda::own_pool(device, &pool) && cudaDeviceGetMemPool(&pool, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  unsigned long long bytes = 0; /* the attribute's value type, cuuint64_t */
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return (long long)bytes;
+}
