@@ -93,6 +93,11 @@ hmx_status hmx_spm_setup(hmx_tokenizer *t, const float *scores, int space_prefix
   }
   t->space_prefix = space_prefix;
   t->unk = unk >= 0 && unk < t->n_vocab ? unk : -1;
+  /* a control token (BOS, say) as the unknown token would come out of plain
+   * text with special tokens off: a wrong answer, so the file is refused */
+  if (t->unk >= 0 && t->type[t->unk] == TT_CONTROL)
+    return hmx_fail(HMX_ERR_FORMAT, "%s: tokenizer: the unknown token (%d) is a control token",
+                    source, (int)t->unk);
   return HMX_OK;
 }
 

@@ -104,21 +104,23 @@ static void rw_le(uint8_t raw[8], uint64_t v) {
   for (int i = 0; i < 8; i++) raw[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* An edge value for an integer of type t near `was`. */
+/* An edge value for an integer of type t near `was` (unsigned arithmetic:
+ * it wraps where `was` is at an end of the type, as the file's bytes would). */
 static uint64_t rw_int_edge(uint32_t t, int64_t was, unsigned r) {
   const int bits = (int)rw_vsize(t) * 8;
   const uint64_t max_u = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+  const uint64_t w = (uint64_t)was;
   switch (r % 10) {
   case 0: return 0;
   case 1: return 1;
-  case 2: return (uint64_t)(was - 1);
-  case 3: return (uint64_t)(was + 1);
-  case 4: return (uint64_t)was * 2;
+  case 2: return w - 1;
+  case 3: return w + 1;
+  case 4: return w * 2;
   case 5: return (uint64_t)(was / 2);
   case 6: return UINT64_MAX; /* -1 in a signed type */
   case 7: return max_u >> 1; /* the signed maximum */
   case 8: return (uint64_t)1 << (bits - 1); /* the signed minimum */
-  default: return (uint64_t)(was + (int64_t)(r >> 4) % 64);
+  default: return w + (r >> 4) % 64;
   }
 }
 
@@ -201,6 +203,7 @@ static int rw_pick(const hmx_gguf *f, unsigned r, rw_edit *e) {
     e->dim = (int)(r % (unsigned)t->ndim);
     r /= (unsigned)t->ndim;
     const int64_t was = t->ne[e->dim], step = e->dim == 0 ? block : 1; /* whole blocks */
+    if (was > (INT64_C(1) << 20)) return 0; /* no overflow below; such a file is too large */
     static const int64_t by[] = {-1, 1, 2, -2, 0};
     const int pick = (int)(r % 6);
     e->ne = pick == 5 ? was * 2 : was + by[pick] * step;

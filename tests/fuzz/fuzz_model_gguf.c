@@ -7,8 +7,9 @@
  * file is freed (AddressSanitizer catches a weight left pointing into it):
  * - its config passes hmx_model_config_check;
  * - a token id outside the vocabulary is refused;
- * - on `ref`, a prefill of three tokens (logits of every position) gives the
- *   same bits as three one-token decode steps (NaN equal to NaN);
+ * - on `ref`, a prefill of three tokens (fewer if the model's context is
+ *   shorter; logits of every position) gives the same bits as one-token
+ *   decode steps (NaN equal to NaN);
  * - on the best backend of this machine (or HMX_FUZZ_BACKEND: fuzz_backend.h),
  *   after hmx_model_prepare, the same prefill gives the same bits as on `ref`
  *   (the exact tier's promise, docs/NUMERICS.md: same bits on every backend),
@@ -74,25 +75,25 @@ hmx_status fuzz_parse_status(const uint8_t *data, size_t size) {
   return s;
 }
 
-/* Logits of the N_TOK tokens: one prefill step (all_logits), or N_TOK decode steps. */
-static void run(const hmx_context *ctx, const hmx_model *m, const int32_t *tok, int decode,
-                float *logits, int64_t vocab) {
+/* Logits of the n_tok tokens: one prefill step (all_logits), or n_tok decode steps. */
+static void run(const hmx_context *ctx, const hmx_model *m, const int32_t *tok, int n_tok,
+                int decode, float *logits, int64_t vocab) {
   hmx_kv_cache *c = NULL;
-  FUZZ_ASSERT(hmx_kv_cache_new(m, N_TOK, &c) == HMX_OK);
+  FUZZ_ASSERT(hmx_kv_cache_new(m, n_tok, &c) == HMX_OK);
   const hmx_forward_opts all = {1, NULL, NULL};
   if (!decode) {
     const int32_t *toks = tok;
-    const int64_t n = N_TOK;
+    const int64_t n = n_tok;
     FUZZ_ASSERT(hmx_model_forward(ctx, m, 1, &c, &toks, &n, &all, logits) == HMX_OK);
   } else {
-    for (int i = 0; i < N_TOK; i++) {
+    for (int i = 0; i < n_tok; i++) {
       const int32_t *toks = tok + i;
       const int64_t n = 1;
       FUZZ_ASSERT(hmx_model_forward(ctx, m, 1, &c, &toks, &n, &all, logits + i * vocab) ==
                   HMX_OK);
     }
   }
-  FUZZ_ASSERT(hmx_kv_cache_len(c) == N_TOK);
+  FUZZ_ASSERT(hmx_kv_cache_len(c) == n_tok);
   hmx_kv_cache_free(c);
 }
 
@@ -100,6 +101,9 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
   const hmx_model_config *cfg = hmx_model_get_config(m);
   FUZZ_ASSERT(cfg && hmx_model_config_check(cfg) == HMX_OK);
   const int64_t vocab = cfg->vocab;
+  /* N_TOK tokens, or as many as the model's context holds (the loader takes
+   * any context from 1) */
+  const int n_tok = cfg->context < N_TOK ? cfg->context : N_TOK;
   int32_t tok[N_TOK];
   for (int i = 0; i < N_TOK; i++) /* tokens from the input's bytes */
     tok[i] = (int32_t)(((size > (size_t)i ? data[size - 1 - (size_t)i] : 0) * 7919u + (unsigned)i) %
@@ -112,7 +116,7 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
   FUZZ_ASSERT(pre && dec);
   /* a token outside the vocabulary is refused, and the cache is left as it was */
   hmx_kv_cache *c = NULL;
-  FUZZ_ASSERT(hmx_kv_cache_new(m, N_TOK, &c) == HMX_OK);
+  FUZZ_ASSERT(hmx_kv_cache_new(m, n_tok, &c) == HMX_OK);
   const int32_t bad = (int32_t)vocab, *bp = &bad;
   const int64_t one = 1;
   FUZZ_ASSERT(hmx_model_forward(&rctx, m, 1, &c, &bp, &one, NULL, pre) ==
@@ -120,9 +124,9 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
   FUZZ_ASSERT(hmx_kv_cache_len(c) == 0);
   hmx_kv_cache_free(c);
 
-  run(&rctx, m, tok, 0, pre, vocab);
-  run(&rctx, m, tok, 1, dec, vocab);
-  const int64_t shape[2] = {N_TOK, vocab};
+  run(&rctx, m, tok, n_tok, 0, pre, vocab);
+  run(&rctx, m, tok, n_tok, 1, dec, vocab);
+  const int64_t shape[2] = {n_tok, vocab};
   const hmx_tensor tpre = hmx_tensor_make(pre, HMX_F32, 2, shape),
                    tdec = hmx_tensor_make(dec, HMX_F32, 2, shape);
   FUZZ_ASSERT(fuzz_same_bits(&tpre, &tdec, "fuzz_model_gguf: decode's logits vs prefill's"));
@@ -131,7 +135,7 @@ static void check_model(hmx_model *m, const uint8_t *data, size_t size) {
   if (best && best != ref) {
     const hmx_context bctx = {best, 1, 0, HMX_TIER_EXACT};
     FUZZ_ASSERT(hmx_model_prepare(m, &bctx, NULL) == HMX_OK);
-    run(&bctx, m, tok, 0, dec, vocab);
+    run(&bctx, m, tok, n_tok, 0, dec, vocab);
     char what[96];
     snprintf(what, sizeof what, "fuzz_model_gguf: the logits on %s vs ref",
              hmx_backend_name(best));

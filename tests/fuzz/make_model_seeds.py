@@ -77,21 +77,21 @@ def gguf(kvs, tensors, align=32):
     return b + bytes(body)
 
 
-def meta(d, heads, kv_heads, ff, layers, arch="llama", extra=()):
+def meta(d, heads, kv_heads, ff, layers, arch="llama", extra=(), context=64):
     kvs = [kv("general.architecture", STR, s(arch)),
            kv("llama.block_count", U32, struct.pack("<I", layers)),
            kv("llama.embedding_length", U32, struct.pack("<I", d)),
            kv("llama.attention.head_count", U32, struct.pack("<I", heads)),
            kv("llama.attention.head_count_kv", U32, struct.pack("<I", kv_heads)),
            kv("llama.feed_forward_length", U32, struct.pack("<I", ff)),
-           kv("llama.context_length", U32, struct.pack("<I", 64)),
+           kv("llama.context_length", U32, struct.pack("<I", context)),
            kv("llama.attention.layer_norm_rms_epsilon", F32V, struct.pack("<f", 1e-5)),
            kv("llama.rope.freq_base", F32V, struct.pack("<f", 10000.0))]
     return kvs + list(extra)
 
 
 def model(d=8, heads=2, kv_heads=1, ff=8, vocab=8, layers=2, tied=True, types=None, seed=1,
-          edit=None, arch="llama", extra_meta=(), drop=(), add=()):
+          edit=None, arch="llama", extra_meta=(), drop=(), add=(), context=64):
     """A Llama model; types: tensor kind -> ggml type (matrices), norms are F32."""
     ty = {"emb": F32, "attn": F32, "ffn": F32, "out": F32}
     ty.update(types or {})
@@ -125,7 +125,7 @@ def model(d=8, heads=2, kv_heads=1, ff=8, vocab=8, layers=2, tied=True, types=No
     if not tied:
         ts.append(tensor("output.weight", [d, vocab], ty["out"]))
     ts = [t for t in ts if t[0] not in drop] + [tensor(n, ne, t) for n, ne, t in add]
-    return gguf(meta(d, heads, kv_heads, ff, layers, arch, extra_meta), ts)
+    return gguf(meta(d, heads, kv_heads, ff, layers, arch, extra_meta, context), ts)
 
 
 def edge_values(name, vals):
@@ -153,6 +153,9 @@ def main():
         "ok_q4_0_q4_1_f16.gguf": model(types={"emb": F16, "attn": Q4_0, "ffn": Q4_1}, seed=5,
                                        tied=False, **Q),
         "ok_f32_edge_values.gguf": model(edit=edge_values, seed=6),
+        # a context of one token, shorter than the target's three (found by the
+        # structure-aware mutation, session 48: the target asked for three)
+        "ok_context_1.gguf": model(context=1, seed=7),
         "bad_arch_gpt2.gguf": model(arch="gpt2"),
         "bad_missing_tensor.gguf": model(drop=("blk.1.ffn_up.weight",)),
         "bad_extra_tensor.gguf": model(add=(("blk.0.attn_q.bias", [8], F32),)),

@@ -112,7 +112,8 @@ SPM_PIECES = [("\u2581", -1.0), ("\u2581t", -2.0), ("he", -3.0), ("\u2581the", -
               ("t", -9), ("c", -9), ("h", -9), ("e", -9), ("n", -9), ("p", -9), ("s", -9)]
 
 
-def spm_gguf(byte_tokens=True, scores=None, byte_names=None, space_prefix=None, text=TEXT):
+def spm_gguf(byte_tokens=True, scores=None, byte_names=None, space_prefix=None, text=TEXT,
+             unk=0):
     toks, types, sc = ["<unk>", "<s>", "</s>"], [2, 3, 3], [0.0, 0.0, 0.0]
     if byte_tokens:
         for b in range(256):
@@ -126,7 +127,7 @@ def spm_gguf(byte_tokens=True, scores=None, byte_names=None, space_prefix=None, 
     kvs = [kv_str("tokenizer.ggml.model", "llama"), kv_strs("tokenizer.ggml.tokens", toks),
            kv_i32s("tokenizer.ggml.token_type", types),
            kv_f32s("tokenizer.ggml.scores", scores(sc) if scores else sc),
-           kv_u32("tokenizer.ggml.unknown_token_id", 0), kv_u32("tokenizer.ggml.bos_token_id", 1),
+           kv_u32("tokenizer.ggml.unknown_token_id", unk), kv_u32("tokenizer.ggml.bos_token_id", 1),
            kv_u32("tokenizer.ggml.eos_token_id", 2), kv_str("fuzz.text", text)]
     if space_prefix is not None:
         kvs.append(kv_bool("tokenizer.ggml.add_space_prefix", space_prefix))
@@ -188,6 +189,9 @@ def main():
         "bad_merge_not_in_vocab.gguf": bpe_gguf("gpt2", merges=["x yz"]),
         "bad_merge_no_space.gguf": bpe_gguf("gpt2", merges=["ab"]),
         "bad_types_short.gguf": bpe_gguf("gpt2", types=100),
+        # the unknown token is <s>, a control token: text with a character outside
+        # the vocabulary would encode to BOS (found by fuzz_tokenizer, session 48)
+        "bad_spm_unk_control.gguf": spm_gguf(byte_tokens=False, unk=1),
         "bad_spm_nan_score.gguf": spm_gguf(scores=lambda sc: sc[:5] + [math.nan] + sc[6:]),
         "bad_spm_byte_name.gguf": spm_gguf(byte_names=lambda b: "<0x%02X>" % b if b != 7
                                            else "<0xZZ>"),
