@@ -10,7 +10,7 @@
  *   3. the configured install location (HMX_DATA_DIR), the last resort.
  * tools/hmx.cmake sets the three macros; tests/install/check_install.cmake
  * checks 1 on a moved prefix. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath (XSI), readlink */
 #include "hmx.h"
 
 #include <limits.h>
