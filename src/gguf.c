@@ -143,8 +143,7 @@ const char *hmx_gguf_vtype_name(uint32_t t) {
   return t < sizeof vtype_names / sizeof vtype_names[0] ? vtype_names[t] : "unknown";
 }
 
-/* Bytes of a fixed-size scalar type; 0 for string, array, unknown. */
-static size_t vtype_size(uint32_t t) {
+size_t hmx_gguf_vtype_size(uint32_t t) {
   switch (t) {
   case HMX_GGUF_U8: case HMX_GGUF_I8: case HMX_GGUF_BOOL: return 1;
   case HMX_GGUF_U16: case HMX_GGUF_I16: return 2;
@@ -217,7 +216,7 @@ static hmx_status read_value(hmx_gguf *f, cursor *c, uint32_t type, hmx_gguf_val
       return hmx_fail(HMX_ERR_FORMAT, "%s: '%s' is an array of arrays (not supported)", c->src,
                       key);
     if (et == HMX_GGUF_STRING) return read_strings(f, c, n, v, key);
-    size_t es = vtype_size(et);
+    size_t es = hmx_gguf_vtype_size(et);
     if (!es)
       return hmx_fail(HMX_ERR_FORMAT, "%s: '%s' has unknown array element type %u", c->src, key,
                       et);
@@ -233,7 +232,7 @@ static hmx_status read_value(hmx_gguf *f, cursor *c, uint32_t type, hmx_gguf_val
     c->pos += (size_t)(n * es);
     return HMX_OK;
   }
-  size_t es = vtype_size(type);
+  size_t es = hmx_gguf_vtype_size(type);
   if (!es) return hmx_fail(HMX_ERR_FORMAT, "%s: '%s' has unknown value type %u", c->src, key, type);
   if (left(c) < es) return truncated(c, key);
   if (type == HMX_GGUF_BOOL && v->raw[0] > 1)
@@ -622,7 +621,7 @@ const hmx_gguf_tensor *hmx_gguf_find_tensor(const hmx_gguf *f, const char *name)
 
 /* An integer element of a scalar or array value; 0 on a non-integer type. */
 static int int_at(const hmx_gguf_value *v, uint64_t i, int64_t *out) {
-  const unsigned char *p = v->raw + i * vtype_size(v->elem);
+  const unsigned char *p = v->raw + i * hmx_gguf_vtype_size(v->elem);
   switch (v->elem) {
   case HMX_GGUF_U8: *out = p[0]; return 1;
   case HMX_GGUF_I8: *out = (int8_t)p[0]; return 1;

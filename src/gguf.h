@@ -102,6 +102,8 @@ hmx_status hmx_gguf_get_bool(const hmx_gguf *f, const char *key, int *out);
 int64_t hmx_gguf_array_int(const hmx_gguf_value *v, uint64_t i);
 
 const char *hmx_gguf_vtype_name(uint32_t t);
+/* Bytes of one value of a fixed-size metadata type; 0 for string, array, unknown. */
+size_t hmx_gguf_vtype_size(uint32_t t);
 /* ggml type name ("Q4_1"), or NULL when unknown. */
 const char *hmx_gguf_type_name(uint32_t type);
 /* Block size (elements) and bytes per block of a ggml type; 0 when unknown. */

@@ -41,29 +41,23 @@ static void rw_bytes(rw_buf *b, const void *src, size_t n) {
   if (n) memcpy(b->p + b->n, src, n);
   b->n += n;
 }
-static void rw_u32(rw_buf *b, uint32_t v) {
-  uint8_t le[4];
-  for (int i = 0; i < 4; i++) le[i] = (uint8_t)(v >> (8 * i));
-  rw_bytes(b, le, 4);
+/* v's low n bytes, little-endian */
+static void rw_le(uint8_t *to, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) to[i] = (uint8_t)(v >> (8 * i));
 }
-static void rw_u64(rw_buf *b, uint64_t v) {
+static void rw_uint(rw_buf *b, uint64_t v, int n) {
   uint8_t le[8];
-  for (int i = 0; i < 8; i++) le[i] = (uint8_t)(v >> (8 * i));
-  rw_bytes(b, le, 8);
+  rw_le(le, v, n);
+  rw_bytes(b, le, (size_t)n);
 }
 static void rw_str(rw_buf *b, const char *s, uint64_t len) {
-  rw_u64(b, len);
+  rw_uint(b, len, 8);
   rw_bytes(b, s, (size_t)len);
 }
 static void rw_pad(rw_buf *b, size_t align) {
   while (!b->full && b->n % align) rw_bytes(b, "", 1);
 }
 
-/* Bytes of one value of a fixed-size metadata type; 0 for strings and arrays. */
-static size_t rw_vsize(uint32_t t) {
-  static const uint8_t size[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-  return t < 13 ? size[t] : 0;
-}
 static int rw_is_int(uint32_t t) {
   return t <= HMX_GGUF_I32 || t == HMX_GGUF_U64 || t == HMX_GGUF_I64;
 }
@@ -100,14 +94,10 @@ static int64_t rw_scalar_int(const hmx_gguf_value *v) {
   return v->type == HMX_GGUF_ARRAY || v->type == HMX_GGUF_STRING ? 0 : hmx_gguf_array_int(v, 0);
 }
 
-static void rw_le(uint8_t raw[8], uint64_t v) {
-  for (int i = 0; i < 8; i++) raw[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* An edge value for an integer of type t near `was` (unsigned arithmetic:
  * it wraps where `was` is at an end of the type, as the file's bytes would). */
 static uint64_t rw_int_edge(uint32_t t, int64_t was, unsigned r) {
-  const int bits = (int)rw_vsize(t) * 8;
+  const int bits = (int)hmx_gguf_vtype_size(t) * 8;
   const uint64_t max_u = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
   const uint64_t w = (uint64_t)was;
   switch (r % 10) {
@@ -155,7 +145,7 @@ static int rw_pick(const hmx_gguf *f, unsigned r, rw_edit *e) {
         now = rw_f32_edge(was, r);
         memcpy(e->raw, &now, 4);
       } else if (rw_is_int(v->type)) {
-        rw_le(e->raw, rw_int_edge(v->type, rw_scalar_int(v), r));
+        rw_le(e->raw, rw_int_edge(v->type, rw_scalar_int(v), r), 8);
       } else {
         return 0;
       }
@@ -180,7 +170,7 @@ static int rw_pick(const hmx_gguf *f, unsigned r, rw_edit *e) {
       } else if (e->vtype == HMX_GGUF_BOOL) {
         e->raw[0] = was != 0;
       } else {
-        rw_le(e->raw, (uint64_t)was); /* truncated to the new width when written */
+        rw_le(e->raw, (uint64_t)was, 8); /* truncated to the new width when written */
       }
       return 1;
     }
@@ -238,28 +228,23 @@ static int rw_pick(const hmx_gguf *f, unsigned r, rw_edit *e) {
 /* ---------------------------------------------------------------- writing */
 
 static void rw_value(rw_buf *b, const hmx_gguf_value *v, const rw_edit *e, int edited) {
-  if (edited && e->kind == RW_KV_VALUE) {
-    rw_u32(b, e->vtype);
-    rw_bytes(b, e->raw, rw_vsize(e->vtype));
-    return;
-  }
-  if (edited && e->kind == RW_KV_RETYPE) {
-    rw_u32(b, e->vtype);
+  if (edited && (e->kind == RW_KV_VALUE || e->kind == RW_KV_RETYPE)) {
+    rw_uint(b, e->vtype, 4);
     if (e->vtype == HMX_GGUF_STRING) rw_str(b, e->text, strlen(e->text));
-    else rw_bytes(b, e->raw, rw_vsize(e->vtype));
+    else rw_bytes(b, e->raw, hmx_gguf_vtype_size(e->vtype));
     return;
   }
-  rw_u32(b, v->type);
+  rw_uint(b, v->type, 4);
   uint64_t n = v->n;
   if (v->type == HMX_GGUF_ARRAY) {
     if (edited && e->kind == RW_KV_ARRAY_CUT) n = e->n;
-    rw_u32(b, v->elem);
-    rw_u64(b, n);
+    rw_uint(b, v->elem, 4);
+    rw_uint(b, n, 8);
   }
   if (v->elem == HMX_GGUF_STRING) {
     for (uint64_t i = 0; i < n && !b->full; i++) rw_str(b, v->strs[i].ptr, v->strs[i].len);
   } else {
-    const size_t sz = rw_vsize(v->elem);
+    const size_t sz = hmx_gguf_vtype_size(v->elem);
     if (n > (b->cap - b->n) / (sz ? sz : 1)) b->full = 1;
     else rw_bytes(b, v->raw, (size_t)n * sz);
   }
@@ -287,12 +272,12 @@ static size_t rw_write(const hmx_gguf *f, const rw_edit *e, uint8_t *out, size_t
   const size_t align = hmx_gguf_alignment(f); /* an edited general.alignment: kept as it was */
   enum { MAX_T = 4096 };
   if (nt > MAX_T) return 0;
-  static uint64_t off[MAX_T], size[MAX_T];
+  static uint64_t size[MAX_T]; /* each tensor's bytes as written */
 
   rw_bytes(&b, "GGUF", 4);
-  rw_u32(&b, 3);
-  rw_u64(&b, (uint64_t)(nt - (e->kind == RW_T_DROP)));
-  rw_u64(&b, (uint64_t)(nkv - (e->kind == RW_KV_DROP)));
+  rw_uint(&b, 3, 4);
+  rw_uint(&b, (uint64_t)(nt - (e->kind == RW_T_DROP)), 8);
+  rw_uint(&b, (uint64_t)(nkv - (e->kind == RW_KV_DROP)), 8);
   for (int64_t i = 0; i < nkv; i++) {
     const int edited = kv_edit && i == e->index;
     if (edited && e->kind == RW_KV_DROP) continue;
@@ -314,27 +299,24 @@ static size_t rw_write(const hmx_gguf *f, const rw_edit *e, uint8_t *out, size_t
     if (edited && e->kind == RW_T_RENAME) name = e->name;
     size[i] = edited ? rw_tensor_bytes(type, t->ndim, ne) : t->nbytes;
     if (size[i] == 0 && t->nbytes != 0) return 0;
-    off[i] = at;
+    const uint64_t offset = at;
     at += (size[i] + align - 1) / align * align;
     rw_str(&b, name, strlen(name));
-    rw_u32(&b, (uint32_t)t->ndim);
-    for (int d = 0; d < t->ndim; d++) rw_u64(&b, (uint64_t)ne[d]);
-    rw_u32(&b, type);
-    rw_u64(&b, off[i]);
+    rw_uint(&b, (uint32_t)t->ndim, 4);
+    for (int d = 0; d < t->ndim; d++) rw_uint(&b, (uint64_t)ne[d], 8);
+    rw_uint(&b, type, 4);
+    rw_uint(&b, offset, 8);
   }
-  rw_pad(&b, align);
-  const size_t data0 = b.n;
+  rw_pad(&b, align); /* the data section */
   for (int64_t i = 0; i < nt && !b.full; i++) {
     if (!kv_edit && i == e->index && e->kind == RW_T_DROP) continue;
     const hmx_gguf_tensor *t = hmx_gguf_tensor_at(f, i);
-    rw_pad(&b, align);
-    if (b.n - data0 != off[i]) b.full = 1; /* cannot happen: the offsets above */
-    /* the old bytes, repeated or cut to the new size */
+    rw_pad(&b, align); /* each tensor at the offset written above */
+    /* the old bytes, repeated or cut to the new size (zeros for an empty one) */
     for (uint64_t done = 0; done < size[i] && !b.full;) {
-      const uint64_t n = t->nbytes ? (size[i] - done < t->nbytes ? size[i] - done : t->nbytes)
-                                   : size[i] - done;
+      const uint64_t left = size[i] - done, n = t->nbytes && t->nbytes < left ? t->nbytes : left;
       if (t->nbytes) rw_bytes(&b, t->data, (size_t)n);
-      else for (uint64_t j = 0; j < n && !b.full; j++) rw_bytes(&b, "", 1);
+      else for (uint64_t j = 0; j < n; j++) rw_bytes(&b, "", 1);
       done += n;
     }
   }

@@ -41,7 +41,7 @@ static int same_value(const hmx_gguf_value *a, const hmx_gguf_value *b) {
         return 0;
     return 1;
   }
-  return memcmp(a->raw, b->raw, (size_t)a->n * rw_vsize(a->elem)) == 0;
+  return memcmp(a->raw, b->raw, (size_t)a->n * hmx_gguf_vtype_size(a->elem)) == 0;
 }
 
 static int same_tensor(const hmx_gguf_tensor *a, const hmx_gguf_tensor *b) {
@@ -106,7 +106,7 @@ static void check_edit(const char *path, const hmx_gguf *f, const hmx_gguf *g, c
             memcmp(now->strs[0].ptr, e->text, strlen(e->text)) == 0, "%s: %s not \"%s\"", path,
             was->key, e->text);
     else
-      CHECK(now->type == e->vtype && memcmp(now->raw, e->raw, rw_vsize(e->vtype)) == 0,
+      CHECK(now->type == e->vtype && memcmp(now->raw, e->raw, hmx_gguf_vtype_size(e->vtype)) == 0,
             "%s: %s not the new %s value", path, was->key, hmx_gguf_vtype_name(e->vtype));
     return;
   }
