@@ -41,9 +41,15 @@ hmx_status hmx_tokenizer_encode(const hmx_tokenizer *t, const char *text, size_t
 hmx_status hmx_tokenizer_piece(const hmx_tokenizer *t, int32_t id, const char **bytes,
                                size_t *len);
 int32_t hmx_tokenizer_vocab_size(const hmx_tokenizer *t);
-/* Special ids from the metadata, -1 when absent. */
+/* Special ids from the metadata, -1 when absent. A file whose BOS, EOS or
+ * unknown-token id is present but not an id of its vocabulary is refused at
+ * load (HMX_ERR_FORMAT), as is one that asks for BOS without giving its id. */
 int32_t hmx_tokenizer_bos(const hmx_tokenizer *t);
-int32_t hmx_tokenizer_eos(const hmx_tokenizer *t);
+int32_t hmx_tokenizer_eos(const hmx_tokenizer *t); /* the first id of hmx_tokenizer_is_eos */
+/* 1 when id ends a sequence: EOS, a GGUF file's end-of-turn and end-of-message
+ * ids (tokenizer.ggml.eot_token_id, eom_token_id), or any id of a Hugging Face
+ * config's eos_token_id list (config.json, generation_config.json). */
+int hmx_tokenizer_is_eos(const hmx_tokenizer *t, int32_t id);
 int hmx_tokenizer_add_bos(const hmx_tokenizer *t); /* tokenizer.ggml.add_bos_token */
 /* 1 for a control token (type 3): generation stops at the end-of-turn ones. */
 int hmx_tokenizer_is_control(const hmx_tokenizer *t, int32_t id);

@@ -226,10 +226,26 @@ static int str_is(const hmx_gguf_str *s, const char *lit) {
   return s->len == strlen(lit) && !memcmp(s->ptr, lit, (size_t)s->len);
 }
 
-static int32_t meta_id(const hmx_gguf *f, const char *key, int32_t n_vocab) {
-  int64_t v;
-  if (hmx_gguf_get_int(f, key, &v) || v < 0 || v >= n_vocab) return -1;
-  return (int32_t)v;
+/* A token id from metadata `key`: -1 when absent; a value of another type or
+ * outside the vocabulary is an error, not "absent" (an out-of-range BOS would
+ * otherwise drop BOS without a word; llama.cpp warns and takes a default). */
+static hmx_status meta_id(const hmx_gguf *f, const hmx_tokenizer *t, const char *path,
+                          const char *key, int32_t *out) {
+  int64_t v = -1;
+  *out = -1;
+  const hmx_status st = hmx_gguf_get_int(f, key, &v);
+  if (st == HMX_ERR_NOT_FOUND) return HMX_OK;
+  if (st) return st;
+  if (hmx_tok_check_id(t, v, path, key)) return HMX_ERR_FORMAT;
+  *out = (int32_t)v;
+  return HMX_OK;
+}
+
+/* A bool from metadata `key`: def when absent, an error when of another type. */
+static hmx_status meta_flag(const hmx_gguf *f, const char *key, int def, int *out) {
+  const hmx_status st = hmx_gguf_get_bool(f, key, out);
+  if (st == HMX_ERR_NOT_FOUND) *out = def;
+  return st == HMX_ERR_NOT_FOUND ? HMX_OK : st;
 }
 
 hmx_status hmx_tokenizer_build(hmx_pretok_kind kind, uint64_t n_vocab,
@@ -240,7 +256,7 @@ hmx_status hmx_tokenizer_build(hmx_pretok_kind kind, uint64_t n_vocab,
   hmx_tokenizer *t = calloc(1, sizeof *t);
   if (!t) return hmx_fail(HMX_ERR_NO_MEMORY, "tokenizer: out of memory");
   t->pretok = kind;
-  t->bos = t->eos = -1;
+  t->bos = -1;
   const tok_list tl = {n_vocab, tokens}, ml = {n_merges, merges};
   hmx_status st = load_vocab(t, &tl, types, source);
   if (!st) st = load_merges(t, &ml, source);
@@ -252,17 +268,61 @@ hmx_status hmx_tokenizer_build(hmx_pretok_kind kind, uint64_t n_vocab,
   return HMX_OK;
 }
 
-void hmx_tokenizer_set_ids(hmx_tokenizer *t, int32_t bos, int32_t eos, int add_bos) {
+hmx_status hmx_tok_check_id(const hmx_tokenizer *t, int64_t v, const char *source,
+                            const char *key) {
+  if (v >= 0 && v < t->n_vocab) return HMX_OK;
+  return hmx_fail(HMX_ERR_FORMAT, "%s: %s = %lld is not a token id (the vocabulary has %d "
+                  "tokens)", source, key, (long long)v, (int)t->n_vocab);
+}
+
+hmx_status hmx_tok_add_eos(hmx_tokenizer *t, int32_t id, const char *source) {
+  for (int i = 0; i < t->n_eos; i++)
+    if (t->eos[i] == id) return HMX_OK;
+  if (t->n_eos == HMX_TOK_MAX_EOS)
+    return hmx_fail(HMX_ERR_UNSUPPORTED, "%s: more than %d end-of-sequence ids", source,
+                    HMX_TOK_MAX_EOS);
+  t->eos[t->n_eos++] = id;
+  return HMX_OK;
+}
+
+void hmx_tokenizer_set_bos(hmx_tokenizer *t, int32_t bos, int add_bos) {
   t->bos = bos >= 0 && bos < t->n_vocab ? bos : -1;
-  t->eos = eos >= 0 && eos < t->n_vocab ? eos : -1;
   t->add_bos = add_bos && t->bos >= 0;
+}
+
+/* BOS, whether to add it, and the ids that end a sequence: EOS, then llama.cpp's
+ * end of turn and end of message (Llama 3 Instruct ends a turn with <|eot_id|>,
+ * not its EOS). */
+static hmx_status special_ids(const hmx_gguf *f, int spm, const char *path, hmx_tokenizer *t) {
+  static const char *const END_KEYS[] = {"tokenizer.ggml.eos_token_id",
+                                         "tokenizer.ggml.eot_token_id",
+                                         "tokenizer.ggml.eom_token_id"};
+  int32_t bos = -1;
+  int add = 0, given = 0;
+  hmx_status st = meta_id(f, t, path, "tokenizer.ggml.bos_token_id", &bos);
+  /* SentencePiece models add BOS unless told not to (llama.cpp's default) */
+  if (!st) st = meta_flag(f, "tokenizer.ggml.add_bos_token", spm, &add);
+  if (!st) given = hmx_gguf_find_kv(f, "tokenizer.ggml.add_bos_token") != NULL;
+  if (!st && add && bos < 0)
+    return hmx_fail(HMX_ERR_FORMAT, "%s: BOS is to be added (tokenizer.ggml.add_bos_token %s) "
+                    "but tokenizer.ggml.bos_token_id is missing", path,
+                    given ? "is true" : "is absent, and SentencePiece adds it by default");
+  for (size_t i = 0; !st && i < sizeof END_KEYS / sizeof *END_KEYS; i++) {
+    int32_t id = -1;
+    st = meta_id(f, t, path, END_KEYS[i], &id);
+    if (!st && id >= 0) st = hmx_tok_add_eos(t, id, path);
+  }
+  if (!st) hmx_tokenizer_set_bos(t, bos, add);
+  return st;
 }
 
 /* The tokenizer.ggml.* metadata of an open GGUF file. */
 hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *path, hmx_tokenizer **out) {
   *out = NULL;
   hmx_gguf_str model = {0}, pre = {0};
-  if (hmx_gguf_get_str(f, "tokenizer.ggml.model", &model))
+  const hmx_status mst = hmx_gguf_get_str(f, "tokenizer.ggml.model", &model);
+  if (mst && mst != HMX_ERR_NOT_FOUND) return mst; /* not a string: its message */
+  if (mst)
     return hmx_fail(HMX_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
   const int spm = str_is(&model, "llama");
   if (!spm && !str_is(&model, "gpt2"))
@@ -270,7 +330,9 @@ hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *path, hmx_toke
                     "byte-level BPE, and 'llama', SentencePiece BPE)", path,
                     (int)(model.len > 32 ? 32 : model.len), model.ptr);
   hmx_pretok_kind kind = spm ? HMX_TOK_SPM : HMX_PRETOK_GPT2;
-  if (!spm && !hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre)) {
+  const hmx_status pst = spm ? HMX_ERR_NOT_FOUND : hmx_gguf_get_str(f, "tokenizer.ggml.pre", &pre);
+  if (pst && pst != HMX_ERR_NOT_FOUND) return pst; /* not a string: its message */
+  if (!pst) {
     if (str_is(&pre, "smollm")) kind = HMX_PRETOK_SMOLLM;
     else if (str_is(&pre, "llama-bpe")) kind = HMX_PRETOK_LLAMA3;
     else if (!str_is(&pre, "gpt2") && !str_is(&pre, "default"))
@@ -313,23 +375,18 @@ hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *path, hmx_toke
       memcpy(&scores[i], &u, 4);
     }
     int sp = 1;
-    if (hmx_gguf_get_bool(f, "tokenizer.ggml.add_space_prefix", &sp)) sp = 1;
-    if (!st)
-      st = hmx_spm_setup(*out, scores, sp, meta_id(f, "tokenizer.ggml.unknown_token_id",
-                                                   (*out)->n_vocab), path);
+    int32_t unk = -1;
+    if (!st) st = meta_flag(f, "tokenizer.ggml.add_space_prefix", 1, &sp);
+    if (!st) st = meta_id(f, *out, path, "tokenizer.ggml.unknown_token_id", &unk);
+    if (!st) st = hmx_spm_setup(*out, scores, sp, unk, path);
     free(scores);
-    if (st) {
-      hmx_tokenizer_free(*out);
-      *out = NULL;
-    }
   }
-  if (st) return st;
-  int b = 0;
-  /* SentencePiece models add BOS unless told not to (llama.cpp's default) */
-  const int add = hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) ? spm : b;
-  hmx_tokenizer_set_ids(*out, meta_id(f, "tokenizer.ggml.bos_token_id", (*out)->n_vocab),
-                        meta_id(f, "tokenizer.ggml.eos_token_id", (*out)->n_vocab), add);
-  return HMX_OK;
+  if (!st) st = special_ids(f, spm, path, *out);
+  if (st) {
+    hmx_tokenizer_free(*out);
+    *out = NULL;
+  }
+  return st;
 }
 
 /* Here rather than in tokenizer_hf.c, which is built only with cJSON: without
@@ -550,7 +607,13 @@ hmx_status hmx_tokenizer_piece(const hmx_tokenizer *t, int32_t id, const char **
 
 int32_t hmx_tokenizer_vocab_size(const hmx_tokenizer *t) { return t ? t->n_vocab : 0; }
 int32_t hmx_tokenizer_bos(const hmx_tokenizer *t) { return t ? t->bos : -1; }
-int32_t hmx_tokenizer_eos(const hmx_tokenizer *t) { return t ? t->eos : -1; }
+int32_t hmx_tokenizer_eos(const hmx_tokenizer *t) { return t && t->n_eos ? t->eos[0] : -1; }
+int hmx_tokenizer_is_eos(const hmx_tokenizer *t, int32_t id) {
+  if (!t) return 0;
+  for (int i = 0; i < t->n_eos; i++)
+    if (t->eos[i] == id) return 1;
+  return 0;
+}
 int hmx_tokenizer_add_bos(const hmx_tokenizer *t) { return t ? t->add_bos : 0; }
 int hmx_tokenizer_is_control(const hmx_tokenizer *t, int32_t id) {
   return t && id >= 0 && id < t->n_vocab && t->type[id] == TT_CONTROL;

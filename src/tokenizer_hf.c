@@ -6,8 +6,8 @@
  *   Sequence [Split (Llama 3's regex, Isolated), ByteLevel (no regex)],
  *   with the model's ignore_merges                         -> "llama-bpe"
  * Anything else (a normalizer, byte_fallback, another pre-tokenizer) is
- * refused rather than approximated. BOS / EOS come from config.json next to
- * it when present. */
+ * refused rather than approximated. BOS / EOS come from config.json and
+ * generation_config.json next to it when present. */
 #include "tokenizer_internal.h"
 #include "internal.h"
 
@@ -123,21 +123,56 @@ static int pretok_kind(const cJSON *pt, int ignore_merges) {
   return -1;
 }
 
-/* An integer field of config.json in dir, or -1. */
-static int32_t config_id(const char *dir, const char *key) {
-  char p[4096];
-  if (snprintf(p, sizeof p, "%s/config.json", dir) >= (int)sizeof p || !exists(p)) return -1;
-  hmx_status st;
-  cJSON *j = read_json(p, &st);
-  if (!j) {
-    hmx_clear_error();
-    return -1;
+/* A token id from a JSON value (key names it in messages); null: none (-1). */
+static hmx_status json_id(const hmx_tokenizer *t, const cJSON *v, const char *file,
+                          const char *key, int32_t *out) {
+  *out = -1;
+  if (!v || cJSON_IsNull(v)) return HMX_OK;
+  /* in range before the cast, which is undefined for a double beyond int64 */
+  const double d = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+  if (!(d > -9007199254740992.0 && d < 9007199254740992.0) || d != (double)(int64_t)d)
+    return hmx_fail(HMX_ERR_FORMAT, "%s: %s is not an integer token id", file, key);
+  const int64_t id = (int64_t)d;
+  if (hmx_tok_check_id(t, id, file, key)) return HMX_ERR_FORMAT;
+  *out = (int32_t)id;
+  return HMX_OK;
+}
+
+/* BOS and the end-of-sequence ids from config.json and generation_config.json
+ * beside the tokenizer, where they are (BOS: the first file's; EOS: both
+ * files', each an id or a list of ids, as Llama 3.1 Instruct's three). A file
+ * that is there but is not a JSON object, or an id that is not one of the
+ * vocabulary, is an error rather than "no BOS" or "never stops". */
+static hmx_status config_ids(const char *dir, hmx_tokenizer *t) {
+  static const char *const FILES[] = {"config.json", "generation_config.json"};
+  int32_t bos = -1;
+  for (size_t f = 0; f < sizeof FILES / sizeof *FILES; f++) {
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/%s", dir, FILES[f]) >= (int)sizeof p || !exists(p)) continue;
+    hmx_status st;
+    cJSON *j = read_json(p, &st);
+    if (!j) return st;
+    int32_t id = -1;
+    st = json_id(t, get(j, "bos_token_id"), p, "bos_token_id", &id);
+    if (!st && bos < 0) bos = id;
+    const cJSON *eos = get(j, "eos_token_id");
+    if (!st && cJSON_IsArray(eos)) {
+      const cJSON *e;
+      cJSON_ArrayForEach(e, eos) {
+        if (!st) st = json_id(t, e, p, "an eos_token_id", &id);
+        if (!st && id < 0)
+          st = hmx_fail(HMX_ERR_FORMAT, "%s: eos_token_id holds a null", p);
+        if (!st) st = hmx_tok_add_eos(t, id, p);
+      }
+    } else if (!st) {
+      st = json_id(t, eos, p, "eos_token_id", &id);
+      if (!st && id >= 0) st = hmx_tok_add_eos(t, id, p);
+    }
+    cJSON_Delete(j);
+    if (st) return st;
   }
-  const cJSON *v = get(j, key);
-  int32_t id = cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < (1 << 24)
-                   ? (int32_t)v->valuedouble : -1;
-  cJSON_Delete(j);
-  return id;
+  hmx_tokenizer_set_bos(t, bos, 0);
+  return HMX_OK;
 }
 
 static hmx_status build(const cJSON *root, const char *path, hmx_tokenizer **out) {
@@ -271,7 +306,9 @@ hmx_status hmx_tokenizer_load_hf(const char *path, hmx_tokenizer **out) {
   if (!text) return st;
   st = hmx_tokenizer_parse_hf(text, n, file, out);
   free(text);
-  if (!st) hmx_tokenizer_set_ids(*out, config_id(dir, "bos_token_id"),
-                                 config_id(dir, "eos_token_id"), 0);
+  if (!st && (st = config_ids(dir, *out))) {
+    hmx_tokenizer_free(*out);
+    *out = NULL;
+  }
   return st;
 }

@@ -29,6 +29,10 @@ typedef struct hmx_span {
 #define TT_UNUSED 5
 #define TT_BYTE 6
 
+/* end-of-sequence ids a tokenizer keeps: EOS, end of turn, end of message,
+ * or a Hugging Face config's list (Llama 3.1 Instruct has 3) */
+#define HMX_TOK_MAX_EOS 8
+
 struct hmx_tokenizer {
   int32_t n_vocab;
   char *bytes;         /* every token's bytes, back to back */
@@ -43,7 +47,9 @@ struct hmx_tokenizer {
   int32_t *specials;   /* control and user-defined tokens, longest first */
   int32_t n_specials;
   hmx_pretok_kind pretok;
-  int32_t bos, eos;
+  int32_t bos;
+  int32_t eos[HMX_TOK_MAX_EOS]; /* the ids that end a sequence, EOS first */
+  int n_eos;
   int add_bos;
   /* SentencePiece (pretok HMX_TOK_SPM, tokenizer_spm.c) */
   float *score;        /* n_vocab */
@@ -88,8 +94,15 @@ hmx_status hmx_tokenizer_build(hmx_pretok_kind kind, uint64_t n_vocab,
                                const hmx_gguf_str *tokens, const int32_t *types,
                                uint64_t n_merges, const hmx_gguf_str *merges, const char *source,
                                hmx_tokenizer **out);
-/* BOS / EOS ids (-1: none) and whether to prepend BOS. */
-void hmx_tokenizer_set_ids(hmx_tokenizer *t, int32_t bos, int32_t eos, int add_bos);
+/* Whether v is a token id of t; if not, HMX_ERR_FORMAT naming source and
+ * the metadata key it came from. */
+hmx_status hmx_tok_check_id(const hmx_tokenizer *t, int64_t v, const char *source,
+                            const char *key);
+/* The end-of-sequence ids (each checked by hmx_tok_check_id; repeats are
+ * kept once; more than HMX_TOK_MAX_EOS distinct ones: HMX_ERR_UNSUPPORTED). */
+hmx_status hmx_tok_add_eos(hmx_tokenizer *t, int32_t id, const char *source);
+/* The BOS id (-1: none) and whether to prepend it (only with an id). */
+void hmx_tokenizer_set_bos(hmx_tokenizer *t, int32_t bos, int add_bos);
 /* The tokenizer.ggml.* metadata of a parsed GGUF file (hmx_tokenizer_load
  * without the file; also the entry point of tests/fuzz/fuzz_tokenizer.c). */
 hmx_status hmx_tokenizer_from_gguf(const hmx_gguf *f, const char *source, hmx_tokenizer **out);

@@ -51,3 +51,11 @@ hmx_add_test(NAME gemm_quant SOURCES test_gemm_quant.c LABELS unit)
 # G16 kernel) against hmx_swiglu on ref, memcmp, every available backend, 1
 # and 2 threads, f32 / bf16 / f16 (tests/test_swiglu_quant.c)
 hmx_add_test(NAME swiglu_quant SOURCES test_swiglu_quant.c LABELS unit)
+
+# BOS and end-of-sequence ids of a Hugging Face tokenizer directory (config.json,
+# generation_config.json): ids, lists, and values refused instead of dropped
+if(HMX_HAVE_CJSON)
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/tokenizer_ids_work)
+  hmx_add_test(NAME tokenizer_ids SOURCES test_tokenizer_ids.c LABELS unit
+               ARGS ${CMAKE_CURRENT_BINARY_DIR}/tokenizer_ids_work)
+endif()

@@ -69,6 +69,27 @@ static int is_json(const uint8_t *d, size_t n) {
   return i < n && d[i] == '{';
 }
 
+/* An accepted GGUF tokenizer kept every special id its file gives: BOS is
+ * that id, EOS / end of turn / end of message are ids that end a sequence,
+ * and BOS is added when add_bos_token says so (an id outside the vocabulary,
+ * or of another type, must have been refused, not dropped). */
+static void check_special_ids(const hmx_gguf *f, const hmx_tokenizer *t) {
+  static const char *const END_KEYS[] = {"tokenizer.ggml.eos_token_id",
+                                         "tokenizer.ggml.eot_token_id",
+                                         "tokenizer.ggml.eom_token_id"};
+  int64_t v;
+  int b;
+  if (hmx_gguf_get_int(f, "tokenizer.ggml.bos_token_id", &v) == HMX_OK)
+    FUZZ_ASSERT(hmx_tokenizer_bos(t) == v);
+  else
+    FUZZ_ASSERT(hmx_tokenizer_bos(t) == -1);
+  for (size_t i = 0; i < sizeof END_KEYS / sizeof *END_KEYS; i++)
+    if (hmx_gguf_get_int(f, END_KEYS[i], &v) == HMX_OK)
+      FUZZ_ASSERT(v >= 0 && v <= INT32_MAX && hmx_tokenizer_is_eos(t, (int32_t)v));
+  if (hmx_gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b) == HMX_OK)
+    FUZZ_ASSERT(hmx_tokenizer_add_bos(t) == b);
+}
+
 /* Loads the input's tokenizer; *text / *text_len get the input's own text
  * (NULL when it has none; for JSON a copy the caller frees). */
 static hmx_status load(const uint8_t *data, size_t size, hmx_tokenizer **out, char **text,
@@ -93,6 +114,7 @@ static hmx_status load(const uint8_t *data, size_t size, hmx_tokenizer **out, ch
     return s;
   }
   s = hmx_tokenizer_from_gguf(f, "fuzz", out);
+  if (!s) check_special_ids(f, *out);
   hmx_gguf_str ft;
   if (!s && !hmx_gguf_get_str(f, "fuzz.text", &ft) && (*text = malloc(ft.len + 1)) != NULL) {
     memcpy(*text, ft.ptr, ft.len);
@@ -240,6 +262,8 @@ static void check_tokenizer(const hmx_tokenizer *t, const char *own, size_t own_
   const int32_t bos = hmx_tokenizer_bos(t), eos = hmx_tokenizer_eos(t);
   FUZZ_ASSERT(bos >= -1 && bos < nv && eos >= -1 && eos < nv);
   FUZZ_ASSERT(!hmx_tokenizer_add_bos(t) || bos >= 0);
+  FUZZ_ASSERT(!hmx_tokenizer_is_eos(t, -1) && !hmx_tokenizer_is_eos(t, nv));
+  FUZZ_ASSERT(eos < 0 ? !hmx_tokenizer_is_eos(t, 0) : hmx_tokenizer_is_eos(t, eos));
   const char *p;
   size_t pl;
   FUZZ_ASSERT(hmx_tokenizer_piece(t, -1, &p, &pl) == HMX_ERR_INVALID_ARGUMENT);

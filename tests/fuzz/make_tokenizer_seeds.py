@@ -31,6 +31,10 @@ def kv_u32(key, x):
     return kv(key, U32, struct.pack("<I", x))
 
 
+def kv_i32(key, x):
+    return kv(key, I32, struct.pack("<i", x))
+
+
 def kv_bool(key, x):
     return kv(key, BOOL, bytes([x]))
 
@@ -90,7 +94,9 @@ def bpe_vocab(skip=()):
     return toks
 
 
-def bpe_gguf(pre, types=True, skip=(), text=TEXT, merges=None, extra_kvs=()):
+def bpe_gguf(pre, types=True, skip=(), text=TEXT, merges=None, extra_kvs=(), ids=None):
+    """ids: the kvs for BOS, EOS and add_bos_token in place of the defaults (a
+    list; the default ids are the last two tokens, BOS not added)."""
     toks = bpe_vocab(skip) + ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
     n = len(toks)
     kvs = [kv_str("tokenizer.ggml.model", "gpt2"), kv_strs("tokenizer.ggml.tokens", toks)]
@@ -100,9 +106,11 @@ def bpe_gguf(pre, types=True, skip=(), text=TEXT, merges=None, extra_kvs=()):
         ty = [1] * (n - 3) + [3, 3, 4]
         kvs.append(kv_i32s("tokenizer.ggml.token_type", ty if types is True else ty[:types]))
     m = merges if merges is not None else [enc(a) + " " + enc(b) for a, b in MERGES]
-    kvs += [kv_strs("tokenizer.ggml.merges", m), kv_u32("tokenizer.ggml.bos_token_id", n - 1),
-            kv_u32("tokenizer.ggml.eos_token_id", n - 2),
-            kv_bool("tokenizer.ggml.add_bos_token", 0), kv_str("fuzz.text", text)]
+    if ids is None:
+        ids = [kv_u32("tokenizer.ggml.bos_token_id", n - 1),
+               kv_u32("tokenizer.ggml.eos_token_id", n - 2),
+               kv_bool("tokenizer.ggml.add_bos_token", 0)]
+    kvs += [kv_strs("tokenizer.ggml.merges", m)] + ids + [kv_str("fuzz.text", text)]
     return gguf(kvs + list(extra_kvs))
 
 
@@ -113,7 +121,7 @@ SPM_PIECES = [("\u2581", -1.0), ("\u2581t", -2.0), ("he", -3.0), ("\u2581the", -
 
 
 def spm_gguf(byte_tokens=True, scores=None, byte_names=None, space_prefix=None, text=TEXT,
-             unk=0):
+             unk=0, bos=1):
     toks, types, sc = ["<unk>", "<s>", "</s>"], [2, 3, 3], [0.0, 0.0, 0.0]
     if byte_tokens:
         for b in range(256):
@@ -127,8 +135,10 @@ def spm_gguf(byte_tokens=True, scores=None, byte_names=None, space_prefix=None, 
     kvs = [kv_str("tokenizer.ggml.model", "llama"), kv_strs("tokenizer.ggml.tokens", toks),
            kv_i32s("tokenizer.ggml.token_type", types),
            kv_f32s("tokenizer.ggml.scores", scores(sc) if scores else sc),
-           kv_u32("tokenizer.ggml.unknown_token_id", unk), kv_u32("tokenizer.ggml.bos_token_id", 1),
-           kv_u32("tokenizer.ggml.eos_token_id", 2), kv_str("fuzz.text", text)]
+           kv_u32("tokenizer.ggml.unknown_token_id", unk)]
+    if bos is not None:
+        kvs.append(kv_u32("tokenizer.ggml.bos_token_id", bos))
+    kvs += [kv_u32("tokenizer.ggml.eos_token_id", 2), kv_str("fuzz.text", text)]
     if space_prefix is not None:
         kvs.append(kv_bool("tokenizer.ggml.add_space_prefix", space_prefix))
     return gguf(kvs)
@@ -177,6 +187,10 @@ def main():
         "ok_gpt2_default_no_types.gguf": bpe_gguf("default", types=False),
         "ok_gpt2_no_pre.gguf": bpe_gguf(None, text="a\x00b \xff\xfe x"),
         "ok_spm.gguf": spm_gguf(),
+        # <|im_end|> ends a turn: an end-of-sequence id beside EOS
+        "ok_gpt2_eot.gguf": bpe_gguf("smollm", extra_kvs=[
+            kv_u32("tokenizer.ggml.eot_token_id", len(bpe_vocab()) + 1)]),
+        "ok_gpt2_no_special_ids.gguf": bpe_gguf("gpt2", ids=[]),
         "ok_spm_no_bytes_no_prefix.gguf": spm_gguf(byte_tokens=False, space_prefix=0),
         "ok_hf_gpt2.json": hf_json(BYTELEVEL),
         "ok_hf_smollm_pairs.json": hf_json(SMOLLM, pairs=True),
@@ -195,6 +209,21 @@ def main():
         "bad_spm_nan_score.gguf": spm_gguf(scores=lambda sc: sc[:5] + [math.nan] + sc[6:]),
         "bad_spm_byte_name.gguf": spm_gguf(byte_names=lambda b: "<0x%02X>" % b if b != 7
                                            else "<0xZZ>"),
+        # special ids (session 49): one present but outside the vocabulary or of
+        # another type was taken as absent (no BOS, or no EOS to stop at)
+        "bad_bos_out_of_range.gguf": bpe_gguf("gpt2", ids=[
+            kv_u32("tokenizer.ggml.bos_token_id", 1000), kv_u32("tokenizer.ggml.eos_token_id", 3)]),
+        "bad_eos_negative.gguf": bpe_gguf("gpt2", ids=[kv_i32("tokenizer.ggml.eos_token_id", -1)]),
+        "bad_eos_string.gguf": bpe_gguf("gpt2", ids=[kv_str("tokenizer.ggml.eos_token_id", "2")]),
+        "bad_eot_out_of_range.gguf": bpe_gguf("gpt2", ids=[
+            kv_u32("tokenizer.ggml.eos_token_id", 3), kv_u32("tokenizer.ggml.eot_token_id", 5000)]),
+        "bad_add_bos_not_bool.gguf": bpe_gguf("gpt2", ids=[
+            kv_u32("tokenizer.ggml.bos_token_id", 3), kv_u32("tokenizer.ggml.add_bos_token", 1)]),
+        "bad_add_bos_without_bos.gguf": bpe_gguf("gpt2", ids=[
+            kv_bool("tokenizer.ggml.add_bos_token", 1)]),
+        "bad_pre_not_string.gguf": bpe_gguf(None, extra_kvs=[kv_u32("tokenizer.ggml.pre", 2)]),
+        "bad_spm_unk_out_of_range.gguf": spm_gguf(unk=100000),
+        "bad_spm_no_bos.gguf": spm_gguf(bos=None),
         "bad_not_gguf_or_json.bin": b"GGUG" + bytes(range(40)),
         "bad_hf_not_bpe.json": hf_json(BYTELEVEL, model_extra={"type": "WordPiece"}),
         "bad_hf_normalizer.json": hf_json(BYTELEVEL, root_extra={"normalizer": {"type": "NFC"}}),

@@ -263,7 +263,7 @@ int hmx_cmd_generate(int argc, char **argv) {
       rc = hmx_cli_error(HMX_EXIT_FAIL, "generate: sampling: %s", hmx_cli_status_message(st));
       break;
     }
-    if (tk && (next == hmx_tokenizer_eos(tk) || next == stop)) break; /* end of text / turn */
+    if (tk && (hmx_tokenizer_is_eos(tk, next) || next == stop)) break; /* end of text / turn */
     print_token(next, ids, tk);
     if (i + 1 == n_new) break; /* the last token needs no logits */
     const int32_t *tp = &next;
