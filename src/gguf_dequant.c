@@ -81,10 +81,54 @@ static void deq_q6_k(const unsigned char *b, int64_t nb, float *y) {
   }
 }
 
+/* Q4_K and Q5_K: 256 elements in 8 sub-blocks of 32, each with a 6-bit scale
+ * sc and a 6-bit min m packed in scales[12] (sub-block s < 4: sc = the low 6
+ * bits of scales[s], m = those of scales[s + 4]; s >= 4: sc = the low nibble
+ * of scales[s + 4] with the top 2 bits of scales[s - 4] above it, m = the
+ * high nibble of scales[s + 4] with the top 2 bits of scales[s] above it). */
+static void k_scale_min(const unsigned char *scales, int s, int *sc, int *m) {
+  if (s < 4) {
+    *sc = scales[s] & 63;
+    *m = scales[s + 4] & 63;
+  } else {
+    *sc = (scales[s + 4] & 0x0F) | (scales[s - 4] >> 6) << 4;
+    *m = (scales[s + 4] >> 4) | (scales[s] >> 6) << 4;
+  }
+}
+
+/* Q4_K (144 bytes: f16 d, f16 dmin, scales[12], qs[128]) and Q5_K (176:
+ * the same, then qh[32] before qs). Element e = 64 j + 32 t + l (j < 4,
+ * t < 2, l < 32) is in sub-block s = 2 j + t; its low 4 bits are nibble t
+ * (low for t = 0) of qs[32 j + l]; Q5_K adds bit s of qh[l] as bit 4.
+ * y = ((d * (float)sc) * (float)q) - (dmin * (float)m): four roundings in
+ * this order (docs/NUMERICS.md: the three products are exact, so only the
+ * subtraction rounds, and an fma of the second product with the
+ * subtraction gives the same bits). */
+static void deq_k(const unsigned char *b, int64_t nb, int five, float *y) {
+  const int bytes = five ? 176 : 144;
+  for (int64_t i = 0; i < nb; i++, b += bytes, y += 256) {
+    const float d = hmx_f16_to_f32(rd16(b)), dmin = hmx_f16_to_f32(rd16(b + 2));
+    const unsigned char *scales = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
+    for (int s = 0; s < 8; s++) {
+      int sc, m;
+      k_scale_min(scales, s, &sc, &m);
+      const float ds = d * (float)sc, ms = dmin * (float)m;
+      const int j = s / 2, t = s % 2;
+      for (int l = 0; l < 32; l++) {
+        const unsigned char byte = qs[32 * j + l];
+        int q = t ? byte >> 4 : byte & 0x0F;
+        if (five) q |= ((qh[l] >> s) & 1) << 4;
+        y[32 * s + l] = ds * (float)q - ms;
+      }
+    }
+  }
+}
+
 int hmx_gguf_can_dequantize(uint32_t type) {
   switch (type) {
   case HMX_GGML_F32: case HMX_GGML_F16: case HMX_GGML_BF16: case HMX_GGML_Q8_0:
-  case HMX_GGML_Q4_0: case HMX_GGML_Q4_1: case HMX_GGML_Q6_K: return 1;
+  case HMX_GGML_Q4_0: case HMX_GGML_Q4_1: case HMX_GGML_Q4_K: case HMX_GGML_Q5_K:
+  case HMX_GGML_Q6_K: return 1;
   default: return 0;
   }
 }
@@ -93,7 +137,7 @@ hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float 
   int64_t block, bytes;
   if (!hmx_gguf_type_block(type, &block, &bytes) || !hmx_gguf_can_dequantize(type))
     return hmx_fail(HMX_ERR_UNSUPPORTED, "gguf: cannot dequantize tensor type %s (%u): hadamix "
-                    "reads F32, F16, BF16, Q8_0, Q4_0, Q4_1 and Q6_K",
+                    "reads " HMX_GGUF_DEQUANT_TYPES,
                     hmx_gguf_type_name(type) ? hmx_gguf_type_name(type) : "unknown", type);
   if (n < 0 || n % block)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_gguf_dequantize: %lld elements is not a whole "
@@ -116,6 +160,8 @@ hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float 
   case HMX_GGML_Q8_0: deq_q8_0(b, nb, dst); break;
   case HMX_GGML_Q4_0: deq_q4_0(b, nb, dst); break;
   case HMX_GGML_Q4_1: deq_q4_1(b, nb, dst); break;
+  case HMX_GGML_Q4_K: deq_k(b, nb, 0, dst); break;
+  case HMX_GGML_Q5_K: deq_k(b, nb, 1, dst); break;
   case HMX_GGML_Q6_K: deq_q6_k(b, nb, dst); break;
   }
   return HMX_OK;
@@ -126,8 +172,8 @@ hmx_status hmx_gguf_tensor_to_f32(const hmx_gguf_tensor *t, float *dst) {
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_gguf_tensor_to_f32: NULL argument");
   hmx_status st = hmx_gguf_dequantize(t->type, t->data, t->numel, dst);
   if (st == HMX_ERR_UNSUPPORTED)
-    return hmx_fail(st, "tensor '%s' is %s: hadamix dequantizes F32, F16, BF16, Q8_0, Q4_0, "
-                    "Q4_1 and Q6_K", t->name, hmx_gguf_type_name(t->type));
+    return hmx_fail(st, "tensor '%s' is %s: hadamix dequantizes " HMX_GGUF_DEQUANT_TYPES,
+                    t->name, hmx_gguf_type_name(t->type));
   return st;
 }
 
@@ -152,6 +198,19 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
     const int q = j < 16 ? (b[4 + j] & 0x0F) : (b[4 + j - 16] >> 4);
     const float p = (float)q * hmx_f16_to_f32(rd16(b));
     return p + hmx_f16_to_f32(rd16(b + 2));
+  }
+  case HMX_GGML_Q4_K: case HMX_GGML_Q5_K: {
+    const int five = type == HMX_GGML_Q5_K;
+    const unsigned char *b = base + (i / 256) * (five ? 176 : 144);
+    const int e = (int)(i % 256), s = e / 32, l = e % 32;
+    int sc, m;
+    k_scale_min(b + 4, s, &sc, &m);
+    const unsigned char byte = b[(five ? 48 : 16) + 32 * (s / 2) + l];
+    int q = s % 2 ? byte >> 4 : byte & 0x0F;
+    if (five) q |= ((b[16 + l] >> s) & 1) << 4;
+    const float ds = hmx_f16_to_f32(rd16(b)) * (float)sc;
+    const float ms = hmx_f16_to_f32(rd16(b + 2)) * (float)m;
+    return ds * (float)q - ms;
   }
   case HMX_GGML_Q6_K: {
     const unsigned char *b = base + (i / 256) * 210;

@@ -148,7 +148,7 @@ static hmx_status check_shape(const char *path, const hmx_weight_spec *s,
                   path, t->name, (long long)(transpose ? r : c), (long long)(transpose ? c : r));
 }
 
-/* Whether a ggml type is one of the block types (Q8_0, Q4_0, Q4_1, Q6_K). */
+/* Whether a ggml type is one of the block types (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K). */
 static int is_block_type(uint32_t type) {
   return type != HMX_GGML_F32 && type != HMX_GGML_F16 && type != HMX_GGML_BF16;
 }
@@ -211,8 +211,8 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
     }
     if ((st = check_shape(path, &m->specs[i], src[i], tr[i]))) break;
     if (!hmx_gguf_can_dequantize(src[i]->type)) {
-      st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tensor '%s' is %s: hadamix reads F32, F16, BF16, "
-                    "Q8_0, Q4_0, Q4_1 and Q6_K", path, name, hmx_gguf_type_name(src[i]->type));
+      st = hmx_fail(HMX_ERR_UNSUPPORTED, "%s: tensor '%s' is %s: hadamix reads "
+                    HMX_GGUF_DEQUANT_TYPES, path, name, hmx_gguf_type_name(src[i]->type));
       break;
     }
   }

@@ -320,6 +320,63 @@ static void test_corruptions(void) {
 
 static uint16_t f16_bits(float x) { return hmx_f32_to_f16(x); }
 
+/* Q4_K and Q5_K (docs/NUMERICS.md "GGUF dequantization"): hand-placed
+ * values, then the exactness the rule relies on. */
+static void test_dequant_k(void) {
+  float y[256];
+  for (int five = 0; five <= 1; five++) {
+    unsigned char b[176] = {0};
+    const int qs = five ? 48 : 16;
+    const uint16_t two = f16_bits(2.0f), half = f16_bits(0.5f);
+    b[0] = (unsigned char)two; b[1] = (unsigned char)(two >> 8);   /* d = 2 */
+    b[2] = (unsigned char)half; b[3] = (unsigned char)(half >> 8); /* dmin = 0.5 */
+    unsigned char *sc = b + 4;
+    /* sub-block 1: sc = 5, m = 9 (low 6 bits of scales[1], scales[5]);
+     * sub-block 6: sc = 0x0C | 2 << 4 = 44 (scales[10] low nibble, top bits of
+     * scales[2]), m = 0x3 | 1 << 4 = 19 (scales[10] high nibble, top bits of
+     * scales[6]) */
+    sc[1] = 5; sc[5] = 9;
+    sc[2] = 2 << 6; sc[6] = 1 << 6; sc[10] = 0x3C;
+    b[qs + 32 * 0 + 7] = 0xB0;  /* element 32 + 7 (j 0, high nibble): 11 */
+    b[qs + 32 * 3 + 4] = 0x0D;  /* element 192 + 4 (j 3, low nibble, sub-block 6): 13 */
+    if (five) {
+      b[16 + 7] = 1 << 1;       /* bit 1 of qh[7]: element 39 gets +16 */
+      b[16 + 4] = 1 << 6;       /* bit 6 of qh[4]: element 196 gets +16 */
+    }
+    const uint32_t type = five ? HMX_GGML_Q5_K : HMX_GGML_Q4_K;
+    CHECK(hmx_gguf_dequantize(type, b, 256, y) == HMX_OK, "q%d_k: %s", five ? 5 : 4,
+          hmx_last_error());
+    /* (2 * 5) * q - 0.5 * 9; (2 * 44) * q - 0.5 * 19; sub-block 0: sc = m = 0 */
+    const float w39 = 10.0f * (five ? 27 : 11) - 4.5f, w196 = 88.0f * (five ? 29 : 13) - 9.5f;
+    const float w33 = 10.0f * 0 - 4.5f;
+    CHECK(y[39] == w39 && y[196] == w196 && y[33] == w33 && y[0] == 0.0f && !signbit(y[0]),
+          "q%d_k values %g %g %g %g (want %g %g %g 0)", five ? 5 : 4, (double)y[39],
+          (double)y[196], (double)y[33], (double)y[0], (double)w39, (double)w196, (double)w33);
+    for (int e = 0; e < 256; e++)
+      CHECK(hmx_gguf_quant_at(type, b, e) == y[e] ||
+                (isnan(y[e]) && isnan(hmx_gguf_quant_at(type, b, e))),
+            "q%d_k element %d: quant_at %g, dequantize %g", five ? 5 : 4, e,
+            (double)hmx_gguf_quant_at(type, b, e), (double)y[e]);
+  }
+  /* d * sc * q (11 + 6 + 5 significant bits) and dmin * m (11 + 6) are exact
+   * for every finite f16 d: so only the subtraction rounds, in either
+   * association of the product, and an fma gives the same bits */
+  int exact = 1;
+  const int scv[] = {63, 1, 37, 0}, qv[] = {31, 15, 1, 22};
+  for (uint32_t h = 0; h < 0x7C00; h++)
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) {
+        const float dd = hmx_f16_to_f32((uint16_t)h);
+        volatile float ds = dd * (float)scv[i];
+        volatile float a = ds * (float)qv[j], b2 = dd * (float)(scv[i] * qv[j]);
+        volatile float ms = dd * (float)scv[3 - i], diff = a - ms;
+        if (a != b2 || (double)a != (double)dd * scv[i] * qv[j] ||
+            (double)ms != (double)dd * scv[3 - i] || diff != fmaf(ds, (float)qv[j], -ms))
+          exact = 0;
+      }
+  CHECK(exact, "q4_k / q5_k: d*sc*q and dmin*m exact for every finite f16 d; fma agrees");
+}
+
 static void test_dequant_values(void) {
   float y[256];
   /* Q4_1: d = 0.1 (f16), m = -1 (f16): y = q * d + m with two roundings */
@@ -391,8 +448,9 @@ static void test_dequant_values(void) {
   memcpy(&bits, &y[1], 4);
   CHECK(bits == 0x7F810000u, "bf16 NaN bits %08x", (unsigned)bits);
   CHECK(hmx_gguf_dequantize(HMX_GGML_Q4_1, q41, 31, y) == HMX_ERR_INVALID_ARGUMENT, "part block");
-  CHECK(hmx_gguf_dequantize(12, q41, 256, y) == HMX_ERR_UNSUPPORTED && hmx_last_error()[0],
-        "Q4_K is not dequantized");
+  CHECK(hmx_gguf_dequantize(11, q41, 256, y) == HMX_ERR_UNSUPPORTED && hmx_last_error()[0],
+        "Q3_K is not dequantized");
+  test_dequant_k();
 }
 
 /* ------------------------------------------------------------------ --compare */

@@ -4,14 +4,16 @@
 Usage: test_gguf.py GGUF_READER HMX WORKDIR   (ctest gguf_pip: tests/t_gguf.cmake)
 
 1. Dequantization, bit for bit: random blocks (every byte random, so scales include
-   subnormals, infinities and NaNs) of F32, F16, BF16, Q8_0, Q4_0, Q4_1 and Q6_K, written
+   subnormals, infinities and NaNs) of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K and Q6_K,
+   written
    with the expected f32 values from gguf.quants.dequantize (an independent implementation)
    as NAME.expected; `gguf_reader --compare FILE` compares the bits of every element.
-2. A tiny Llama GGUF (2 layers, d 64, 4 heads of 16, 2 KV heads, d_ff 256, vocab 256) made
+2. A tiny Llama GGUF (3 layers, d 64, 4 heads of 16, 2 KV heads, d_ff 256, vocab 256) made
    the way llama.cpp's converter makes one: Hugging Face layout weights, Q and K rows
    permuted from rotate_half pairs (i, i + D/2) to adjacent pairs, tensors quantized by the
-   gguf package (Q8_0 embedding, Q4_1 q/k, Q4_0 v, BF16 attn_output, F16 gate, Q6_K down,
-   F32 norms, Q8_0 untied output). `hmx generate --model` logits vs a float64 numpy forward
+   gguf package (Q8_0 embedding, Q4_1 q/k, Q4_0 v, BF16 attn_output, F16 gate, down Q6_K /
+   Q4_K / Q5_K by layer (plain quantizers here: the package has none for them), F32 norms,
+   Q8_0 untied output). `hmx generate --model` logits vs a float64 numpy forward
    pass of Hugging Face's Llama on the dequantized, un-permuted weights with rotate_half
    RoPE: relative error below 1e-4. Negative control: the same forward pass on the
    permuted weights (what a reader that skipped the interleaved RoPE would compute)
@@ -71,7 +73,8 @@ def dequant_case():
     rng = np.random.default_rng(9)
     tensors = []
     for qt, rows, cols in ((Q.F32, 3, 64), (Q.F16, 3, 64), (Q.BF16, 3, 64), (Q.Q8_0, 8, 256),
-                           (Q.Q4_0, 8, 256), (Q.Q4_1, 8, 256), (Q.Q6_K, 8, 512)):
+                           (Q.Q4_0, 8, 256), (Q.Q4_1, 8, 256), (Q.Q6_K, 8, 512),
+                           (Q.Q4_K, 8, 512), (Q.Q5_K, 8, 512)):
         block, tsize = gguf.GGML_QUANT_SIZES[qt]
         raw = rng.integers(0, 256, size=(rows, cols // block * tsize), dtype=np.uint8)
         if qt == Q.F16:
@@ -118,7 +121,56 @@ def quantize_q6_k(a):
     return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 210)
 
 
-L, d, H, G, D, FF, V = 2, 64, 4, 2, 16, 256, 256
+def quantize_k(a, five):
+    """A plain Q4_K / Q5_K quantizer (the gguf package has none): per sub-block of 32 a
+    step (max - min) / 15 (or 31) and an offset -min (min <= 0), as 6-bit multiples of the
+    block's f16 d and dmin; layout as gguf.quants.Q4_K / Q5_K read it. As for Q6_K, its
+    accuracy does not matter: the reference dequantizes what it wrote."""
+    qmax = 31 if five else 15
+    x = a.reshape(-1, 8, 32).astype(np.float32)
+    lo = np.minimum(x.min(axis=2), 0)
+    step, off = (x.max(axis=2) - lo) / qmax, -lo  # [nb, 8]
+    d = (step.max(axis=1) / 63).astype(np.float16)
+    dmin = (off.max(axis=1) / 63).astype(np.float16)
+    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df > 0, step / df, 0)), 0, 63).astype(np.int64)
+        m = np.clip(np.round(np.where(dmf > 0, off / dmf, 0)), 0, 63).astype(np.int64)
+        ds, ms = (df * sc)[:, :, None], (dmf * m)[:, :, None]
+        q = np.clip(np.round(np.where(ds > 0, (x + ms) / ds, 0)), 0, qmax).astype(np.int64)
+    nb = x.shape[0]
+    scales = np.zeros((nb, 12), np.int64)
+    for s in range(8):
+        if s < 4:
+            scales[:, s] |= sc[:, s]
+            scales[:, s + 4] |= m[:, s]
+        else:
+            scales[:, s + 4] |= (sc[:, s] & 15) | (m[:, s] & 15) << 4
+            scales[:, s - 4] |= (sc[:, s] >> 4) << 6
+            scales[:, s] |= (m[:, s] >> 4) << 6
+    qs = np.zeros((nb, 128), np.int64)
+    qh = np.zeros((nb, 32), np.int64)
+    for s in range(8):
+        j, t = divmod(s, 2)
+        qs[:, 32 * j:32 * j + 32] |= (q[:, s] & 15) << (4 * t)
+        qh |= ((q[:, s] >> 4) & 1) << s
+    parts = [d.reshape(-1, 1).view(np.uint8), dmin.reshape(-1, 1).view(np.uint8),
+             scales.astype(np.uint8)] + ([qh.astype(np.uint8)] if five else []) + \
+        [qs.astype(np.uint8)]
+    blocks = np.concatenate(parts, axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * (176 if five else 144))
+
+
+def quantize_any(a, qt):
+    if qt == Q.Q6_K:
+        return quantize_q6_k(a)
+    if qt in (Q.Q4_K, Q.Q5_K):
+        return quantize_k(a, qt == Q.Q5_K)
+    return quantize(a, qt)
+
+
+L, d, H, G, D, FF, V = 3, 64, 4, 2, 16, 256, 256
+DOWN_TYPES = (Q.Q6_K, Q.Q4_K, Q.Q5_K)  # the one matrix whose rows (d_ff) are whole K blocks
 BASE, EPS, CTX = 50000.0, 1e-5, 64
 TOKENS = [3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 26, 255, 0]
 
@@ -229,7 +281,7 @@ def llama_case(hf):
                  (b + "ffn_norm.weight", p + "post_norm", Q.F32, 0),
                  (b + "ffn_gate.weight", p + "gate", Q.F16, 0),
                  (b + "ffn_up.weight", p + "up", Q.Q8_0, 0),
-                 (b + "ffn_down.weight", p + "down", Q.Q6_K, 0)]
+                 (b + "ffn_down.weight", p + "down", DOWN_TYPES[n], 0)]
     tensors, deq, deq_perm = [], {}, {}
     for gname, hname, qt, heads in plan:
         a = permute(hf[hname], heads) if heads else hf[hname]
@@ -237,7 +289,7 @@ def llama_case(hf):
             tensors.append((gname, a, None))
             back = a
         else:
-            raw = quantize_q6_k(a) if qt == Q.Q6_K else quantize(a, qt)
+            raw = quantize_any(a, qt)
             tensors.append((gname, raw, qt))
             back = dequantize(raw, qt).reshape(a.shape)
         deq_perm[hname] = back

@@ -1,5 +1,6 @@
 /* Loads of weights stored as f32, bf16 or f16 (src/backend.h, HMX_W16_*),
- * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q6_K (HMX_WQ_GEMM), as f32 vectors, for the shared x86 bodies (gemm_x86.h, swiglu_x86.h).
+ * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q4_K / Q5_K / Q6_K (HMX_WQ_GEMM), as f32 vectors,
+ * for the shared x86 bodies (gemm_x86.h, swiglu_x86.h).
  * Header only, after the ISA's xv_ primitives (avx512_vec.h, avx2_vec.h),
  * which provide xv_load_bf16(p) and xv_load_f16(p): XV_W 16-bit values
  * converted to f32.
@@ -28,9 +29,10 @@
  * matrix (K a whole number of blocks) is element i % B of block i / B, so
  * the flat element index works for them as for the float types. */
 enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 5, XW_Q6_K = 6,
+       XW_Q4_K = 7, XW_Q5_K = 8,
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
-       XW_G16_Q8_0 = 7, XW_G16_Q4_0 = 8, XW_G16_Q4_1 = 9, XW_G16_F16 = 10, XW_G16_BF16 = 11,
-       XW_G16_F32 = 12 };
+       XW_G16_Q8_0 = 9, XW_G16_Q4_0 = 10, XW_G16_Q4_1 = 11, XW_G16_F16 = 12, XW_G16_BF16 = 13,
+       XW_G16_F32 = 14 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -56,6 +58,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
   case HMX_GGML_Q8_0: return XW_Q8_0;
   case HMX_GGML_Q4_0: return XW_Q4_0;
   case HMX_GGML_Q4_1: return XW_Q4_1;
+  case HMX_GGML_Q4_K: return XW_Q4_K;
+  case HMX_GGML_Q5_K: return XW_Q5_K;
   default: return XW_Q6_K;
   }
 }
@@ -63,7 +67,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
 /* The ggml type of an XW_Q* type. */
 XV_INLINE uint32_t xw_ggml(const int wt) {
   return wt == XW_Q8_0 ? HMX_GGML_Q8_0 : wt == XW_Q4_0 ? HMX_GGML_Q4_0
-       : wt == XW_Q4_1 ? HMX_GGML_Q4_1 : HMX_GGML_Q6_K;
+       : wt == XW_Q4_1 ? HMX_GGML_Q4_1 : wt == XW_Q4_K ? HMX_GGML_Q4_K
+       : wt == XW_Q5_K ? HMX_GGML_Q5_K : HMX_GGML_Q6_K;
 }
 
 /* Byte offset of element i (a block boundary or any multiple of XV_W * XV_W
@@ -75,6 +80,8 @@ XV_INLINE size_t xw_bytes(int64_t i, const int wt) {
   case XW_Q8_0: return (size_t)(i / 32) * 34;
   case XW_Q4_0: return (size_t)(i / 32) * 18;
   case XW_Q4_1: return (size_t)(i / 32) * 20;
+  case XW_Q4_K: return (size_t)(i / 256) * 144;
+  case XW_Q5_K: return (size_t)(i / 256) * 176;
   default: return (size_t)(i / 256) * 210;
   }
 }
@@ -114,6 +121,23 @@ XV_INLINE xv_v xw_load_q(const unsigned char *w, int64_t i, const int wt) {
       return xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), xv_set1(xw_f16(b)));
     /* ((float)n * d) + m: the multiply, then the add */
     return xv_add(xv_mul(xv_cvt_i(n), xv_set1(xw_f16(b))), xv_set1(xw_f16(b + 2)));
+  }
+  if (wt == XW_Q4_K || wt == XW_Q5_K) {
+    /* e = 32s + l, sub-block s (XV_W divides 32: one s for the vector):
+     * ((d * (float)sc) * (float)q) - (dmin * (float)m), each op rounded, no
+     * fma; the scalar products as hmx_gguf_quant_at forms them */
+    const int five = wt == XW_Q5_K;
+    const unsigned char *b = w + (i / 256) * (five ? 176 : 144);
+    const int e = (int)(i % 256), s = e / 32, l = e % 32;
+    const unsigned char *sb = b + 4;
+    const int sc = s < 4 ? sb[s] & 63 : (sb[s + 4] & 0x0F) | (sb[s - 4] >> 6) << 4;
+    const int m = s < 4 ? sb[s + 4] & 63 : (sb[s + 4] >> 4) | (sb[s] >> 6) << 4;
+    const xv_i u = xv_u8_i(b + (five ? 48 : 16) + 32 * (s / 2) + l);
+    xv_i q = s % 2 ? xv_srli_i(u, 4) : xv_and_i(u, xv_set1_i(0x0F));
+    if (five) /* bit s of qh[l] is bit 4 */
+      q = xv_or_i(q, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(b + 16 + l), s), xv_set1_i(1)), 4));
+    const float ds = xw_f16(b) * (float)sc, ms = xw_f16(b + 2) * (float)m;
+    return xv_sub(xv_mul(xv_set1(ds), xv_cvt_i(q)), xv_set1(ms));
   }
   /* Q6_K: e = 128h + 32g + l; (d * (float)sc[e/16]) * (float)(u - 32) */
   const unsigned char *b = w + (i / 256) * 210;
