@@ -38,7 +38,7 @@ typedef enum hmx_gguf_vtype {
  * sizes of the other ggml types too, so that files holding them parse. */
 enum {
   HMX_GGML_F32 = 0, HMX_GGML_F16 = 1, HMX_GGML_Q4_0 = 2, HMX_GGML_Q4_1 = 3,
-  HMX_GGML_Q8_0 = 8, HMX_GGML_Q4_K = 12, HMX_GGML_Q5_K = 13, HMX_GGML_Q6_K = 14,
+  HMX_GGML_Q5_0 = 6, HMX_GGML_Q5_1 = 7, HMX_GGML_Q8_0 = 8, HMX_GGML_Q4_K = 12, HMX_GGML_Q5_K = 13, HMX_GGML_Q6_K = 14,
   HMX_GGML_BF16 = 30
 };
 
@@ -110,7 +110,8 @@ const char *hmx_gguf_type_name(uint32_t type);
 /* Block size (elements) and bytes per block of a ggml type; 0 when unknown. */
 int hmx_gguf_type_block(uint32_t type, int64_t *block, int64_t *bytes);
 /* 1 when hmx_gguf_dequantize handles the type: */
-#define HMX_GGUF_DEQUANT_TYPES "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K and Q6_K"
+#define HMX_GGUF_DEQUANT_TYPES \
+  "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"
 int hmx_gguf_can_dequantize(uint32_t type);
 
 /* Dequantize n elements (a whole number of blocks) of `type` stored at src

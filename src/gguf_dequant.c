@@ -57,6 +57,32 @@ static void deq_q4_1(const unsigned char *b, int64_t nb, float *y) {
   }
 }
 
+/* Q5_0 (22 bytes: f16 d, qh[4], qs[16]) and Q5_1 (24: f16 d, f16 m, qh[4],
+ * qs[16]): 32 elements; the low 4 bits of q as Q4_0's nibbles, bit 4 of
+ * element j is bit j of the little-endian 32-bit qh.
+ * Q5_0: y = (float)(q - 16) * d; Q5_1: y = ((float)q * d) + m, as Q4_1. */
+static int q5_at(const unsigned char *qh, const unsigned char *qs, int j) {
+  const int low = j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
+  return low | ((rd32(qh) >> j) & 1) << 4;
+}
+
+static void deq_q5(const unsigned char *b, int64_t nb, int one, float *y) {
+  const int hdr = one ? 4 : 2;
+  for (int64_t i = 0; i < nb; i++, b += hdr + 20, y += 32) {
+    const float d = hmx_f16_to_f32(rd16(b));
+    const float m = one ? hmx_f16_to_f32(rd16(b + 2)) : 0.0f;
+    for (int j = 0; j < 32; j++) {
+      const int q = q5_at(b + hdr, b + hdr + 4, j);
+      if (one) {
+        const float p = (float)q * d;
+        y[j] = p + m;
+      } else {
+        y[j] = (float)(q - 16) * d;
+      }
+    }
+  }
+}
+
 /* Q6_K: 256 elements: ql[128] (low 4 bits), qh[64] (high 2 bits), int8
  * scales[16], f16 d (210 bytes). Element e = 128 h + 32 g + l (h < 2, g < 4,
  * l < 32): low 4 bits = nibble g / 2 (low nibble for g even) of
@@ -127,8 +153,8 @@ static void deq_k(const unsigned char *b, int64_t nb, int five, float *y) {
 int hmx_gguf_can_dequantize(uint32_t type) {
   switch (type) {
   case HMX_GGML_F32: case HMX_GGML_F16: case HMX_GGML_BF16: case HMX_GGML_Q8_0:
-  case HMX_GGML_Q4_0: case HMX_GGML_Q4_1: case HMX_GGML_Q4_K: case HMX_GGML_Q5_K:
-  case HMX_GGML_Q6_K: return 1;
+  case HMX_GGML_Q4_0: case HMX_GGML_Q4_1: case HMX_GGML_Q5_0: case HMX_GGML_Q5_1:
+  case HMX_GGML_Q4_K: case HMX_GGML_Q5_K: case HMX_GGML_Q6_K: return 1;
   default: return 0;
   }
 }
@@ -160,6 +186,8 @@ hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float 
   case HMX_GGML_Q8_0: deq_q8_0(b, nb, dst); break;
   case HMX_GGML_Q4_0: deq_q4_0(b, nb, dst); break;
   case HMX_GGML_Q4_1: deq_q4_1(b, nb, dst); break;
+  case HMX_GGML_Q5_0: deq_q5(b, nb, 0, dst); break;
+  case HMX_GGML_Q5_1: deq_q5(b, nb, 1, dst); break;
   case HMX_GGML_Q4_K: deq_k(b, nb, 0, dst); break;
   case HMX_GGML_Q5_K: deq_k(b, nb, 1, dst); break;
   case HMX_GGML_Q6_K: deq_q6_k(b, nb, dst); break;
@@ -196,6 +224,14 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
     const unsigned char *b = base + (i / 32) * 20;
     const int j = (int)(i % 32);
     const int q = j < 16 ? (b[4 + j] & 0x0F) : (b[4 + j - 16] >> 4);
+    const float p = (float)q * hmx_f16_to_f32(rd16(b));
+    return p + hmx_f16_to_f32(rd16(b + 2));
+  }
+  case HMX_GGML_Q5_0: case HMX_GGML_Q5_1: {
+    const int one = type == HMX_GGML_Q5_1, hdr = one ? 4 : 2;
+    const unsigned char *b = base + (i / 32) * (hdr + 20);
+    const int q = q5_at(b + hdr, b + hdr + 4, (int)(i % 32));
+    if (!one) return (float)(q - 16) * hmx_f16_to_f32(rd16(b));
     const float p = (float)q * hmx_f16_to_f32(rd16(b));
     return p + hmx_f16_to_f32(rd16(b + 2));
   }

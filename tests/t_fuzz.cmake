@@ -15,7 +15,7 @@ hmx_add_fuzz_target(NAME fuzz_gguf SOURCE ${HMX_FUZZ_DIR}/fuzz_gguf.c
 # the GGUF reader is fuzz_gguf's, and not instrumented here (tests/fuzz/README.md)
 hmx_add_fuzz_target(NAME fuzz_model_gguf SOURCE ${HMX_FUZZ_DIR}/fuzz_model_gguf.c
                     CORPUS ${HMX_FUZZ_DIR}/corpus_model_gguf
-                    DICT ${HMX_FUZZ_DIR}/model_gguf.dict MAX_LEN 16384
+                    DICT ${HMX_FUZZ_DIR}/model_gguf.dict MAX_LEN 24576
                     UNDER_TEST ${HMX_SRC}/model_gguf.c ${HMX_SRC}/model_config.c
                     LIBS hadamix)
 

@@ -3,8 +3,8 @@
  * docs/NUMERICS.md: identical bits, any NaN equal to any NaN; the CUDA backend
  * returns the default NaN where x86 propagates a payload), on every
  * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
- * Q4_K, Q5_K, F16, BF16 and F32, in GGUF's row layout and (but the K types)
- * the G16 layout
+ * Q4_K, Q5_K, Q5_0, Q5_1, F16, BF16 and F32, in GGUF's row layout and (but
+ * the K and 5-bit types) the G16 layout
  * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
  * and M > 1 (the packed path), block scales that include subnormal f16s,
  * zero, and (one case per type) infinity and NaN. */
@@ -64,8 +64,13 @@ static void fill(uint32_t type, unsigned char *b, int64_t n, int specials) {
       for (int j = 0; j < 4; j++) p[j] = (unsigned char)(u >> (8 * j));
       break;
     }
-    case HMX_GGML_Q8_0: case HMX_GGML_Q4_0: put16(p, scale16(specials)); break;
-    case HMX_GGML_Q4_1: put16(p, scale16(specials)); put16(p + 2, scale16(specials)); break;
+    case HMX_GGML_Q8_0: case HMX_GGML_Q4_0: case HMX_GGML_Q5_0:
+      put16(p, scale16(specials));
+      break;
+    case HMX_GGML_Q4_1: case HMX_GGML_Q5_1:
+      put16(p, scale16(specials));
+      put16(p + 2, scale16(specials));
+      break;
     case HMX_GGML_Q6_K: put16(p + 208, scale16(specials)); break;
     case HMX_GGML_Q4_K: case HMX_GGML_Q5_K: /* d, dmin; the 6-bit scales and mins random */
       put16(p, scale16(specials));
@@ -116,8 +121,8 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
 
 int main(void) {
   static const uint32_t types[] = {HMX_GGML_Q4_1, HMX_GGML_Q8_0, HMX_GGML_Q4_0, HMX_GGML_Q6_K,
-                                   HMX_GGML_Q4_K, HMX_GGML_Q5_K, HMX_GGML_F16, HMX_GGML_BF16,
-                                   HMX_GGML_F32};
+                                   HMX_GGML_Q4_K, HMX_GGML_Q5_K, HMX_GGML_Q5_0, HMX_GGML_Q5_1,
+                                   HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_F32};
   /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
    * vector, N over several thread tiles, M = 1 and M > 1 (several K blocks;
    * N over several N blocks per thread, so float G16 read in place starts

@@ -320,8 +320,8 @@ static void test_corruptions(void) {
 
 static uint16_t f16_bits(float x) { return hmx_f32_to_f16(x); }
 
-/* Q4_K and Q5_K (docs/NUMERICS.md "GGUF dequantization"): hand-placed
- * values, then the exactness the rule relies on. */
+/* Q4_K, Q5_K, Q5_0 and Q5_1 (docs/NUMERICS.md "GGUF dequantization"):
+ * hand-placed values, then the exactness the rule relies on. */
 static void test_dequant_k(void) {
   float y[256];
   for (int five = 0; five <= 1; five++) {
@@ -357,6 +357,31 @@ static void test_dequant_k(void) {
                 (isnan(y[e]) && isnan(hmx_gguf_quant_at(type, b, e))),
             "q%d_k element %d: quant_at %g, dequantize %g", five ? 5 : 4, e,
             (double)hmx_gguf_quant_at(type, b, e), (double)y[e]);
+  }
+  /* Q5_0 / Q5_1: element j's bit 4 is bit j of qh (little-endian 32 bits) */
+  for (int one = 0; one <= 1; one++) {
+    unsigned char b[24] = {0};
+    const int hdr = one ? 4 : 2;
+    const uint16_t two = f16_bits(2.0f), m = f16_bits(-1.5f);
+    b[0] = (unsigned char)two; b[1] = (unsigned char)(two >> 8);
+    if (one) { b[2] = (unsigned char)m; b[3] = (unsigned char)(m >> 8); }
+    b[hdr + 0] = 0x01;           /* bit 0: element 0 */
+    b[hdr + 2] = 0x02;           /* bit 17: element 17 */
+    b[hdr + 3] = 0x80;           /* bit 31: element 31 */
+    b[hdr + 4 + 0] = 0x3A;       /* element 0: 0xA, element 16: 0x3 */
+    b[hdr + 4 + 1] = 0x5F;       /* element 1: 0xF, element 17: 0x5 */
+    b[hdr + 4 + 15] = 0xC0;      /* element 15: 0, element 31: 0xC */
+    const uint32_t type = one ? HMX_GGML_Q5_1 : HMX_GGML_Q5_0;
+    CHECK(hmx_gguf_dequantize(type, b, 32, y) == HMX_OK, "q5_%d: %s", one, hmx_last_error());
+    const int want_q[6][2] = {{0, 26}, {16, 3}, {1, 15}, {17, 21}, {15, 0}, {31, 28}};
+    for (int t = 0; t < 6; t++) {
+      const int e = want_q[t][0], q = want_q[t][1];
+      const float w = one ? (float)q * 2.0f + -1.5f : (float)(q - 16) * 2.0f;
+      CHECK(y[e] == w, "q5_%d element %d: %g, want %g", one, e, (double)y[e], (double)w);
+    }
+    for (int e = 0; e < 32; e++)
+      CHECK(hmx_gguf_quant_at(type, b, e) == y[e], "q5_%d element %d: quant_at %g, dequantize %g",
+            one, e, (double)hmx_gguf_quant_at(type, b, e), (double)y[e]);
   }
   /* d * sc * q (11 + 6 + 5 significant bits) and dmin * m (11 + 6) are exact
    * for every finite f16 d: so only the subtraction rounds, in either

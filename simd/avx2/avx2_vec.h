@@ -76,6 +76,7 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
 #define xv_xor_i(a, b) _mm256_xor_si256((a), (b))
 #define xv_srli_i(a, k) _mm256_srli_epi32((a), (k))
 #define xv_slli_i(a, k) _mm256_slli_epi32((a), (k))
+#define xv_srlv_i(a, k) _mm256_srlv_epi32((a), (k)) /* per-lane counts */
 #define xv_and_i(a, b) _mm256_and_si256((a), (b))
 #define xv_or_i(a, b) _mm256_or_si256((a), (b))
 /* GGUF block decode (weights16_x86.h): 8 bytes at p, zero- or

@@ -75,6 +75,7 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) {
 #define xv_xor_i(a, b) _mm512_xor_si512((a), (b))
 #define xv_srli_i(a, k) _mm512_srli_epi32((a), (k))
 #define xv_slli_i(a, k) _mm512_slli_epi32((a), (k))
+#define xv_srlv_i(a, k) _mm512_srlv_epi32((a), (k)) /* per-lane counts */
 #define xv_and_i(a, b) _mm512_and_si512((a), (b))
 #define xv_or_i(a, b) _mm512_or_si512((a), (b))
 /* GGUF block decode (weights16_x86.h): 16 bytes at p, zero- or

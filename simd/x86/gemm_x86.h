@@ -49,7 +49,7 @@
  *                                            0 <= i, t < VL (r: gx_v[VL])
  * and has included its ISA's xv_ primitives (avx512_vec.h, avx2_vec.h) for
  * the weight loads of weights16_x86.h: B may be f32, bf16 or f16
- * (args.wdt), or GGUF Q8_0/Q4_0/Q4_1/Q4_K/Q5_K/Q6_K blocks [N, K] (args.bq); every
+ * (args.wdt), or GGUF Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/Q4_K/Q5_K/Q6_K blocks [N, K] (args.bq); every
  * element of B is converted exactly to f32 (decoded by the GGUF rule) as it
  * is loaded or packed, so the arithmetic, and the bits, are those of f32 B
  * (for blocks: of the dequantized f32 B, docs/NUMERICS.md).
@@ -552,7 +552,7 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
  * switches below instantiate their body once per type, so that the type is
  * a constant inside. */
 #define GX_B_TYPES(X) X(XW_BF16) X(XW_F16) X(XW_Q8_0) X(XW_Q4_0) X(XW_Q4_1) X(XW_Q6_K) \
-  X(XW_Q4_K) X(XW_Q5_K) \
+  X(XW_Q4_K) X(XW_Q5_K) X(XW_Q5_0) X(XW_Q5_1) \
   X(XW_G16_Q8_0) X(XW_G16_Q4_0) X(XW_G16_Q4_1) X(XW_G16_F16) X(XW_G16_BF16) X(XW_G16_F32)
 
 /* gx_rect_w for B's storage type. */

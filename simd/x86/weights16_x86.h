@@ -1,5 +1,5 @@
 /* Loads of weights stored as f32, bf16 or f16 (src/backend.h, HMX_W16_*),
- * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q4_K / Q5_K / Q6_K (HMX_WQ_GEMM), as f32 vectors,
+ * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q4_K / Q5_K / Q6_K (HMX_WQ_GEMM), as f32 vectors,
  * for the shared x86 bodies (gemm_x86.h, swiglu_x86.h).
  * Header only, after the ISA's xv_ primitives (avx512_vec.h, avx2_vec.h),
  * which provide xv_load_bf16(p) and xv_load_f16(p): XV_W 16-bit values
@@ -29,10 +29,10 @@
  * matrix (K a whole number of blocks) is element i % B of block i / B, so
  * the flat element index works for them as for the float types. */
 enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 5, XW_Q6_K = 6,
-       XW_Q4_K = 7, XW_Q5_K = 8,
+       XW_Q4_K = 7, XW_Q5_K = 8, XW_Q5_0 = 9, XW_Q5_1 = 10,
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
-       XW_G16_Q8_0 = 9, XW_G16_Q4_0 = 10, XW_G16_Q4_1 = 11, XW_G16_F16 = 12, XW_G16_BF16 = 13,
-       XW_G16_F32 = 14 };
+       XW_G16_Q8_0 = 11, XW_G16_Q4_0 = 12, XW_G16_Q4_1 = 13, XW_G16_F16 = 14, XW_G16_BF16 = 15,
+       XW_G16_F32 = 16 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -60,6 +60,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
   case HMX_GGML_Q4_1: return XW_Q4_1;
   case HMX_GGML_Q4_K: return XW_Q4_K;
   case HMX_GGML_Q5_K: return XW_Q5_K;
+  case HMX_GGML_Q5_0: return XW_Q5_0;
+  case HMX_GGML_Q5_1: return XW_Q5_1;
   default: return XW_Q6_K;
   }
 }
@@ -68,7 +70,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
 XV_INLINE uint32_t xw_ggml(const int wt) {
   return wt == XW_Q8_0 ? HMX_GGML_Q8_0 : wt == XW_Q4_0 ? HMX_GGML_Q4_0
        : wt == XW_Q4_1 ? HMX_GGML_Q4_1 : wt == XW_Q4_K ? HMX_GGML_Q4_K
-       : wt == XW_Q5_K ? HMX_GGML_Q5_K : HMX_GGML_Q6_K;
+       : wt == XW_Q5_K ? HMX_GGML_Q5_K : wt == XW_Q5_0 ? HMX_GGML_Q5_0
+       : wt == XW_Q5_1 ? HMX_GGML_Q5_1 : HMX_GGML_Q6_K;
 }
 
 /* Byte offset of element i (a block boundary or any multiple of XV_W * XV_W
@@ -80,6 +83,8 @@ XV_INLINE size_t xw_bytes(int64_t i, const int wt) {
   case XW_Q8_0: return (size_t)(i / 32) * 34;
   case XW_Q4_0: return (size_t)(i / 32) * 18;
   case XW_Q4_1: return (size_t)(i / 32) * 20;
+  case XW_Q5_0: return (size_t)(i / 32) * 22;
+  case XW_Q5_1: return (size_t)(i / 32) * 24;
   case XW_Q4_K: return (size_t)(i / 256) * 144;
   case XW_Q5_K: return (size_t)(i / 256) * 176;
   default: return (size_t)(i / 256) * 210;
@@ -121,6 +126,25 @@ XV_INLINE xv_v xw_load_q(const unsigned char *w, int64_t i, const int wt) {
       return xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), xv_set1(xw_f16(b)));
     /* ((float)n * d) + m: the multiply, then the add */
     return xv_add(xv_mul(xv_cvt_i(n), xv_set1(xw_f16(b))), xv_set1(xw_f16(b + 2)));
+  }
+  if (wt == XW_Q5_0 || wt == XW_Q5_1) {
+    /* the nibbles as Q4_0's, bit 4 of element j from bit j of qh (one
+     * variable shift a lane: lane t shifts by j + t); then Q5_0
+     * (float)(q - 16) * d, Q5_1 ((float)q * d) + m, as the scalar rule */
+    static const unsigned char IOTA[48] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                           12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+                                           24, 25, 26, 27, 28, 29, 30, 31};
+    const int one = wt == XW_Q5_1, hdr = one ? 4 : 2;
+    const int64_t j = i % 32;
+    const unsigned char *b = w + (i / 32) * (hdr + 20);
+    uint32_t qh;
+    memcpy(&qh, b + hdr, 4); /* little-endian, as x86 is */
+    const xv_i u = xv_u8_i(b + hdr + 4 + (j & 15));
+    const xv_i n = j < 16 ? xv_and_i(u, xv_set1_i(0x0F)) : xv_srli_i(u, 4);
+    const xv_i hi = xv_and_i(xv_srlv_i(xv_set1_i((int)qh), xv_u8_i(IOTA + j)), xv_set1_i(1));
+    const xv_i q = xv_or_i(n, xv_slli_i(hi, 4));
+    if (!one) return xv_mul(xv_cvt_i(xv_sub_i(q, xv_set1_i(16))), xv_set1(xw_f16(b)));
+    return xv_add(xv_mul(xv_cvt_i(q), xv_set1(xw_f16(b))), xv_set1(xw_f16(b + 2)));
   }
   if (wt == XW_Q4_K || wt == XW_Q5_K) {
     /* e = 32s + l, sub-block s (XV_W divides 32: one s for the vector):

@@ -89,10 +89,18 @@ static void walk(const hmx_gguf *f, size_t size) {
       float *y = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *y);
       FUZZ_ASSERT(y != NULL);
       FUZZ_ASSERT(hmx_gguf_tensor_to_f32(t, y) == HMX_OK);
+      const int blocks = t->type != HMX_GGML_F32 && t->type != HMX_GGML_F16 &&
+                         t->type != HMX_GGML_BF16;
       for (int64_t k = 0; k < t->numel; k++) {
         uint32_t u;
         memcpy(&u, &y[k], 4);
         acc += u;
+        /* one element at a time (the in-place kernels' scalar form) gives
+         * the same bits, or NaN where the rule gives NaN */
+        if (blocks) {
+          const float e = hmx_gguf_quant_at(t->type, t->data, k);
+          FUZZ_ASSERT(memcmp(&e, &y[k], 4) == 0 || (e != e && y[k] != y[k]));
+        }
       }
       free(y);
     } else {

@@ -201,9 +201,10 @@ static int rw_pick(const hmx_gguf *f, unsigned r, rw_edit *e) {
     return e->ne > 0 && e->ne != was && e->ne <= (INT64_C(1) << 20);
   }
   case RW_T_TYPE: {
-    static const uint32_t to[] = {HMX_GGML_F32, HMX_GGML_F16,  HMX_GGML_BF16, HMX_GGML_Q8_0,
-                                  HMX_GGML_Q4_0, HMX_GGML_Q4_1, HMX_GGML_Q6_K, 6 /* Q5_0 */};
-    e->ttype = to[r % 8];
+    static const uint32_t to[] = {HMX_GGML_F32,  HMX_GGML_F16,  HMX_GGML_BF16, HMX_GGML_Q8_0,
+                                  HMX_GGML_Q4_0, HMX_GGML_Q4_1, HMX_GGML_Q4_K, HMX_GGML_Q5_K,
+                                  HMX_GGML_Q6_K, HMX_GGML_Q5_0, HMX_GGML_Q5_1, 11 /* Q3_K */};
+    e->ttype = to[r % (sizeof to / sizeof *to)];
     int64_t block = 1, bytes = 0;
     return e->ttype != t->type && hmx_gguf_type_block(e->ttype, &block, &bytes) &&
            t->ne[0] % block == 0;

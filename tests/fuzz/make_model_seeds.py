@@ -11,7 +11,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_gguf_seeds import kv, s  # noqa: E402  (GGUF strings and key/value records)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_model_gguf")
-F32, F16, Q4_0, Q4_1, Q5_0, Q8_0, BF16 = 0, 1, 2, 3, 6, 8, 30
+F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, BF16 = 0, 1, 2, 3, 6, 7, 8, 30
+Q3_K, Q4_K, Q5_K = 11, 12, 13
 U32, F32V, STR = 4, 6, 8
 
 
@@ -54,9 +55,54 @@ def encode(vals, t):
             d = (hi - lo) / 15 or 1.0
             q = [min(15, max(0, round((v - lo) / d))) for v in blk]
             out += f16(d) + f16(lo) + bytes(q[j] | q[j + 16] << 4 for j in range(16))
-        elif t == Q5_0:  # zero blocks: the loader refuses the type before reading them
-            out += bytes(22)
+        elif t in (Q5_0, Q5_1):  # bit 4 of element j: bit j of the 32-bit qh
+            if t == Q5_0:
+                d = amax / 16
+                q = [min(31, max(0, round(v / d) + 16)) for v in blk]
+                head = f16(d)
+            else:
+                lo, hi = min(blk), max(blk)
+                d = (hi - lo) / 31 or 1.0
+                q = [min(31, max(0, round((v - lo) / d))) for v in blk]
+                head = f16(d) + f16(lo)
+            qh = sum(((x >> 4) & 1) << j for j, x in enumerate(q))
+            out += head + struct.pack("<I", qh) + bytes((q[j] & 15) | (q[j + 16] & 15) << 4
+                                                        for j in range(16))
+    if t in (Q4_K, Q5_K):
+        out = b"".join(k_block(vals[i:i + 256], t == Q5_K) for i in range(0, len(vals), 256))
+    if t == Q3_K:  # zero blocks: the loader refuses the type before reading them
+        out = bytes(110 * (len(vals) // 256))
     return out
+
+
+def k_block(blk, five):
+    """One Q4_K / Q5_K block: per sub-block of 32 a step and an offset, 6-bit multiples of
+    the block's f16 d and dmin; sub-block s's scale and min packed as docs/NUMERICS.md says."""
+    qmax = 31 if five else 15
+    subs = [blk[32 * s:32 * s + 32] for s in range(8)]
+    los = [min(min(x), 0.0) for x in subs]
+    steps = [(max(x) - lo) / qmax for x, lo in zip(subs, los)]
+    d = struct.unpack("<e", f16(max(steps) / 63 or 1.0))[0]
+    dmin = struct.unpack("<e", f16(max(-lo for lo in los) / 63 or 1.0))[0]
+    sc = [min(63, max(0, round(st / d))) for st in steps]
+    m = [min(63, max(0, round(-lo / dmin))) for lo in los]
+    scales = [0] * 12
+    for s_ in range(8):
+        if s_ < 4:
+            scales[s_] |= sc[s_]
+            scales[s_ + 4] |= m[s_]
+        else:
+            scales[s_ + 4] |= (sc[s_] & 15) | (m[s_] & 15) << 4
+            scales[s_ - 4] |= (sc[s_] >> 4) << 6
+            scales[s_] |= (m[s_] >> 4) << 6
+    qs, qh = [0] * 128, [0] * 32
+    for s_ in range(8):
+        step = d * sc[s_] or 1.0
+        for l_, v in enumerate(subs[s_]):
+            q = min(qmax, max(0, round((v + dmin * m[s_]) / step)))
+            qs[32 * (s_ // 2) + l_] |= (q & 15) << (4 * (s_ % 2))
+            qh[l_] |= ((q >> 4) & 1) << s_
+    return f16(d) + f16(dmin) + bytes(scales) + (bytes(qh) if five else b"") + bytes(qs)
 
 
 def gguf(kvs, tensors, align=32):
@@ -95,6 +141,7 @@ def model(d=8, heads=2, kv_heads=1, ff=8, vocab=8, layers=2, tied=True, types=No
     """A Llama model; types: tensor kind -> ggml type (matrices), norms are F32."""
     ty = {"emb": F32, "attn": F32, "ffn": F32, "out": F32}
     ty.update(types or {})
+    ty.setdefault("down", ty["ffn"])
     hd = d // heads
     rng = Rng(seed)
 
@@ -120,7 +167,7 @@ def model(d=8, heads=2, kv_heads=1, ff=8, vocab=8, layers=2, tied=True, types=No
                tensor(p + "ffn_norm.weight", [d], F32),
                tensor(p + "ffn_gate.weight", [d, ff], ty["ffn"]),
                tensor(p + "ffn_up.weight", [d, ff], ty["ffn"]),
-               tensor(p + "ffn_down.weight", [ff, d], ty["ffn"])]
+               tensor(p + "ffn_down.weight", [ff, d], ty["down"])]
     ts.append(tensor("output_norm.weight", [d], F32))
     if not tied:
         ts.append(tensor("output.weight", [d, vocab], ty["out"]))
@@ -144,6 +191,7 @@ def edge_values(name, vals):
 def main():
     os.makedirs(OUT, exist_ok=True)
     Q = dict(d=32, heads=2, kv_heads=1, ff=32, vocab=8, layers=1)
+    K = dict(Q, ff=256)
     seeds = {
         "ok_f32_tied.gguf": model(),
         "ok_f16_untied_mha.gguf": model(kv_heads=2, tied=False, types={
@@ -161,7 +209,16 @@ def main():
         "bad_extra_tensor.gguf": model(add=(("blk.0.attn_q.bias", [8], F32),)),
         "bad_wrong_shape.gguf": model(drop=("blk.0.attn_k.weight",),
                                       add=(("blk.0.attn_k.weight", [8, 8], F32),)),
-        "bad_q5_0.gguf": model(types={"ffn": Q5_0}, **Q),
+        # the types of llama.cpp's Q4_K_M / Q5_K_M files and their fallbacks (session 49)
+        "ok_q5_0_q5_1.gguf": model(types={"attn": Q5_0, "ffn": Q5_1}, seed=8, tied=False, **Q),
+XX
+        # target's 16 KiB)
+        "ok_q4_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q4_K},
+                                   seed=9, **K),
+        "ok_q5_k_down.gguf": model(types={"emb": Q5_1, "attn": Q5_0, "ffn": Q4_0, "down": Q5_K},
+                                   seed=10, **K),
+        "bad_q3_k.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q3_K},
+                               **K),
         "bad_heads_not_dividing.gguf": model(d=8, heads=3, kv_heads=3),
         "bad_head_dim_odd.gguf": model(d=9, heads=3, kv_heads=3, ff=9),
         "bad_rope_scaling.gguf": model(extra_meta=(kv("llama.rope.scaling.type", STR,
