@@ -34,15 +34,124 @@ static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
   *hdr = type == HMX_GGML_Q4_1 ? 4 : hmx_qtype_is_float(type) ? 0 : 2;
 }
 
+/* The types whose G16 form is transcoded (gemm_quant.h "scaled G16"): per
+ * 32 elements of a row an f32 scale d and an f32 offset m, and 4-bit (Q4_K)
+ * or 5-bit values u; element = (float)(u - off) * d + m, off 16 for Q5_0. */
+int hmx_qlayout_g16_scaled(uint32_t type) {
+  return type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K || type == HMX_GGML_Q5_0 ||
+         type == HMX_GGML_Q5_1;
+}
+
+/* Bytes of one scaled G16 chunk: 16 rows x 32 elements. */
+static int64_t scaled_chunk(uint32_t type) {
+  return HMX_QG * (4 + 4 + 16 + (type == HMX_GGML_Q4_K ? 0 : 4));
+}
+
 int hmx_qlayout_g16_ok(uint32_t type) {
   return type == HMX_GGML_Q8_0 || type == HMX_GGML_Q4_0 || type == HMX_GGML_Q4_1 ||
-         type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16;
+         type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16 ||
+         hmx_qlayout_g16_scaled(type);
 }
 
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
+  const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
+  if (hmx_qlayout_g16_scaled(type)) return (size_t)(groups * (k / 32) * scaled_chunk(type));
   int64_t B, S, hdr;
   geometry(type, &B, &S, &hdr);
-  return (size_t)((n + HMX_QG - 1) / HMX_QG * HMX_QG) * (size_t)(k / B * S);
+  return (size_t)(groups * HMX_QG) * (size_t)(k / B * S);
+}
+
+/* One row's 32 elements (block b of 32 of the row, in the GGUF rows at src)
+ * as the scaled form: *d, *m and u[32] such that (float)(u - off) * d + m is
+ * each element's GGUF rule, bit for bit (docs/NUMERICS.md "Quantized weights
+ * in place": every product there is exact, so the one rounding is the add;
+ * K types: d = f16(d) * sc, m = -(f16(dmin) * m), the rule's own two
+ * products; Q5_1: f16(d), f16(m); Q5_0: f16(d) and m = -0, which adds
+ * nothing, not even to a zero's sign). */
+static void scaled_block(uint32_t type, const unsigned char *row, int64_t b, float *d, float *m,
+                         unsigned char u[32]) {
+  if (type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K) {
+    const int five = type == HMX_GGML_Q5_K;
+    const unsigned char *blk = row + (b / 8) * (five ? 176 : 144);
+    const int s = (int)(b % 8);
+    int sc, mn;
+    hmx_gguf_k_scale_min(blk + 4, s, &sc, &mn);
+    uint16_t h, hm;
+    memcpy(&h, blk, 2);
+    memcpy(&hm, blk + 2, 2);
+    *d = hmx_f16_to_f32(h) * (float)sc;
+    *m = -(hmx_f16_to_f32(hm) * (float)mn);
+    const unsigned char *qs = blk + (five ? 48 : 16) + 32 * (s / 2), *qh = blk + 16;
+    for (int l = 0; l < 32; l++) {
+      u[l] = (unsigned char)(s % 2 ? qs[l] >> 4 : qs[l] & 0x0F);
+      if (five) u[l] |= (unsigned char)(((qh[l] >> s) & 1) << 4);
+    }
+    return;
+  }
+  const int one = type == HMX_GGML_Q5_1, hdr = one ? 4 : 2;
+  const unsigned char *blk = row + b * (hdr + 20);
+  uint16_t h, hm;
+  memcpy(&h, blk, 2);
+  *d = hmx_f16_to_f32(h);
+  if (one) {
+    memcpy(&hm, blk + 2, 2);
+    *m = hmx_f16_to_f32(hm);
+  } else {
+    *m = -0.0f;
+  }
+  const uint32_t qh = (uint32_t)blk[hdr] | (uint32_t)blk[hdr + 1] << 8 |
+                      (uint32_t)blk[hdr + 2] << 16 | (uint32_t)blk[hdr + 3] << 24;
+  for (int l = 0; l < 32; l++) {
+    const unsigned char byte = blk[hdr + 4 + (l & 15)];
+    u[l] = (unsigned char)((l < 16 ? byte & 0x0F : byte >> 4) | ((qh >> l) & 1) << 4);
+  }
+}
+
+/* GGUF rows -> the scaled G16 form. Chunk (g, b) of a group's 16 rows and
+ * the 32 elements b: d[16] (f32), m[16] (f32), then for each byte position
+ * t < 16 the 16 rows' byte t (element t in its low nibble, t + 16 in its
+ * high one), then (5-bit types) for each t < 4 the 16 rows' byte t of the
+ * fifth bits (element e: bit e % 8 of byte e / 8). Rows past n are zeros. */
+static void scaled_to_g16(uint32_t type, const unsigned char *src, int64_t n, int64_t k,
+                          unsigned char *dst) {
+  int64_t B, S;
+  hmx_gguf_type_block(type, &B, &S);
+  const int64_t nb = k / 32, groups = (n + HMX_QG - 1) / HMX_QG, cs = scaled_chunk(type);
+  const size_t row_bytes = (size_t)(k / B * S);
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t b = 0; b < nb; b++) {
+      unsigned char *c = dst + (g * nb + b) * cs;
+      memset(c, 0, (size_t)cs);
+      for (int r = 0; r < HMX_QG; r++) {
+        const int64_t row = g * HMX_QG + r;
+        if (row >= n) continue;
+        float d, m;
+        unsigned char u[32];
+        scaled_block(type, src + (size_t)row * row_bytes, b, &d, &m, u);
+        memcpy(c + 4 * r, &d, 4);
+        memcpy(c + 4 * HMX_QG + 4 * r, &m, 4);
+        for (int t = 0; t < 16; t++)
+          c[8 * HMX_QG + t * HMX_QG + r] = (unsigned char)((u[t] & 15) | (u[t + 16] & 15) << 4);
+        if (cs > 24 * HMX_QG)
+          for (int e = 0; e < 32; e++)
+            c[24 * HMX_QG + (e / 8) * HMX_QG + r] |= (unsigned char)((u[e] >> 4) << (e % 8));
+      }
+    }
+}
+
+/* Row r of a group's scaled chunk at c: 32 elements by the form's rule. */
+static void scaled_row(uint32_t type, const unsigned char *c, int r, float *dst) {
+  float d, m;
+  memcpy(&d, c + 4 * r, 4);
+  memcpy(&m, c + 4 * HMX_QG + 4 * r, 4);
+  const int off = type == HMX_GGML_Q5_0 ? 16 : 0, five = type != HMX_GGML_Q4_K;
+  for (int e = 0; e < 32; e++) {
+    const unsigned char byte = c[8 * HMX_QG + (e & 15) * HMX_QG + r];
+    int u = e < 16 ? byte & 15 : byte >> 4;
+    if (five) u |= ((c[24 * HMX_QG + (e / 8) * HMX_QG + r] >> (e % 8)) & 1) << 4;
+    const float p = (float)(u - off) * d; /* exact */
+    dst[e] = p + m;
+  }
 }
 
 /* Where byte f of row r's block goes inside the group's interleaved block
@@ -56,6 +165,10 @@ static int64_t g16_pos(int64_t f, int64_t r, int64_t S, int64_t hdr) {
 }
 
 void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst) {
+  if (hmx_qlayout_g16_scaled(type)) {
+    scaled_to_g16(type, src, n, k, dst);
+    return;
+  }
   int64_t B, S, hdr;
   geometry(type, &B, &S, &hdr);
   const int64_t nb = k / B, groups = (n + HMX_QG - 1) / HMX_QG;
@@ -93,6 +206,11 @@ void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst) {
   }
   unsigned char tmp[256];
   const int64_t g = j / HMX_QG, r = j % HMX_QG;
+  if (hmx_qlayout_g16_scaled(q->type)) {
+    const int64_t n32 = q->k / 32, cs = scaled_chunk(q->type);
+    for (int64_t b = 0; b < n32; b++) scaled_row(q->type, s + (g * n32 + b) * cs, (int)r, dst + b * 32);
+    return;
+  }
   /* Float types: element p is at ((g k + p) 16 + r), converted exactly. (The
    * block loop below gives the same values one call per element: 1 ms of a
    * 64-token SmolLM2 prefill went to its embedding rows.) */

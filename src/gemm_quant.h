@@ -26,7 +26,8 @@ typedef struct hmx_qmatrix {
  *   [N/16][K][16]. The same bytes as ROWS (and the same size but for the
  *   padding rows), so a vector of 16 (or 8) outputs' weights for element p
  *   is one load, with no transpose (docs/NUMERICS.md "Quantized weights in
- *   place"). Q6_K has no G16 form. */
+ *   place"). Q4_K, Q5_K, Q5_0 and Q5_1 have a transcoded one
+ *   (hmx_qlayout_g16_scaled); Q6_K has none. */
 enum { HMX_QLAYOUT_ROWS = 0, HMX_QLAYOUT_G16 = 1 };
 #define HMX_QG 16 /* rows per group of the G16 layout */
 
@@ -37,8 +38,20 @@ int hmx_qtype_is_float(uint32_t type);
 hmx_dtype hmx_qtype_dtype(uint32_t type);
 uint32_t hmx_dtype_qtype(hmx_dtype dt);
 
-/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16). */
+/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, and the
+ * scaled ones below). */
 int hmx_qlayout_g16_ok(uint32_t type);
+/* Whether type's G16 form is the scaled one (Q4_K, Q5_K, Q5_0, Q5_1): not
+ * the file's bytes regrouped but transcoded. Per group of 16 rows and 32
+ * elements a chunk: the 16 rows' f32 d, their f32 m, the nibbles (for each
+ * byte position t < 16 the 16 rows' byte t: element t low, t + 16 high),
+ * then, 5-bit types, the fifth bits (for each t < 4 the 16 rows' byte t;
+ * element e: bit e % 8 of byte e / 8). Element = ((float)(u - off) * d) + m,
+ * off = 16 for Q5_0 (else 0), which is the GGUF rule's value bit for bit
+ * (d, m are the rule's own products; docs/NUMERICS.md "Quantized weights in
+ * place"). 24 (Q4_K) or 28 bytes per 32 elements of a row, where the file
+ * has 18 / 22 / 24: the f32 scales are what a vector load takes. */
+int hmx_qlayout_g16_scaled(uint32_t type);
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);
 /* GGUF rows [N, K] at src -> the G16 form at dst (hmx_qlayout_g16_bytes). */

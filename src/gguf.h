@@ -114,6 +114,10 @@ int hmx_gguf_type_block(uint32_t type, int64_t *block, int64_t *bytes);
   "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"
 int hmx_gguf_can_dequantize(uint32_t type);
 
+/* The 6-bit scale and min of sub-block s (< 8) of a Q4_K / Q5_K block's
+ * scales[12] (docs/NUMERICS.md "GGUF dequantization"). */
+void hmx_gguf_k_scale_min(const unsigned char *scales, int s, int *sc, int *m);
+
 /* Dequantize n elements (a whole number of blocks) of `type` stored at src
  * to f32, by the rule of docs/NUMERICS.md "GGUF dequantization". */
 hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float *dst);

@@ -112,7 +112,7 @@ static void deq_q6_k(const unsigned char *b, int64_t nb, float *y) {
  * bits of scales[s], m = those of scales[s + 4]; s >= 4: sc = the low nibble
  * of scales[s + 4] with the top 2 bits of scales[s - 4] above it, m = the
  * high nibble of scales[s + 4] with the top 2 bits of scales[s] above it). */
-static void k_scale_min(const unsigned char *scales, int s, int *sc, int *m) {
+void hmx_gguf_k_scale_min(const unsigned char *scales, int s, int *sc, int *m) {
   if (s < 4) {
     *sc = scales[s] & 63;
     *m = scales[s + 4] & 63;
@@ -137,7 +137,7 @@ static void deq_k(const unsigned char *b, int64_t nb, int five, float *y) {
     const unsigned char *scales = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
     for (int s = 0; s < 8; s++) {
       int sc, m;
-      k_scale_min(scales, s, &sc, &m);
+      hmx_gguf_k_scale_min(scales, s, &sc, &m);
       const float ds = d * (float)sc, ms = dmin * (float)m;
       const int j = s / 2, t = s % 2;
       for (int l = 0; l < 32; l++) {
@@ -240,7 +240,7 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
     const unsigned char *b = base + (i / 256) * (five ? 176 : 144);
     const int e = (int)(i % 256), s = e / 32, l = e % 32;
     int sc, m;
-    k_scale_min(b + 4, s, &sc, &m);
+    hmx_gguf_k_scale_min(b + 4, s, &sc, &m);
     const unsigned char byte = b[(five ? 48 : 16) + 32 * (s / 2) + l];
     int q = s % 2 ? byte >> 4 : byte & 0x0F;
     if (five) q |= ((b[16 + l] >> s) & 1) << 4;

@@ -1,5 +1,6 @@
 /* gemm_x86.h's B in the G16 layout (src/gemm_quant.h: rows in groups of 16,
- * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16.
+ * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16,
+ * and the scaled G16 forms of Q4_K, Q5_K, Q5_0 and Q5_1.
  * Part of the gemm_x86.h template (included by it; uses its gx_ and the
  * ISA's xv_ primitives).
  *
@@ -14,12 +15,19 @@
  * dequantization", lane by lane: Q8_0 (float)q * d; Q4_0 (float)(n - 8) * d;
  * Q4_1 ((float)n * d) + m (as fma(n, d, m) in the GEMV: the same bits,
  * since n * d is exact); f16 scales and F16
- * weights by vcvtph2ps, BF16 by a 16-bit shift (exact). So the bits are
+ * weights by vcvtph2ps, BF16 by a 16-bit shift (exact); the scaled forms
+ * fma((float)(u - off), d, m) with f32 d, m (gemm_quant.h: u * d is exact,
+ * so the fma rounds the sum once, as the rule's add does). So the bits are
  * those of the dequantized f32 B. */
 #ifndef HMX_GEMM_G16_X86_H
 #define HMX_GEMM_G16_X86_H
 
 #define GG_V (HMX_QG / GX_VL) /* vectors per group of 16 outputs (1 or 2) */
+
+#define gg_scaled(wt) ((wt) >= XW_G16_S4)
+/* bytes of a scaled chunk (16 rows x 32 elements) and the value offset */
+#define gg_chunk(wt) (HMX_QG * ((wt) == XW_G16_S4 ? 24 : 28))
+#define gg_off(wt) ((wt) == XW_G16_S5_0 ? 16 : 0)
 
 /* Bytes of one group of 16 rows (K elements each). */
 GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
@@ -28,6 +36,7 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_Q4_0: return (size_t)(k / 32) * HMX_QG * 18;
   case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
   case XW_G16_F32: return (size_t)k * HMX_QG * 4;
+  case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: return (size_t)(k / 32) * gg_chunk(wt);
   default: return (size_t)k * HMX_QG * 2;
   }
 }
@@ -41,6 +50,17 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
   if (wt == XW_G16_F16) return gg_f16(gb + (p * HMX_QG + l0) * 2);
   if (wt == XW_G16_BF16) return xv_load_bf16((const uint16_t *)(const void *)(gb + (p * HMX_QG + l0) * 2));
   const int64_t j = p % 32;
+  if (gg_scaled(wt)) { /* fma((float)(u - off), d, m) */
+    const unsigned char *c = gb + (p / 32) * gg_chunk(wt);
+    const xv_i byte = xv_u8_i(c + 8 * HMX_QG + (j & 15) * HMX_QG + l0);
+    xv_i u = j < 16 ? xv_and_i(byte, xv_set1_i(0x0F)) : xv_srli_i(byte, 4);
+    if (wt != XW_G16_S4)
+      u = xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(c + 24 * HMX_QG + (j / 8) * HMX_QG + l0),
+                                                   (int)(j % 8)), xv_set1_i(1)), 4));
+    return xv_fma(xv_cvt_i(xv_sub_i(u, xv_set1_i(gg_off(wt)))),
+                  xv_load((const float *)(const void *)(c + l0 * 4)),
+                  xv_load((const float *)(const void *)(c + HMX_QG * 4 + l0 * 4)));
+  }
   if (wt == XW_G16_Q8_0) {
     const unsigned char *blk = gb + (p / 32) * HMX_QG * 34;
     return xv_mul(xv_cvt_i(xv_i8_i(blk + 2 * HMX_QG + j * HMX_QG + l0)), gg_f16(blk + l0 * 2));
@@ -107,6 +127,53 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
     }
     for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
+  } else if (gg_scaled(wt)) {
+    /* chunk by chunk (32 elements): its f32 d and m once, then elements
+     * 0..31 in order (0..15 low nibbles, 16..31 high), each with its fifth
+     * bit for the 5-bit forms; prefetch as for the GGUF block types below */
+    const int64_t bb = gg_chunk(wt);
+    for (int64_t p0 = 0; p0 < k; p0 += 32) {
+      xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
+      const unsigned char *ch[GG_SIDE];
+      const int pf_all = pf > 0 && (p0 / 32) * bb + pf + bb <= (int64_t)gbytes;
+      for (int q = 0; q < ng; q++) {
+        ch[q] = gb[q] + (p0 / 32) * bb;
+        if (pf_all)
+          for (int64_t o = 0; o < bb; o += 64)
+            _mm_prefetch((const char *)(ch[q] + pf + o), _MM_HINT_T0);
+        else if (pf == 0)
+          __builtin_prefetch(ch[q] + 8 * bb, 0, 2);
+        for (int v = 0; v < GG_V; v++) {
+          d[q][v] = xv_load((const float *)(const void *)(ch[q] + v * GX_VL * 4));
+          mn[q][v] = xv_load((const float *)(const void *)(ch[q] + HMX_QG * 4 + v * GX_VL * 4));
+        }
+      }
+      /* the groups side by side (ng independent fma chains) for one vector
+       * of rows at a time (all GG_V at once spilled registers on avx2);
+       * eight elements share a byte of fifth bits, kept in a register, each
+       * element's bit moved to bit 4 by a constant shift */
+      for (int v = 0; v < GG_V; v++)
+        for (int t = 0; t < 4; t++) {
+          xv_i qh[GG_SIDE];
+          for (int q = 0; q < ng; q++)
+            qh[q] = wt != XW_G16_S4 ? xv_u8_i(ch[q] + 24 * HMX_QG + t * HMX_QG + v * GX_VL)
+                                    : xv_set1_i(0);
+          HMX_UNROLL(8)
+          for (int kk = 0; kk < 8; kk++) {
+            const int e = 8 * t + kk;
+            const gx_v av = gx_bcast(a + p0 + e);
+            for (int q = 0; q < ng; q++) {
+              const xv_i byte = xv_u8_i(ch[q] + 8 * HMX_QG + (e & 15) * HMX_QG + v * GX_VL);
+              xv_i u = e >= 16 ? xv_srli_i(byte, 4) : xv_and_i(byte, xv_set1_i(0x0F));
+              if (wt != XW_G16_S4) /* bit kk of the byte to bit 4 */
+                u = xv_or_i(u, xv_and_i(kk < 4 ? xv_slli_i(qh[q], 4 - kk) : xv_srli_i(qh[q], kk - 4),
+                                        xv_set1_i(16)));
+              const xv_v w = xv_fma(xv_cvt_i(xv_sub_i(u, xv_set1_i(gg_off(wt)))), d[q][v], mn[q][v]);
+              acc[q][v] = gx_fma(av, w, acc[q][v]);
+            }
+          }
+        }
+    }
   } else {
     const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
     const int64_t bb = HMX_QG * bs; /* bytes of the group's 16 blocks of 32 elements */

@@ -32,7 +32,9 @@ enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 
        XW_Q4_K = 7, XW_Q5_K = 8, XW_Q5_0 = 9, XW_Q5_1 = 10,
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
        XW_G16_Q8_0 = 11, XW_G16_Q4_0 = 12, XW_G16_Q4_1 = 13, XW_G16_F16 = 14, XW_G16_BF16 = 15,
-       XW_G16_F32 = 16 };
+       XW_G16_F32 = 16,
+       /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0 */
+       XW_G16_S4 = 17, XW_G16_S5 = 18, XW_G16_S5_0 = 19 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -52,6 +54,9 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q4_1: return XW_G16_Q4_1;
     case HMX_GGML_F16: return XW_G16_F16;
     case HMX_GGML_F32: return XW_G16_F32;
+    case HMX_GGML_Q4_K: return XW_G16_S4;
+    case HMX_GGML_Q5_K: case HMX_GGML_Q5_1: return XW_G16_S5;
+    case HMX_GGML_Q5_0: return XW_G16_S5_0;
     default: return XW_G16_BF16;
     }
   switch (qtype) {

@@ -1,0 +1,73 @@
+"""Plain quantizers for the GGUF K types, which the gguf pip package only dequantizes
+(tests/test_gguf.py, tests/test_smollm2.py). Their accuracy does not matter to the tests:
+each test dequantizes what these wrote with gguf.quants.dequantize (an implementation
+independent of hadamix) and compares hadamix with a forward pass on those values. They
+need only numpy."""
+import numpy as np
+
+
+def quantize_q6_k(a):
+    """The gguf package has no Q6_K quantizer: a plain one here (per 16 elements a scale of
+    max|x| / 31, per 256 an f16 d; layout as gguf.quants.Q6_K reads it). Its accuracy does not
+    matter: the reference dequantizes what it wrote with gguf.quants.dequantize."""
+    x = a.reshape(-1, 256).astype(np.float32)
+    sub = np.abs(x.reshape(-1, 16, 16)).max(axis=2) / 31  # [nb, 16]
+    d = (sub.max(axis=1) / 127).astype(np.float16)
+    df = d.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df[:, None] > 0, sub / df[:, None], 0)), -128, 127)
+        step = (df[:, None] * sc).repeat(16, axis=1)
+        q = np.clip(np.round(np.where(step > 0, x / step, 0)), -32, 31).astype(np.int64) + 32
+    nb = x.shape[0]
+    ql = np.zeros((nb, 128), np.uint8)
+    qh = np.zeros((nb, 64), np.uint8)
+    for h in range(2):
+        for g in range(4):
+            v = q[:, 128 * h + 32 * g:128 * h + 32 * g + 32]
+            lo = (v & 15).astype(np.uint8)
+            idx = slice(64 * h + 32 * (g % 2), 64 * h + 32 * (g % 2) + 32)
+            ql[:, idx] |= lo if g < 2 else (lo << 4).astype(np.uint8)
+            qh[:, 32 * h:32 * h + 32] |= ((v >> 4) << (2 * g)).astype(np.uint8)
+    blocks = np.concatenate([ql, qh, sc.astype(np.int8).view(np.uint8),
+                             d.reshape(-1, 1).view(np.uint8)], axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 210)
+
+
+def quantize_k(a, five):
+    """A plain Q4_K / Q5_K quantizer (the gguf package has none): per sub-block of 32 a
+    step (max - min) / 15 (or 31) and an offset -min (min <= 0), as 6-bit multiples of the
+    block's f16 d and dmin; layout as gguf.quants.Q4_K / Q5_K read it. As for Q6_K, its
+    accuracy does not matter: the reference dequantizes what it wrote."""
+    qmax = 31 if five else 15
+    x = a.reshape(-1, 8, 32).astype(np.float32)
+    lo = np.minimum(x.min(axis=2), 0)
+    step, off = (x.max(axis=2) - lo) / qmax, -lo  # [nb, 8]
+    d = (step.max(axis=1) / 63).astype(np.float16)
+    dmin = (off.max(axis=1) / 63).astype(np.float16)
+    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df > 0, step / df, 0)), 0, 63).astype(np.int64)
+        m = np.clip(np.round(np.where(dmf > 0, off / dmf, 0)), 0, 63).astype(np.int64)
+        ds, ms = (df * sc)[:, :, None], (dmf * m)[:, :, None]
+        q = np.clip(np.round(np.where(ds > 0, (x + ms) / ds, 0)), 0, qmax).astype(np.int64)
+    nb = x.shape[0]
+    scales = np.zeros((nb, 12), np.int64)
+    for s in range(8):
+        if s < 4:
+            scales[:, s] |= sc[:, s]
+            scales[:, s + 4] |= m[:, s]
+        else:
+            scales[:, s + 4] |= (sc[:, s] & 15) | (m[:, s] & 15) << 4
+            scales[:, s - 4] |= (sc[:, s] >> 4) << 6
+            scales[:, s] |= (m[:, s] >> 4) << 6
+    qs = np.zeros((nb, 128), np.int64)
+    qh = np.zeros((nb, 32), np.int64)
+    for s in range(8):
+        j, t = divmod(s, 2)
+        qs[:, 32 * j:32 * j + 32] |= (q[:, s] & 15) << (4 * t)
+        qh |= ((q[:, s] >> 4) & 1) << s
+    parts = [d.reshape(-1, 1).view(np.uint8), dmin.reshape(-1, 1).view(np.uint8),
+             scales.astype(np.uint8)] + ([qh.astype(np.uint8)] if five else []) + \
+        [qs.astype(np.uint8)]
+    blocks = np.concatenate(parts, axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * (176 if five else 144))
