@@ -34,17 +34,17 @@ static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
   *hdr = type == HMX_GGML_Q4_1 ? 4 : hmx_qtype_is_float(type) ? 0 : 2;
 }
 
-/* The types whose G16 form is transcoded (gemm_quant.h "scaled G16"): per
- * 32 elements of a row an f32 scale d and an f32 offset m, and 4-bit (Q4_K)
- * or 5-bit values u; element = (float)(u - off) * d + m, off 16 for Q5_0. */
+/* The types whose G16 form is transcoded (gemm_quant.h "scaled G16"). */
 int hmx_qlayout_g16_scaled(uint32_t type) {
   return type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K || type == HMX_GGML_Q5_0 ||
-         type == HMX_GGML_Q5_1;
+         type == HMX_GGML_Q5_1 || type == HMX_GGML_Q6_K;
 }
 
-/* Bytes of one scaled G16 chunk: 16 rows x 32 elements. */
+/* Bytes of one scaled G16 chunk (16 rows x 32 elements): two f32 fields a
+ * row (d, m; Q6_K d of each half), 16 bytes of nibbles, and 0, 4 (fifth
+ * bits) or 8 (Q6_K's top two bits) bytes more. */
 static int64_t scaled_chunk(uint32_t type) {
-  return HMX_QG * (4 + 4 + 16 + (type == HMX_GGML_Q4_K ? 0 : 4));
+  return HMX_QG * (8 + 16 + (type == HMX_GGML_Q4_K ? 0 : type == HMX_GGML_Q6_K ? 8 : 4));
 }
 
 int hmx_qlayout_g16_ok(uint32_t type) {
@@ -70,6 +70,21 @@ size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
  * nothing, not even to a zero's sign). */
 static void scaled_block(uint32_t type, const unsigned char *row, int64_t b, float *d, float *m,
                          unsigned char u[32]) {
+  if (type == HMX_GGML_Q6_K) { /* *d, *m: d * sc of elements 0..15, 16..31; u 6 bits */
+    const unsigned char *blk = row + (b / 8) * 210;
+    const int e0 = 32 * (int)(b % 8), h = e0 / 128, g = (e0 % 128) / 32;
+    uint16_t hd;
+    memcpy(&hd, blk + 208, 2);
+    const float dd = hmx_f16_to_f32(hd);
+    *d = dd * (float)(signed char)blk[192 + e0 / 16];
+    *m = dd * (float)(signed char)blk[192 + e0 / 16 + 1];
+    for (int l = 0; l < 32; l++) {
+      const unsigned char lb = blk[64 * h + 32 * (g % 2) + l];
+      const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
+      u[l] = (unsigned char)(low | ((blk[128 + 32 * h + l] >> (2 * g)) & 3) << 4);
+    }
+    return;
+  }
   if (type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K) {
     const int five = type == HMX_GGML_Q5_K;
     const unsigned char *blk = row + (b / 8) * (five ? 176 : 144);
@@ -132,7 +147,10 @@ static void scaled_to_g16(uint32_t type, const unsigned char *src, int64_t n, in
         memcpy(c + 4 * HMX_QG + 4 * r, &m, 4);
         for (int t = 0; t < 16; t++)
           c[8 * HMX_QG + t * HMX_QG + r] = (unsigned char)((u[t] & 15) | (u[t + 16] & 15) << 4);
-        if (cs > 24 * HMX_QG)
+        if (type == HMX_GGML_Q6_K) /* byte t: the top two bits of elements 4t .. 4t+3 */
+          for (int e = 0; e < 32; e++)
+            c[24 * HMX_QG + (e / 4) * HMX_QG + r] |= (unsigned char)((u[e] >> 4) << (2 * (e % 4)));
+        else if (cs > 24 * HMX_QG)
           for (int e = 0; e < 32; e++)
             c[24 * HMX_QG + (e / 8) * HMX_QG + r] |= (unsigned char)((u[e] >> 4) << (e % 8));
       }
@@ -144,11 +162,17 @@ static void scaled_row(uint32_t type, const unsigned char *c, int r, float *dst)
   float d, m;
   memcpy(&d, c + 4 * r, 4);
   memcpy(&m, c + 4 * HMX_QG + 4 * r, 4);
-  const int off = type == HMX_GGML_Q5_0 ? 16 : 0, five = type != HMX_GGML_Q4_K;
+  const int six = type == HMX_GGML_Q6_K, five = !six && type != HMX_GGML_Q4_K;
+  const int off = type == HMX_GGML_Q5_0 ? 16 : six ? 32 : 0;
   for (int e = 0; e < 32; e++) {
     const unsigned char byte = c[8 * HMX_QG + (e & 15) * HMX_QG + r];
     int u = e < 16 ? byte & 15 : byte >> 4;
     if (five) u |= ((c[24 * HMX_QG + (e / 8) * HMX_QG + r] >> (e % 8)) & 1) << 4;
+    if (six) u |= ((c[24 * HMX_QG + (e / 4) * HMX_QG + r] >> (2 * (e % 4))) & 3) << 4;
+    if (six) { /* Q6_K: the product alone, (d * sc) * (u - 32), exact */
+      dst[e] = (float)(u - off) * (e < 16 ? d : m);
+      continue;
+    }
     const float p = (float)(u - off) * d; /* exact */
     dst[e] = p + m;
   }

@@ -7,7 +7,7 @@
 #include "hadamix.h"
 
 /* A [N, K] matrix as GGUF stores it: N rows of K elements (ne[0] = K), of
- * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1 or Q6_K), K a whole
+ * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K), K a whole
  * number of blocks. data may be unaligned for the block types. */
 typedef struct hmx_qmatrix {
   uint32_t type;
@@ -26,8 +26,8 @@ typedef struct hmx_qmatrix {
  *   [N/16][K][16]. The same bytes as ROWS (and the same size but for the
  *   padding rows), so a vector of 16 (or 8) outputs' weights for element p
  *   is one load, with no transpose (docs/NUMERICS.md "Quantized weights in
- *   place"). Q4_K, Q5_K, Q5_0 and Q5_1 have a transcoded one
- *   (hmx_qlayout_g16_scaled); Q6_K has none. */
+ *   place"). Q4_K, Q5_K, Q5_0, Q5_1 and Q6_K have a transcoded one
+ *   (hmx_qlayout_g16_scaled). */
 enum { HMX_QLAYOUT_ROWS = 0, HMX_QLAYOUT_G16 = 1 };
 #define HMX_QG 16 /* rows per group of the G16 layout */
 
@@ -41,16 +41,19 @@ uint32_t hmx_dtype_qtype(hmx_dtype dt);
 /* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, and the
  * scaled ones below). */
 int hmx_qlayout_g16_ok(uint32_t type);
-/* Whether type's G16 form is the scaled one (Q4_K, Q5_K, Q5_0, Q5_1): not
- * the file's bytes regrouped but transcoded. Per group of 16 rows and 32
+/* Whether type's G16 form is the scaled one (Q4_K, Q5_K, Q5_0, Q5_1, Q6_K):
+ * not the file's bytes regrouped but transcoded. Per group of 16 rows and 32
  * elements a chunk: the 16 rows' f32 d, their f32 m, the nibbles (for each
  * byte position t < 16 the 16 rows' byte t: element t low, t + 16 high),
- * then, 5-bit types, the fifth bits (for each t < 4 the 16 rows' byte t;
- * element e: bit e % 8 of byte e / 8). Element = ((float)(u - off) * d) + m,
- * off = 16 for Q5_0 (else 0), which is the GGUF rule's value bit for bit
- * (d, m are the rule's own products; docs/NUMERICS.md "Quantized weights in
- * place"). 24 (Q4_K) or 28 bytes per 32 elements of a row, where the file
- * has 18 / 22 / 24: the f32 scales are what a vector load takes. */
+ * then the 5-bit types' fifth bits (for each t < 4 the 16 rows' byte t;
+ * element e: bit e % 8 of byte e / 8), or Q6_K's top two bits (t < 8;
+ * element e: bits 2 (e % 4) .. +1 of byte e / 4). Element =
+ * ((float)(u - off) * d) + m, off = 16 for Q5_0, else 0; Q6_K:
+ * (float)(u - 32) * (e < 16 ? d : m), its d * sc for each half. These are
+ * the GGUF rule's values bit for bit (d, m are the rule's own products;
+ * docs/NUMERICS.md "Quantized weights in place"). 24 (Q4_K), 28 or 32 (Q6_K)
+ * bytes per 32 elements of a row, where the file has 18 / 22 / 24 / 26.25:
+ * the f32 scales are what a vector load takes. */
 int hmx_qlayout_g16_scaled(uint32_t type);
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);

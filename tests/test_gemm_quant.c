@@ -3,8 +3,8 @@
  * docs/NUMERICS.md: identical bits, any NaN equal to any NaN; the CUDA backend
  * returns the default NaN where x86 propagates a payload), on every
  * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
- * Q4_K, Q5_K, Q5_0, Q5_1, F16, BF16 and F32, in GGUF's row layout and (but
- * the K and 5-bit types) the G16 layout
+ * Q4_K, Q5_K, Q5_0, Q5_1, F16, BF16 and F32, in GGUF's row layout and the
+ * G16 layout (the regrouped bytes, or the scaled form of the K and 5-bit types)
  * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
  * and M > 1 (the packed path), block scales that include subnormal f16s,
  * zero, and (one case per type) infinity and NaN. */
@@ -177,6 +177,9 @@ int main(void) {
         run_case(be, HMX_GGML_Q8_0, 1, 1100, 4096, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q4_0, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q4_1, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q4_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q5_0, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q6_K, 1, 1100, 4096, 0, HMX_QLAYOUT_G16);
       }
       hmx_x86_tuning_force(NULL);
     }
@@ -214,8 +217,8 @@ int main(void) {
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "unknown type accepted");
     B.type = HMX_GGML_Q6_K;
     B.k = 256;
-    B.layout = HMX_QLAYOUT_G16; /* Q6_K has no G16 form */
-    CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "Q6_K G16 accepted");
+    B.layout = 2; /* no such layout */
+    CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "layout 2 accepted");
   }
   CHECK(ran >= 1, "no backend ran");
   return check_finish("test_gemm_quant");

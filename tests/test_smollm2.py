@@ -20,6 +20,13 @@ on sys.path. Without it the test is SKIPPED (exit 77), never passed.
 3. Greedy generation: 32 tokens of a fixed prompt give the same ids on every CPU backend
    this machine runs (ref and at least one other), and a chat question gets a coherent
    answer ("Paris").
+4. The same model requantized here the way llama.cpp's Q4_K_M quantizes a model whose rows
+   (576) are not whole 256-element blocks: ffn_down Q4_K, or Q6_K in llama.cpp's
+   "more bits" layers, attn_v Q8_0 there, everything else Q5_0 (Q4_K's fallback), the
+   embedding Q8_0 (tests/gguf_quantizers.py for the K types, gguf.quants for the others):
+   logits against the float64 forward pass of its own dequantized weights (bound 1e-4),
+   8 greedy tokens identical on ref and the other backends, and "Paris" again. (Needs
+   numpy and gguf.)
 Exit 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -233,16 +240,17 @@ def read_logits(path):
     return np.frombuffer(data[8 + n + a:8 + n + b], "<f4").reshape(t["shape"])
 
 
-def logits():
+def logits(model=None, label="logits"):
+    model = model or MODEL
     try:
         import numpy as np
         import gguf
         from gguf.quants import dequantize
     except ImportError as e:
-        skipped.append(f"logits ({e})")
-        print(f"SKIP logits: {e}")
+        skipped.append(f"{label} ({e})")
+        print(f"SKIP {label}: {e}")
         return None
-    r = gguf.GGUFReader(MODEL)
+    r = gguf.GGUFReader(model)
 
     def meta(key):
         return r.fields[key].contents()
@@ -270,7 +278,7 @@ def logits():
         s = np.concatenate([np.sin(ang)] * 2, -1)[:, None, :]
         return x * c + np.concatenate([-x[..., half:], x[..., :half]], -1) * s
 
-    ids_run = hmx("tokenize", "--model", MODEL, "--text",
+    ids_run = hmx("tokenize", "--model", model, "--text",
                   "<|im_start|>user\nName three colors.<|im_end|>\n<|im_start|>assistant\n")
     tokens = [int(x) for x in ids_run.stdout.decode().split(",")]
     T = len(tokens)
@@ -297,16 +305,17 @@ def logits():
     head = W.get("output.weight", W["token_embd.weight"])
     ref = rms(x, W["output_norm.weight"]) @ head.T
     out = os.path.join(WORK, "smollm2.logits.safetensors")
-    g = hmx("generate", "--model", MODEL, "--tokens", ",".join(map(str, tokens)), "-n", "1",
+    g = hmx("generate", "--model", model, "--tokens", ",".join(map(str, tokens)), "-n", "1",
             "--logits-out", out)
     if g.returncode != 0:
         check(False, f"hmx generate --logits-out: {g.stderr.decode().strip()}")
         return None
     got = read_logits(out).astype(np.float64)
     err = float(np.max(np.max(np.abs(got - ref), axis=1) / np.max(np.abs(ref), axis=1)))
-    check(err < 1e-4, f"logits of {T} prompt tokens vs float64 numpy forward pass: relative "
+    check(err < 1e-4, f"{label}: {T} prompt tokens vs float64 numpy forward pass: relative "
           f"error {err:.2e} (bound 1e-4)")
-    check(bool(np.all(np.argmax(got, 1) == np.argmax(ref, 1))), "same argmax at every position")
+    check(bool(np.all(np.argmax(got, 1) == np.argmax(ref, 1))),
+          f"{label}: same argmax at every position")
 
 
 # ------------------------------------------------------------------ 3. generation
@@ -333,11 +342,86 @@ def generation():
     check(r.returncode == 0 and "Paris" in answer, "chat: the capital of France is Paris")
 
 
+# ------------------------------------------------------------------ 4. a Q4_K_M-like file
+
+def requantize(path):
+    """MODEL's weights (dequantized) written again in llama.cpp's Q4_K_M mix for this
+    model's shapes (llama-quant.cpp: use_more_bits layers get Q6_K ffn_down and a larger
+    attn_v; 576-wide rows cannot hold 256-element blocks, so Q4_K falls back to Q5_0 and
+    Q6_K to Q8_0 there). Returns the types written, by count."""
+    import numpy as np
+    import gguf
+    from gguf.quants import quantize, dequantize
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gguf_quantizers import quantize_k, quantize_q6_k
+    Q = gguf.GGMLQuantizationType
+    r = gguf.GGUFReader(MODEL)
+    w = gguf.GGUFWriter(path, arch="llama")
+    for f in r.fields.values():
+        if f.name.startswith("GGUF.") or f.name == "general.architecture":
+            continue
+        vt = f.types[0]
+        w.add_key_value(f.name, f.contents(), vt,
+                        sub_type=f.types[-1] if vt == gguf.GGUFValueType.ARRAY else None)
+    n = int(r.fields["llama.block_count"].contents())
+    kinds = {}
+    for t in r.tensors:
+        a = dequantize(t.data, t.tensor_type).reshape(
+            tuple(int(x) for x in reversed(t.shape))).astype(np.float32)
+        i = int(t.name.split(".")[1]) if t.name.startswith("blk.") else -1
+        more = i >= 0 and (i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2)
+        if a.ndim == 1:
+            qt, raw = None, a
+        elif t.name.endswith("ffn_down.weight"):
+            qt = Q.Q6_K if more else Q.Q4_K
+            raw = quantize_q6_k(a) if more else quantize_k(a, False)
+        elif (t.name.endswith("attn_v.weight") and more) or t.name == "token_embd.weight":
+            qt, raw = Q.Q8_0, quantize(a, Q.Q8_0)
+        else:
+            qt, raw = Q.Q5_0, quantize(a, Q.Q5_0)
+        kinds[qt.name if qt else "F32"] = kinds.get(qt.name if qt else "F32", 0) + 1
+        w.add_tensor(t.name, raw, raw_dtype=qt)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return kinds
+
+
+def requantized():
+    try:
+        import numpy  # noqa: F401
+        import gguf  # noqa: F401
+    except ImportError as e:
+        skipped.append(f"requantized ({e})")
+        print(f"SKIP requantized: {e}")
+        return
+    path = os.path.join(WORK, "smollm2-q4_k_m-like.gguf")
+    kinds = requantize(path)
+    print(f"     requantized: {kinds}")
+    logits(path, "Q4_K_M-like logits")
+    runs = {}
+    for be in ("ref", "avx2", "avx512", "neon"):
+        r = hmx("generate", "--model", path, "--prompt", "The history of the Roman Empire", "-n",
+                "8", "--print-ids", "--backend", be, "--threads", "2")
+        if r.returncode == 0:
+            runs[be] = r.stdout.decode().split()
+    check("ref" in runs and len(runs) >= 2 and all(v == runs["ref"] for v in runs.values()),
+          f"Q4_K_M-like: 8 greedy ids identical on {sorted(runs)}")
+    r = hmx("generate", "--model", path, "--chat", "--prompt", "What is the capital of France?",
+            "-n", "24")
+    answer = r.stdout.decode()
+    print(f"     chat answer: {answer.strip()!r}")
+    check(r.returncode == 0 and "Paris" in answer, "Q4_K_M-like: the capital of France is Paris")
+    os.remove(path)
+
+
 def main():
     tokenization()
     llama3_tokenization()
     logits()
     generation()
+    requantized()
     print(f"test_smollm2: {len(failures)} failed" +
           (f"; skipped parts: {'; '.join(skipped)}" if skipped else ""))
     if failures:

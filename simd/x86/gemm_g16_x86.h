@@ -26,8 +26,8 @@
 
 #define gg_scaled(wt) ((wt) >= XW_G16_S4)
 /* bytes of a scaled chunk (16 rows x 32 elements) and the value offset */
-#define gg_chunk(wt) (HMX_QG * ((wt) == XW_G16_S4 ? 24 : 28))
-#define gg_off(wt) ((wt) == XW_G16_S5_0 ? 16 : 0)
+#define gg_chunk(wt) (HMX_QG * ((wt) == XW_G16_S4 ? 24 : (wt) == XW_G16_S6 ? 32 : 28))
+#define gg_off(wt) ((wt) == XW_G16_S5_0 ? 16 : (wt) == XW_G16_S6 ? 32 : 0)
 
 /* Bytes of one group of 16 rows (K elements each). */
 GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
@@ -36,7 +36,8 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_Q4_0: return (size_t)(k / 32) * HMX_QG * 18;
   case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
   case XW_G16_F32: return (size_t)k * HMX_QG * 4;
-  case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: return (size_t)(k / 32) * gg_chunk(wt);
+  case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: case XW_G16_S6:
+    return (size_t)(k / 32) * gg_chunk(wt);
   default: return (size_t)k * HMX_QG * 2;
   }
 }
@@ -54,6 +55,12 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
     const unsigned char *c = gb + (p / 32) * gg_chunk(wt);
     const xv_i byte = xv_u8_i(c + 8 * HMX_QG + (j & 15) * HMX_QG + l0);
     xv_i u = j < 16 ? xv_and_i(byte, xv_set1_i(0x0F)) : xv_srli_i(byte, 4);
+    if (wt == XW_G16_S6) /* the top two bits; (float)(u - 32) * d of the element's half */
+      return xv_mul(xv_cvt_i(xv_sub_i(
+                        xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(c + 24 * HMX_QG + (j / 4) * HMX_QG + l0),
+                                                                (int)(2 * (j % 4))), xv_set1_i(3)), 4)),
+                        xv_set1_i(32))),
+                    xv_load((const float *)(const void *)(c + (j < 16 ? 0 : HMX_QG * 4) + l0 * 4)));
     if (wt != XW_G16_S4)
       u = xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(c + 24 * HMX_QG + (j / 8) * HMX_QG + l0),
                                                    (int)(j % 8)), xv_set1_i(1)), 4));
@@ -147,6 +154,31 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
           d[q][v] = xv_load((const float *)(const void *)(ch[q] + v * GX_VL * 4));
           mn[q][v] = xv_load((const float *)(const void *)(ch[q] + HMX_QG * 4 + v * GX_VL * 4));
         }
+      }
+      if (wt == XW_G16_S6) {
+        /* Q6_K: (float)(u - 32) * d (d of the element's half, in d[] for
+         * 0..15 and mn[] for 16..31), the product exact; four elements share
+         * a byte of top bits, each pair moved to bits 4-5 by a constant shift */
+        for (int v = 0; v < GG_V; v++)
+          for (int t = 0; t < 8; t++) {
+            xv_i hi[GG_SIDE];
+            for (int q = 0; q < ng; q++) hi[q] = xv_u8_i(ch[q] + 24 * HMX_QG + t * HMX_QG + v * GX_VL);
+            HMX_UNROLL(4)
+            for (int kk = 0; kk < 4; kk++) {
+              const int e = 4 * t + kk;
+              const gx_v av = gx_bcast(a + p0 + e);
+              for (int q = 0; q < ng; q++) {
+                const xv_i byte = xv_u8_i(ch[q] + 8 * HMX_QG + (e & 15) * HMX_QG + v * GX_VL);
+                const xv_i n = e >= 16 ? xv_srli_i(byte, 4) : xv_and_i(byte, xv_set1_i(0x0F));
+                const xv_i top = xv_and_i(kk < 2 ? xv_slli_i(hi[q], 4 - 2 * kk) : xv_srli_i(hi[q], 2 * kk - 4),
+                                          xv_set1_i(48));
+                const xv_v w = xv_mul(xv_cvt_i(xv_sub_i(xv_or_i(n, top), xv_set1_i(32))),
+                                      e < 16 ? d[q][v] : mn[q][v]);
+                acc[q][v] = gx_fma(av, w, acc[q][v]);
+              }
+            }
+          }
+        continue;
       }
       /* the groups side by side (ng independent fma chains) for one vector
        * of rows at a time (all GG_V at once spilled registers on avx2);

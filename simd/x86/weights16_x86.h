@@ -33,8 +33,8 @@ enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
        XW_G16_Q8_0 = 11, XW_G16_Q4_0 = 12, XW_G16_Q4_1 = 13, XW_G16_F16 = 14, XW_G16_BF16 = 15,
        XW_G16_F32 = 16,
-       /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0 */
-       XW_G16_S4 = 17, XW_G16_S5 = 18, XW_G16_S5_0 = 19 };
+       /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0; Q6_K */
+       XW_G16_S4 = 17, XW_G16_S5 = 18, XW_G16_S5_0 = 19, XW_G16_S6 = 20 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -57,6 +57,7 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q4_K: return XW_G16_S4;
     case HMX_GGML_Q5_K: case HMX_GGML_Q5_1: return XW_G16_S5;
     case HMX_GGML_Q5_0: return XW_G16_S5_0;
+    case HMX_GGML_Q6_K: return XW_G16_S6;
     default: return XW_G16_BF16;
     }
   switch (qtype) {
