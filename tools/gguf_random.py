@@ -16,6 +16,10 @@ A minimal but valid SentencePiece ("llama") vocabulary is written: <unk>,
 <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then filler tokens.
 llama-bench feeds random token ids, so the vocabulary content is irrelevant.
 
+`--dtype q4_k_m` writes llama.cpp's Q4_K_M mix (llama-quant.cpp): Q4_K matrices, Q6_K for
+ffn_down and attn_v in its "more bits" layers and for the (tied) embedding; the K types
+through tests/gguf_quantizers.py, since the gguf package only dequantizes them.
+
 Needs: pip install gguf numpy  (gguf is llama.cpp's own GGUF writer library)
 
 Usage:
@@ -23,6 +27,8 @@ Usage:
   llama-bench -m /tmp/tiny-f16.gguf -t 2 -p 512 -n 128 -r 3
 """
 import argparse
+import os
+import sys
 
 import numpy as np
 import gguf
@@ -39,7 +45,31 @@ DTYPES = {
     "f32": (gguf.GGMLQuantizationType.F32, gguf.LlamaFileType.ALL_F32),
     "f16": (gguf.GGMLQuantizationType.F16, gguf.LlamaFileType.MOSTLY_F16),
     "bf16": (gguf.GGMLQuantizationType.BF16, gguf.LlamaFileType.MOSTLY_BF16),
+    "q4_1": (gguf.GGMLQuantizationType.Q4_1, gguf.LlamaFileType.MOSTLY_Q4_1),
+    "q4_k_m": (None, gguf.LlamaFileType.MOSTLY_Q4_K_M),
 }
+
+
+def k_mix(name: str, n_layer: int):
+    """The ggml type of a matrix in the Q4_K_M mix (rows of whole 256-element blocks)."""
+    Q = gguf.GGMLQuantizationType
+    if name == "token_embd.weight":
+        return Q.Q6_K
+    i = int(name.split(".")[1])
+    more = i < n_layer // 8 or i >= 7 * n_layer // 8 or (i - n_layer // 8) % 3 == 2
+    if name.endswith(("ffn_down.weight", "attn_v.weight")) and more:
+        return Q.Q6_K
+    return Q.Q4_K
+
+
+def quantize_any(x, qt):
+    Q = gguf.GGMLQuantizationType
+    if qt in (Q.Q4_K, Q.Q5_K, Q.Q6_K):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tests"))
+        from gguf_quantizers import quantize_k, quantize_q6_k
+        return quantize_q6_k(x) if qt == Q.Q6_K else quantize_k(x, qt == Q.Q5_K)
+    return gguf.quants.quantize(x, qt)
 
 
 def add_vocab(w: gguf.GGUFWriter) -> None:
@@ -91,7 +121,8 @@ def main() -> None:
     def mat(name: str, rows: int, cols: int) -> None:
         # numpy shape (rows, cols) = GGUF ne (cols, rows): y = W x, x has cols
         x = (rng.standard_normal((rows, cols), dtype=np.float32) * 0.02)
-        w.add_tensor(name, gguf.quants.quantize(x, qtype), raw_dtype=qtype)
+        qt = qtype if qtype is not None else k_mix(name, n_layer)
+        w.add_tensor(name, quantize_any(x, qt), raw_dtype=qt)
 
     def norm(name: str, n: int) -> None:
         w.add_tensor(name, np.ones(n, dtype=np.float32))
