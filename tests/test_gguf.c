@@ -320,6 +320,14 @@ static void test_corruptions(void) {
 
 static uint16_t f16_bits(float x) { return hmx_f32_to_f16(x); }
 
+/* (dd * s) * q, rounded after each product, equals dd * (s * q) and the
+ * exact product: the K types' products (dd an f16 scale widened) are exact. */
+static int scaled_product_exact(float dd, int s, int q) {
+  volatile float ds = dd * (float)s;
+  volatile float a = ds * (float)q, b = dd * (float)(s * q);
+  return a == b && (double)a == (double)dd * s * q;
+}
+
 /* Q4_K, Q5_K, Q5_0 and Q5_1 (docs/NUMERICS.md "GGUF dequantization"):
  * hand-placed values, then the exactness the rule relies on. */
 static void test_dequant_k(void) {
@@ -392,11 +400,10 @@ static void test_dequant_k(void) {
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 4; j++) {
         const float dd = hmx_f16_to_f32((uint16_t)h);
-        volatile float ds = dd * (float)scv[i];
-        volatile float a = ds * (float)qv[j], b2 = dd * (float)(scv[i] * qv[j]);
-        volatile float ms = dd * (float)scv[3 - i], diff = a - ms;
-        if (a != b2 || (double)a != (double)dd * scv[i] * qv[j] ||
-            (double)ms != (double)dd * scv[3 - i] || diff != fmaf(ds, (float)qv[j], -ms))
+        volatile float ds = dd * (float)scv[i], ms = dd * (float)scv[3 - i];
+        volatile float diff = ds * (float)qv[j] - ms;
+        if (!scaled_product_exact(dd, scv[i], qv[j]) || (double)ms != (double)dd * scv[3 - i] ||
+            diff != fmaf(ds, (float)qv[j], -ms))
           exact = 0;
       }
   CHECK(exact, "q4_k / q5_k: d*sc*q and dmin*m exact for every finite f16 d; fma agrees");
@@ -434,10 +441,7 @@ static void test_dequant_values(void) {
   for (uint32_t h = 0; h < 0x7C00; h++)
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 4; j++) {
-        const float dd = hmx_f16_to_f32((uint16_t)h);
-        volatile float ds = dd * (float)sv[i];
-        volatile float a = ds * (float)qv[j], b2 = dd * (float)(sv[i] * qv[j]);
-        if (a != b2 || (double)a != (double)dd * sv[i] * qv[j]) exact = 0;
+        if (!scaled_product_exact(hmx_f16_to_f32((uint16_t)h), sv[i], qv[j])) exact = 0;
       }
   CHECK(exact, "q6_k: d*s*q exact for every finite f16 d");
   /* Q4_0: q - 8 */
