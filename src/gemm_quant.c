@@ -70,55 +70,25 @@ size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
  * nothing, not even to a zero's sign). */
 static void scaled_block(uint32_t type, const unsigned char *row, int64_t b, float *d, float *m,
                          unsigned char u[32]) {
-  if (type == HMX_GGML_Q6_K) { /* *d, *m: d * sc of elements 0..15, 16..31; u 6 bits */
-    const unsigned char *blk = row + (b / 8) * 210;
-    const int e0 = 32 * (int)(b % 8), h = e0 / 128, g = (e0 % 128) / 32;
-    uint16_t hd;
-    memcpy(&hd, blk + 208, 2);
-    const float dd = hmx_f16_to_f32(hd);
-    *d = dd * (float)(signed char)blk[192 + e0 / 16];
-    *m = dd * (float)(signed char)blk[192 + e0 / 16 + 1];
-    for (int l = 0; l < 32; l++) {
-      const unsigned char lb = blk[64 * h + 32 * (g % 2) + l];
-      const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
-      u[l] = (unsigned char)(low | ((blk[128 + 32 * h + l] >> (2 * g)) & 3) << 4);
-    }
-    return;
-  }
-  if (type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K) {
-    const int five = type == HMX_GGML_Q5_K;
-    const unsigned char *blk = row + (b / 8) * (five ? 176 : 144);
-    const int s = (int)(b % 8);
+  int64_t B, S;
+  hmx_gguf_type_block(type, &B, &S);
+  const unsigned char *blk = row + b * 32 / B * S; /* the GGUF block holding these 32 */
+  const int e0 = (int)(b * 32 % B);
+  for (int l = 0; l < 32; l++) u[l] = (unsigned char)hmx_gguf_block_u(type, blk, e0 + l);
+  uint16_t h, hm;
+  memcpy(&h, type == HMX_GGML_Q6_K ? blk + 208 : blk, 2);
+  memcpy(&hm, blk + 2, 2);
+  if (type == HMX_GGML_Q6_K) { /* *d, *m: d * sc of elements 0..15, 16..31 */
+    *d = hmx_f16_to_f32(h) * (float)(signed char)blk[192 + e0 / 16];
+    *m = hmx_f16_to_f32(h) * (float)(signed char)blk[192 + e0 / 16 + 1];
+  } else if (type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K) {
     int sc, mn;
-    hmx_gguf_k_scale_min(blk + 4, s, &sc, &mn);
-    uint16_t h, hm;
-    memcpy(&h, blk, 2);
-    memcpy(&hm, blk + 2, 2);
+    hmx_gguf_k_scale_min(blk + 4, e0 / 32, &sc, &mn);
     *d = hmx_f16_to_f32(h) * (float)sc;
     *m = -(hmx_f16_to_f32(hm) * (float)mn);
-    const unsigned char *qs = blk + (five ? 48 : 16) + 32 * (s / 2), *qh = blk + 16;
-    for (int l = 0; l < 32; l++) {
-      u[l] = (unsigned char)(s % 2 ? qs[l] >> 4 : qs[l] & 0x0F);
-      if (five) u[l] |= (unsigned char)(((qh[l] >> s) & 1) << 4);
-    }
-    return;
-  }
-  const int one = type == HMX_GGML_Q5_1, hdr = one ? 4 : 2;
-  const unsigned char *blk = row + b * (hdr + 20);
-  uint16_t h, hm;
-  memcpy(&h, blk, 2);
-  *d = hmx_f16_to_f32(h);
-  if (one) {
-    memcpy(&hm, blk + 2, 2);
-    *m = hmx_f16_to_f32(hm);
-  } else {
-    *m = -0.0f;
-  }
-  const uint32_t qh = (uint32_t)blk[hdr] | (uint32_t)blk[hdr + 1] << 8 |
-                      (uint32_t)blk[hdr + 2] << 16 | (uint32_t)blk[hdr + 3] << 24;
-  for (int l = 0; l < 32; l++) {
-    const unsigned char byte = blk[hdr + 4 + (l & 15)];
-    u[l] = (unsigned char)((l < 16 ? byte & 0x0F : byte >> 4) | ((qh >> l) & 1) << 4);
+  } else { /* Q5_1: its f16 m; Q5_0: -0 */
+    *d = hmx_f16_to_f32(h);
+    *m = type == HMX_GGML_Q5_1 ? hmx_f16_to_f32(hm) : -0.0f;
   }
 }
 

@@ -114,6 +114,9 @@ int hmx_gguf_type_block(uint32_t type, int64_t *block, int64_t *bytes);
   "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"
 int hmx_gguf_can_dequantize(uint32_t type);
 
+/* The unsigned quant of element e of one Q5_0 / Q5_1 (32 elements) or
+ * Q4_K / Q5_K / Q6_K (256) block at b, before the rule's offset and scales. */
+int hmx_gguf_block_u(uint32_t type, const unsigned char *b, int e);
 /* The 6-bit scale and min of sub-block s (< 8) of a Q4_K / Q5_K block's
  * scales[12] (docs/NUMERICS.md "GGUF dequantization"). */
 void hmx_gguf_k_scale_min(const unsigned char *scales, int s, int *sc, int *m);

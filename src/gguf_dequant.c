@@ -57,22 +57,51 @@ static void deq_q4_1(const unsigned char *b, int64_t nb, float *y) {
   }
 }
 
-/* Q5_0 (22 bytes: f16 d, qh[4], qs[16]) and Q5_1 (24: f16 d, f16 m, qh[4],
- * qs[16]): 32 elements; the low 4 bits of q as Q4_0's nibbles, bit 4 of
- * element j is bit j of the little-endian 32-bit qh.
- * Q5_0: y = (float)(q - 16) * d; Q5_1: y = ((float)q * d) + m, as Q4_1. */
-static int q5_at(const unsigned char *qh, const unsigned char *qs, int j) {
-  const int low = j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
-  return low | ((rd32(qh) >> j) & 1) << 4;
+/* The unsigned quant u of element e of one block at b, before the table's
+ * offset (Q5_0 - 16, Q6_K - 32) and scales (docs/NUMERICS.md "GGUF
+ * dequantization"); the one place that knows where these types keep their
+ * bits (deq_*, hmx_gguf_quant_at, the scaled G16 form of src/gemm_quant.c).
+ * Q5_0 / Q5_1 (32 elements; 22 bytes: f16 d, qh[4], qs[16]; Q5_1 with f16 m
+ * after d): the low 4 bits as Q4_0's nibbles, bit 4 of element e is bit e
+ * of the little-endian 32-bit qh. Q4_K / Q5_K (256): e = 32 s + l, sub-block
+ * s; the low 4 bits are nibble s % 2 (low for even s) of qs[32 (s / 2) + l]
+ * (qs at 16, Q5_K at 48), Q5_K's bit 4 is bit s of qh[l] (qh at 16). Q6_K
+ * (256; ql[128], qh[64]): e = 128 h + 32 g + l, the low 4 bits nibble g / 2
+ * (low for g < 2) of ql[64 h + 32 (g % 2) + l], the top 2 bits bits 2g, 2g+1
+ * of qh[32 h + l]. */
+static int block_u(uint32_t type, const unsigned char *b, int e) {
+  switch (type) {
+  case HMX_GGML_Q5_0: case HMX_GGML_Q5_1: {
+    const int hdr = type == HMX_GGML_Q5_1 ? 4 : 2;
+    const unsigned char *qs = b + hdr + 4;
+    const int low = e < 16 ? qs[e] & 0x0F : qs[e - 16] >> 4;
+    return low | ((rd32(b + hdr) >> e) & 1) << 4;
+  }
+  case HMX_GGML_Q4_K: case HMX_GGML_Q5_K: {
+    const int five = type == HMX_GGML_Q5_K, s = e / 32, l = e % 32;
+    const unsigned char byte = b[(five ? 48 : 16) + 32 * (s / 2) + l];
+    const int low = s % 2 ? byte >> 4 : byte & 0x0F;
+    return five ? low | ((b[16 + l] >> s) & 1) << 4 : low;
+  }
+  default: { /* Q6_K */
+    const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+    const unsigned char lb = b[64 * h + 32 * (g % 2) + l];
+    const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
+    return low | ((b[128 + 32 * h + l] >> (2 * g)) & 3) << 4;
+  }
+  }
 }
 
+int hmx_gguf_block_u(uint32_t type, const unsigned char *b, int e) { return block_u(type, b, e); }
+
+/* Q5_0: y = (float)(u - 16) * d; Q5_1: y = ((float)u * d) + m, as Q4_1. */
 static void deq_q5(const unsigned char *b, int64_t nb, int one, float *y) {
   const int hdr = one ? 4 : 2;
   for (int64_t i = 0; i < nb; i++, b += hdr + 20, y += 32) {
     const float d = hmx_f16_to_f32(rd16(b));
     const float m = one ? hmx_f16_to_f32(rd16(b + 2)) : 0.0f;
     for (int j = 0; j < 32; j++) {
-      const int q = q5_at(b + hdr, b + hdr + 4, j);
+      const int q = block_u(one ? HMX_GGML_Q5_1 : HMX_GGML_Q5_0, b, j);
       if (one) {
         const float p = (float)q * d;
         y[j] = p + m;
@@ -84,26 +113,17 @@ static void deq_q5(const unsigned char *b, int64_t nb, int one, float *y) {
 }
 
 /* Q6_K: 256 elements: ql[128] (low 4 bits), qh[64] (high 2 bits), int8
- * scales[16], f16 d (210 bytes). Element e = 128 h + 32 g + l (h < 2, g < 4,
- * l < 32): low 4 bits = nibble g / 2 (low nibble for g even) of
- * ql[64 h + 32 (g % 2) + l], high 2 bits = bits 2g..2g+1 of qh[32 h + l],
- * q = that 6-bit value - 32, scale s = scales[e / 16];
- * y = (d * (float)s) * (float)q, two roundings, in this order. */
+ * scales[16], f16 d (210 bytes); q = u - 32 (block_u), scale s =
+ * scales[e / 16]; y = (d * (float)s) * (float)q, two roundings, in this
+ * order. */
 static void deq_q6_k(const unsigned char *b, int64_t nb, float *y) {
   for (int64_t i = 0; i < nb; i++, b += 210, y += 256) {
-    const unsigned char *ql = b, *qh = b + 128;
     const signed char *sc = (const signed char *)(b + 192);
     const float d = hmx_f16_to_f32(rd16(b + 208));
-    for (int h = 0; h < 2; h++)
-      for (int g = 0; g < 4; g++)
-        for (int l = 0; l < 32; l++) {
-          const int e = 128 * h + 32 * g + l;
-          const unsigned char lb = ql[64 * h + 32 * (g % 2) + l];
-          const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
-          const int high = (qh[32 * h + l] >> (2 * g)) & 3;
-          const float s = d * (float)sc[e / 16];
-          y[e] = s * (float)((low | high << 4) - 32);
-        }
+    for (int e = 0; e < 256; e++) {
+      const float s = d * (float)sc[e / 16];
+      y[e] = s * (float)(block_u(HMX_GGML_Q6_K, b, e) - 32);
+    }
   }
 }
 
@@ -123,10 +143,8 @@ void hmx_gguf_k_scale_min(const unsigned char *scales, int s, int *sc, int *m) {
 }
 
 /* Q4_K (144 bytes: f16 d, f16 dmin, scales[12], qs[128]) and Q5_K (176:
- * the same, then qh[32] before qs). Element e = 64 j + 32 t + l (j < 4,
- * t < 2, l < 32) is in sub-block s = 2 j + t; its low 4 bits are nibble t
- * (low for t = 0) of qs[32 j + l]; Q5_K adds bit s of qh[l] as bit 4.
- * y = ((d * (float)sc) * (float)q) - (dmin * (float)m): four roundings in
+ * the same, then qh[32] before qs); q = block_u, element 32 s + l in
+ * sub-block s. y = ((d * (float)sc) * (float)q) - (dmin * (float)m): four roundings in
  * this order (docs/NUMERICS.md: the three products are exact, so only the
  * subtraction rounds, and an fma of the second product with the
  * subtraction gives the same bits). */
@@ -134,18 +152,12 @@ static void deq_k(const unsigned char *b, int64_t nb, int five, float *y) {
   const int bytes = five ? 176 : 144;
   for (int64_t i = 0; i < nb; i++, b += bytes, y += 256) {
     const float d = hmx_f16_to_f32(rd16(b)), dmin = hmx_f16_to_f32(rd16(b + 2));
-    const unsigned char *scales = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
+    const uint32_t type = five ? HMX_GGML_Q5_K : HMX_GGML_Q4_K;
     for (int s = 0; s < 8; s++) {
       int sc, m;
-      hmx_gguf_k_scale_min(scales, s, &sc, &m);
+      hmx_gguf_k_scale_min(b + 4, s, &sc, &m);
       const float ds = d * (float)sc, ms = dmin * (float)m;
-      const int j = s / 2, t = s % 2;
-      for (int l = 0; l < 32; l++) {
-        const unsigned char byte = qs[32 * j + l];
-        int q = t ? byte >> 4 : byte & 0x0F;
-        if (five) q |= ((qh[l] >> s) & 1) << 4;
-        y[32 * s + l] = ds * (float)q - ms;
-      }
+      for (int l = 0; l < 32; l++) y[32 * s + l] = ds * (float)block_u(type, b, 32 * s + l) - ms;
     }
   }
 }
@@ -230,7 +242,7 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
   case HMX_GGML_Q5_0: case HMX_GGML_Q5_1: {
     const int one = type == HMX_GGML_Q5_1, hdr = one ? 4 : 2;
     const unsigned char *b = base + (i / 32) * (hdr + 20);
-    const int q = q5_at(b + hdr, b + hdr + 4, (int)(i % 32));
+    const int q = block_u(type, b, (int)(i % 32));
     if (!one) return (float)(q - 16) * hmx_f16_to_f32(rd16(b));
     const float p = (float)q * hmx_f16_to_f32(rd16(b));
     return p + hmx_f16_to_f32(rd16(b + 2));
@@ -238,24 +250,19 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
   case HMX_GGML_Q4_K: case HMX_GGML_Q5_K: {
     const int five = type == HMX_GGML_Q5_K;
     const unsigned char *b = base + (i / 256) * (five ? 176 : 144);
-    const int e = (int)(i % 256), s = e / 32, l = e % 32;
+    const int e = (int)(i % 256);
     int sc, m;
-    hmx_gguf_k_scale_min(b + 4, s, &sc, &m);
-    const unsigned char byte = b[(five ? 48 : 16) + 32 * (s / 2) + l];
-    int q = s % 2 ? byte >> 4 : byte & 0x0F;
-    if (five) q |= ((b[16 + l] >> s) & 1) << 4;
+    hmx_gguf_k_scale_min(b + 4, e / 32, &sc, &m);
+    const int q = block_u(type, b, e);
     const float ds = hmx_f16_to_f32(rd16(b)) * (float)sc;
     const float ms = hmx_f16_to_f32(rd16(b + 2)) * (float)m;
     return ds * (float)q - ms;
   }
   case HMX_GGML_Q6_K: {
     const unsigned char *b = base + (i / 256) * 210;
-    const int e = (int)(i % 256), h = e / 128, g = (e % 128) / 32, l = e % 32;
-    const unsigned char lb = b[64 * h + 32 * (g % 2) + l];
-    const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
-    const int high = (b[128 + 32 * h + l] >> (2 * g)) & 3;
+    const int e = (int)(i % 256);
     const float s = hmx_f16_to_f32(rd16(b + 208)) * (float)(signed char)b[192 + e / 16];
-    return s * (float)((low | high << 4) - 32);
+    return s * (float)(block_u(HMX_GGML_Q6_K, b, e) - 32);
   }
   default: return 0.0f;
   }

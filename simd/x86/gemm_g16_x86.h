@@ -29,6 +29,24 @@
 #define gg_chunk(wt) (HMX_QG * ((wt) == XW_G16_S4 ? 24 : (wt) == XW_G16_S6 ? 32 : 28))
 #define gg_off(wt) ((wt) == XW_G16_S5_0 ? 16 : (wt) == XW_G16_S6 ? 32 : 0)
 
+/* The low 4 bits of element e (< 32) of a scaled chunk c, rows l0 ..
+ * l0+VL-1: byte e % 16 of each row, its low nibble for e < 16, else high. */
+GX_INLINE xv_i gg_nibbles(const unsigned char *c, int e, int l0) {
+  const xv_i byte = xv_u8_i(c + 8 * HMX_QG + (e & 15) * HMX_QG + l0);
+  return e < 16 ? xv_and_i(byte, xv_set1_i(0x0F)) : xv_srli_i(byte, 4);
+}
+
+/* The M = 1 GEMV's prefetch for the chunk or blocks of 32 elements at blk
+ * (bb bytes, one group): with pf_all every line pf bytes ahead (the
+ * consecutive ranges tile the stream), else with no distance set one line
+ * 8 chunks ahead (then the hardware prefetchers do the rest). */
+GX_INLINE void gg_prefetch_block(const unsigned char *blk, int64_t bb, int64_t pf, int pf_all) {
+  if (pf_all)
+    for (int64_t o = 0; o < bb; o += 64) _mm_prefetch((const char *)(blk + pf + o), _MM_HINT_T0);
+  else if (pf == 0)
+    __builtin_prefetch(blk + 8 * bb, 0, 2);
+}
+
 /* Bytes of one group of 16 rows (K elements each). */
 GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   switch (wt) {
@@ -53,8 +71,7 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
   const int64_t j = p % 32;
   if (gg_scaled(wt)) { /* fma((float)(u - off), d, m) */
     const unsigned char *c = gb + (p / 32) * gg_chunk(wt);
-    const xv_i byte = xv_u8_i(c + 8 * HMX_QG + (j & 15) * HMX_QG + l0);
-    xv_i u = j < 16 ? xv_and_i(byte, xv_set1_i(0x0F)) : xv_srli_i(byte, 4);
+    xv_i u = gg_nibbles(c, (int)j, l0);
     if (wt == XW_G16_S6) /* the top two bits; (float)(u - 32) * d of the element's half */
       return xv_mul(xv_cvt_i(xv_sub_i(
                         xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(c + 24 * HMX_QG + (j / 4) * HMX_QG + l0),
@@ -137,7 +154,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
   } else if (gg_scaled(wt)) {
     /* chunk by chunk (32 elements): its f32 d and m once, then elements
      * 0..31 in order (0..15 low nibbles, 16..31 high), each with its fifth
-     * bit for the 5-bit forms; prefetch as for the GGUF block types below */
+     * bit for the 5-bit forms; prefetched as the GGUF block types below */
     const int64_t bb = gg_chunk(wt);
     for (int64_t p0 = 0; p0 < k; p0 += 32) {
       xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
@@ -145,11 +162,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       const int pf_all = pf > 0 && (p0 / 32) * bb + pf + bb <= (int64_t)gbytes;
       for (int q = 0; q < ng; q++) {
         ch[q] = gb[q] + (p0 / 32) * bb;
-        if (pf_all)
-          for (int64_t o = 0; o < bb; o += 64)
-            _mm_prefetch((const char *)(ch[q] + pf + o), _MM_HINT_T0);
-        else if (pf == 0)
-          __builtin_prefetch(ch[q] + 8 * bb, 0, 2);
+        gg_prefetch_block(ch[q], bb, pf, pf_all);
         for (int v = 0; v < GG_V; v++) {
           d[q][v] = xv_load((const float *)(const void *)(ch[q] + v * GX_VL * 4));
           mn[q][v] = xv_load((const float *)(const void *)(ch[q] + HMX_QG * 4 + v * GX_VL * 4));
@@ -168,8 +181,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
               const int e = 4 * t + kk;
               const gx_v av = gx_bcast(a + p0 + e);
               for (int q = 0; q < ng; q++) {
-                const xv_i byte = xv_u8_i(ch[q] + 8 * HMX_QG + (e & 15) * HMX_QG + v * GX_VL);
-                const xv_i n = e >= 16 ? xv_srli_i(byte, 4) : xv_and_i(byte, xv_set1_i(0x0F));
+                const xv_i n = gg_nibbles(ch[q], e, v * GX_VL);
                 const xv_i top = xv_and_i(kk < 2 ? xv_slli_i(hi[q], 4 - 2 * kk) : xv_srli_i(hi[q], 2 * kk - 4),
                                           xv_set1_i(48));
                 const xv_v w = xv_mul(xv_cvt_i(xv_sub_i(xv_or_i(n, top), xv_set1_i(32))),
@@ -195,8 +207,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
             const int e = 8 * t + kk;
             const gx_v av = gx_bcast(a + p0 + e);
             for (int q = 0; q < ng; q++) {
-              const xv_i byte = xv_u8_i(ch[q] + 8 * HMX_QG + (e & 15) * HMX_QG + v * GX_VL);
-              xv_i u = e >= 16 ? xv_srli_i(byte, 4) : xv_and_i(byte, xv_set1_i(0x0F));
+              xv_i u = gg_nibbles(ch[q], e, v * GX_VL);
               if (wt != XW_G16_S4) /* bit kk of the byte to bit 4 */
                 u = xv_or_i(u, xv_and_i(kk < 4 ? xv_slli_i(qh[q], 4 - kk) : xv_srli_i(qh[q], kk - 4),
                                         xv_set1_i(16)));
@@ -212,17 +223,11 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
     for (int64_t p0 = 0; p0 < k; p0 += 32) {
       xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
       const unsigned char *qs[GG_SIDE];
-      /* pf: every line of the blocks pf bytes ahead, while they are in the
-       * group (consecutive blocks' ranges tile the stream); else one line
-       * 8 blocks ahead (then the hardware prefetchers do the rest) */
+      /* gg_prefetch_block: every line pf bytes ahead while that is in the group */
       const int pf_all = pf > 0 && (p0 / 32) * bb + pf + bb <= (int64_t)gbytes;
       for (int q = 0; q < ng; q++) {
         const unsigned char *blk = gb[q] + (p0 / 32) * bb;
-        if (pf_all)
-          for (int64_t o = 0; o < bb; o += 64)
-            _mm_prefetch((const char *)(blk + pf + o), _MM_HINT_T0);
-        else if (pf == 0)
-          __builtin_prefetch(blk + 8 * bb, 0, 2);
+        gg_prefetch_block(blk, bb, pf, pf_all);
         qs[q] = blk + (wt == XW_G16_Q4_1 ? 4 : 2) * HMX_QG;
         for (int v = 0; v < GG_V; v++) {
           d[q][v] = gg_f16(blk + v * GX_VL * 2);
