@@ -40,11 +40,33 @@ int hmx_qlayout_g16_scaled(uint32_t type) {
          type == HMX_GGML_Q5_1 || type == HMX_GGML_Q6_K;
 }
 
+int hmx_scaled_bits(uint32_t type) {
+  return type == HMX_GGML_Q4_K ? 4 : type == HMX_GGML_Q6_K ? 6 : 5;
+}
+
+int hmx_scaled_off(uint32_t type) {
+  return type == HMX_GGML_Q5_0 ? 16 : type == HMX_GGML_Q6_K ? 32 : 0;
+}
+
+void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit) {
+  const int f = 32 / bits; /* whole fields a word */
+  if (e < f * bits) { /* field e % f of word e / f */
+    *word = e / f;
+    *bit = bits * (e % f) + t;
+    return;
+  }
+  /* elements 30, 31 (bits 5, 6): bit i = (e - 30) bits + t of the string whose
+   * bit pair 2w, 2w+1 is the top two bits of word w */
+  const int i = (e - f * bits) * bits + t;
+  *word = i / 2;
+  *bit = 30 + i % 2;
+}
+
 /* Bytes of one scaled G16 chunk (16 rows x 32 elements): two f32 fields a
- * row (d, m; Q6_K d of each half), 16 bytes of nibbles, and 0, 4 (fifth
- * bits) or 8 (Q6_K's top two bits) bytes more. */
+ * row (d, m; Q6_K d of each half) and the row's 32 values of b bits in b
+ * 32-bit words (gemm_quant.h). */
 static int64_t scaled_chunk(uint32_t type) {
-  return HMX_QG * (8 + 16 + (type == HMX_GGML_Q4_K ? 0 : type == HMX_GGML_Q6_K ? 8 : 4));
+  return HMX_QG * (8 + 4 * hmx_scaled_bits(type));
 }
 
 int hmx_qlayout_g16_ok(uint32_t type) {
@@ -92,16 +114,17 @@ static void scaled_block(uint32_t type, const unsigned char *row, int64_t b, flo
   }
 }
 
-/* GGUF rows -> the scaled G16 form. Chunk (g, b) of a group's 16 rows and
- * the 32 elements b: d[16] (f32), m[16] (f32), then for each byte position
- * t < 16 the 16 rows' byte t (element t in its low nibble, t + 16 in its
- * high one), then (5-bit types) for each t < 4 the 16 rows' byte t of the
- * fifth bits (element e: bit e % 8 of byte e / 8). Rows past n are zeros. */
+/* GGUF rows -> the scaled G16 form (gemm_quant.h): chunk (g, b) of a
+ * group's 16 rows and the 32 elements b is d[16] (f32), m[16] (f32), then
+ * word w < bits of the 16 rows side by side, each value stored as u - off
+ * in `bits` bits (two's complement: off > 0 only for Q5_0 and Q6_K, whose
+ * u - off fits) at hmx_scaled_pos. Rows past n are zeros. */
 static void scaled_to_g16(uint32_t type, const unsigned char *src, int64_t n, int64_t k,
                           unsigned char *dst) {
   int64_t B, S;
   hmx_gguf_type_block(type, &B, &S);
   const int64_t nb = k / 32, groups = (n + HMX_QG - 1) / HMX_QG, cs = scaled_chunk(type);
+  const int bits = hmx_scaled_bits(type), off = hmx_scaled_off(type);
   const size_t row_bytes = (size_t)(k / B * S);
   for (int64_t g = 0; g < groups; g++)
     for (int64_t b = 0; b < nb; b++) {
@@ -112,17 +135,19 @@ static void scaled_to_g16(uint32_t type, const unsigned char *src, int64_t n, in
         if (row >= n) continue;
         float d, m;
         unsigned char u[32];
+        uint32_t words[6] = {0};
         scaled_block(type, src + (size_t)row * row_bytes, b, &d, &m, u);
         memcpy(c + 4 * r, &d, 4);
         memcpy(c + 4 * HMX_QG + 4 * r, &m, 4);
-        for (int t = 0; t < 16; t++)
-          c[8 * HMX_QG + t * HMX_QG + r] = (unsigned char)((u[t] & 15) | (u[t + 16] & 15) << 4);
-        if (type == HMX_GGML_Q6_K) /* byte t: the top two bits of elements 4t .. 4t+3 */
-          for (int e = 0; e < 32; e++)
-            c[24 * HMX_QG + (e / 4) * HMX_QG + r] |= (unsigned char)((u[e] >> 4) << (2 * (e % 4)));
-        else if (cs > 24 * HMX_QG)
-          for (int e = 0; e < 32; e++)
-            c[24 * HMX_QG + (e / 8) * HMX_QG + r] |= (unsigned char)((u[e] >> 4) << (e % 8));
+        for (int e = 0; e < 32; e++) {
+          const uint32_t v = (uint32_t)(u[e] - off) & ((1u << bits) - 1);
+          for (int t = 0; t < bits; t++) { /* bit t of v: word and bit by hmx_scaled_pos */
+            int w, at;
+            hmx_scaled_pos(bits, e, t, &w, &at);
+            words[w] |= ((v >> t) & 1u) << at;
+          }
+        }
+        for (int w = 0; w < bits; w++) memcpy(c + (8 + 4 * w) * HMX_QG + 4 * r, &words[w], 4);
       }
     }
 }
@@ -132,18 +157,22 @@ static void scaled_row(uint32_t type, const unsigned char *c, int r, float *dst)
   float d, m;
   memcpy(&d, c + 4 * r, 4);
   memcpy(&m, c + 4 * HMX_QG + 4 * r, 4);
-  const int six = type == HMX_GGML_Q6_K, five = !six && type != HMX_GGML_Q4_K;
-  const int off = type == HMX_GGML_Q5_0 ? 16 : six ? 32 : 0;
+  const int bits = hmx_scaled_bits(type), sgn = hmx_scaled_off(type) > 0;
   for (int e = 0; e < 32; e++) {
-    const unsigned char byte = c[8 * HMX_QG + (e & 15) * HMX_QG + r];
-    int u = e < 16 ? byte & 15 : byte >> 4;
-    if (five) u |= ((c[24 * HMX_QG + (e / 8) * HMX_QG + r] >> (e % 8)) & 1) << 4;
-    if (six) u |= ((c[24 * HMX_QG + (e / 4) * HMX_QG + r] >> (2 * (e % 4))) & 3) << 4;
-    if (six) { /* Q6_K: the product alone, (d * sc) * (u - 32), exact */
-      dst[e] = (float)(u - off) * (e < 16 ? d : m);
+    int32_t v = 0; /* u - off */
+    for (int t = 0; t < bits; t++) {
+      int w, at;
+      uint32_t word;
+      hmx_scaled_pos(bits, e, t, &w, &at);
+      memcpy(&word, c + (8 + 4 * w) * HMX_QG + 4 * r, 4);
+      v |= (int32_t)((word >> at) & 1u) << t;
+    }
+    if (sgn && v >= 1 << (bits - 1)) v -= 1 << bits;
+    if (type == HMX_GGML_Q6_K) { /* Q6_K: the product alone, (d * sc) * (u - 32), exact */
+      dst[e] = (float)v * (e < 16 ? d : m);
       continue;
     }
-    const float p = (float)(u - off) * d; /* exact */
+    const float p = (float)v * d; /* exact */
     dst[e] = p + m;
   }
 }

@@ -43,18 +43,27 @@ uint32_t hmx_dtype_qtype(hmx_dtype dt);
 int hmx_qlayout_g16_ok(uint32_t type);
 /* Whether type's G16 form is the scaled one (Q4_K, Q5_K, Q5_0, Q5_1, Q6_K):
  * not the file's bytes regrouped but transcoded. Per group of 16 rows and 32
- * elements a chunk: the 16 rows' f32 d, their f32 m, the nibbles (for each
- * byte position t < 16 the 16 rows' byte t: element t low, t + 16 high),
- * then the 5-bit types' fifth bits (for each t < 4 the 16 rows' byte t;
- * element e: bit e % 8 of byte e / 8), or Q6_K's top two bits (t < 8;
- * element e: bits 2 (e % 4) .. +1 of byte e / 4). Element =
- * ((float)(u - off) * d) + m, off = 16 for Q5_0, else 0; Q6_K:
- * (float)(u - 32) * (e < 16 ? d : m), its d * sc for each half. These are
+ * elements a chunk: the 16 rows' f32 d, their f32 m, then `bits` words
+ * (hmx_scaled_bits: 4, 5 or 6), word w the 16 rows' uint32 w side by side.
+ * A row's words hold its 32 values v = u - off (hmx_scaled_off: 16 for
+ * Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where off > 0):
+ * element e < 32 / bits * bits is field e % f (bits bits at bits * (e % f),
+ * f = 32 / bits) of word e / f; the last two of the 5- and 6-bit types
+ * (e = 30, 31) are the low and high `bits` bits of the string whose bit pair
+ * 2w, 2w+1 is word w's top two bits (hmx_scaled_pos). So a kernel takes a
+ * word per 8, 6 or 5 elements and two shifts per element: no byte loads,
+ * no bits gathered from two places. Element = ((float)v * d) + m;
+ * Q6_K: (float)v * (e < 16 ? d : m), its d * sc for each half. These are
  * the GGUF rule's values bit for bit (d, m are the rule's own products;
  * docs/NUMERICS.md "Quantized weights in place"). 24 (Q4_K), 28 or 32 (Q6_K)
  * bytes per 32 elements of a row, where the file has 18 / 22 / 24 / 26.25:
  * the f32 scales are what a vector load takes. */
 int hmx_qlayout_g16_scaled(uint32_t type);
+/* The scaled form's bits a value (4 Q4_K, 6 Q6_K, else 5) and offset. */
+int hmx_scaled_bits(uint32_t type);
+int hmx_scaled_off(uint32_t type);
+/* Where bit t of element e's value lies in a row's words: word, bit. */
+void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit);
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);
 /* GGUF rows [N, K] at src -> the G16 form at dst (hmx_qlayout_g16_bytes). */

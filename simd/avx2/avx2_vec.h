@@ -75,6 +75,7 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
 #define xv_sub_i(a, b) _mm256_sub_epi32((a), (b))
 #define xv_xor_i(a, b) _mm256_xor_si256((a), (b))
 #define xv_srli_i(a, k) _mm256_srli_epi32((a), (k))
+#define xv_srai_i(a, k) _mm256_srai_epi32((a), (k)) /* arithmetic: sign bits in */
 #define xv_slli_i(a, k) _mm256_slli_epi32((a), (k))
 #define xv_srlv_i(a, k) _mm256_srlv_epi32((a), (k)) /* per-lane counts */
 #define xv_and_i(a, b) _mm256_and_si256((a), (b))

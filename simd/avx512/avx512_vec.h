@@ -74,6 +74,7 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) {
 #define xv_sub_i(a, b) _mm512_sub_epi32((a), (b))
 #define xv_xor_i(a, b) _mm512_xor_si512((a), (b))
 #define xv_srli_i(a, k) _mm512_srli_epi32((a), (k))
+#define xv_srai_i(a, k) _mm512_srai_epi32((a), (k)) /* arithmetic: sign bits in */
 #define xv_slli_i(a, k) _mm512_slli_epi32((a), (k))
 #define xv_srlv_i(a, k) _mm512_srlv_epi32((a), (k)) /* per-lane counts */
 #define xv_and_i(a, b) _mm512_and_si512((a), (b))

@@ -16,24 +16,54 @@
  * Q4_1 ((float)n * d) + m (as fma(n, d, m) in the GEMV: the same bits,
  * since n * d is exact); f16 scales and F16
  * weights by vcvtph2ps, BF16 by a 16-bit shift (exact); the scaled forms
- * fma((float)(u - off), d, m) with f32 d, m (gemm_quant.h: u * d is exact,
- * so the fma rounds the sum once, as the rule's add does). So the bits are
- * those of the dequantized f32 B. */
+ * fma((float)v, d, m) with v = u - off and f32 d, m (gemm_quant.h: v * d is
+ * exact, so the fma rounds the sum once, as the rule's add does), Q6_K
+ * (float)v * d. So the bits are those of the dequantized f32 B. */
 #ifndef HMX_GEMM_G16_X86_H
 #define HMX_GEMM_G16_X86_H
 
 #define GG_V (HMX_QG / GX_VL) /* vectors per group of 16 outputs (1 or 2) */
 
 #define gg_scaled(wt) ((wt) >= XW_G16_S4)
-/* bytes of a scaled chunk (16 rows x 32 elements) and the value offset */
-#define gg_chunk(wt) (HMX_QG * ((wt) == XW_G16_S4 ? 24 : (wt) == XW_G16_S6 ? 32 : 28))
-#define gg_off(wt) ((wt) == XW_G16_S5_0 ? 16 : (wt) == XW_G16_S6 ? 32 : 0)
+/* a scaled chunk (16 rows x 32 elements, gemm_quant.h): d[16], m[16] (f32),
+ * then gg_bits words of the 16 rows; fields of each word, and whether the
+ * values are signed (u - off stored, off > 0: Q5_0, Q6_K) */
+#define gg_bits(wt) ((wt) == XW_G16_S4 ? 4 : (wt) == XW_G16_S6 ? 6 : 5)
+#define gg_fields(wt) (32 / gg_bits(wt))
+#define gg_chunk(wt) (HMX_QG * (8 + 4 * gg_bits(wt)))
+#define gg_signed(wt) ((wt) == XW_G16_S5_0 || (wt) == XW_G16_S6)
 
-/* The low 4 bits of element e (< 32) of a scaled chunk c, rows l0 ..
- * l0+VL-1: byte e % 16 of each row, its low nibble for e < 16, else high. */
-GX_INLINE xv_i gg_nibbles(const unsigned char *c, int e, int l0) {
-  const xv_i byte = xv_u8_i(c + 8 * HMX_QG + (e & 15) * HMX_QG + l0);
-  return e < 16 ? xv_and_i(byte, xv_set1_i(0x0F)) : xv_srli_i(byte, 4);
+/* Word w of a scaled chunk c, rows l0 .. l0+VL-1. */
+#define gg_word(c, w, l0) xv_as_i(xv_load((const float *)(const void *)((c) + (8 + 4 * (w)) * HMX_QG + (l0) * 4)))
+
+/* Field i (bits bits at bits * i) of the words x as int32: u - off, sign
+ * extended for the signed forms, else u zero-extended. Two shifts, or one
+ * at either end of an unsigned word. */
+GX_INLINE xv_i gg_field(xv_i x, int i, const int wt) {
+  const int bits = gg_bits(wt), top = bits * (i + 1);
+  if (gg_signed(wt)) {
+    const xv_i up = top == 32 ? x : xv_slli_i(x, 32 - top);
+    return xv_srai_i(up, 32 - bits);
+  }
+  if (top == 32) return xv_srli_i(x, 32 - bits);
+  const xv_i down = i == 0 ? x : xv_srli_i(x, bits * i);
+  return xv_and_i(down, xv_set1_i((1 << bits) - 1));
+}
+
+/* The 5- and 6-bit forms' elements 30 and 31 (gemm_quant.h): the string of
+ * the words' top bit pairs, word w's at bits 2w, 2w+1 (then gg_field 0, 1). */
+GX_INLINE xv_i gg_tops(const unsigned char *c, int l0, const int wt) {
+  xv_i s = xv_srli_i(gg_word(c, 0, l0), 30);
+  for (int w = 1; w < gg_bits(wt); w++)
+    s = xv_or_i(s, xv_and_i(xv_srli_i(gg_word(c, w, l0), 30 - 2 * w), xv_set1_i(3 << (2 * w))));
+  return s;
+}
+
+/* Element e (< 32) of a scaled chunk c, rows l0 .. l0+VL-1, as int32. */
+GX_INLINE xv_i gg_value(const unsigned char *c, int e, int l0, const int wt) {
+  const int f = gg_fields(wt), nf = f * gg_bits(wt);
+  if (e < nf) return gg_field(gg_word(c, e / f, l0), e % f, wt);
+  return gg_field(gg_tops(c, l0, wt), e - nf, wt);
 }
 
 /* The M = 1 GEMV's prefetch for the chunk or blocks of 32 elements at blk
@@ -69,21 +99,12 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
   if (wt == XW_G16_F16) return gg_f16(gb + (p * HMX_QG + l0) * 2);
   if (wt == XW_G16_BF16) return xv_load_bf16((const uint16_t *)(const void *)(gb + (p * HMX_QG + l0) * 2));
   const int64_t j = p % 32;
-  if (gg_scaled(wt)) { /* fma((float)(u - off), d, m) */
+  if (gg_scaled(wt)) { /* fma((float)v, d, m); Q6_K (float)v * d of the element's half */
     const unsigned char *c = gb + (p / 32) * gg_chunk(wt);
-    xv_i u = gg_nibbles(c, (int)j, l0);
-    if (wt == XW_G16_S6) /* the top two bits; (float)(u - 32) * d of the element's half */
-      return xv_mul(xv_cvt_i(xv_sub_i(
-                        xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(c + 24 * HMX_QG + (j / 4) * HMX_QG + l0),
-                                                                (int)(2 * (j % 4))), xv_set1_i(3)), 4)),
-                        xv_set1_i(32))),
-                    xv_load((const float *)(const void *)(c + (j < 16 ? 0 : HMX_QG * 4) + l0 * 4)));
-    if (wt != XW_G16_S4)
-      u = xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(c + 24 * HMX_QG + (j / 8) * HMX_QG + l0),
-                                                   (int)(j % 8)), xv_set1_i(1)), 4));
-    return xv_fma(xv_cvt_i(xv_sub_i(u, xv_set1_i(gg_off(wt)))),
-                  xv_load((const float *)(const void *)(c + l0 * 4)),
-                  xv_load((const float *)(const void *)(c + HMX_QG * 4 + l0 * 4)));
+    const xv_v x = xv_cvt_i(gg_value(c, (int)j, l0, wt));
+    const float *dm = (const float *)(const void *)(c + l0 * 4);
+    if (wt == XW_G16_S6) return xv_mul(x, xv_load(dm + (j < 16 ? 0 : HMX_QG)));
+    return xv_fma(x, xv_load(dm), xv_load(dm + HMX_QG));
   }
   if (wt == XW_G16_Q8_0) {
     const unsigned char *blk = gb + (p / 32) * HMX_QG * 34;
@@ -153,9 +174,11 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
     for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
   } else if (gg_scaled(wt)) {
     /* chunk by chunk (32 elements): its f32 d and m once, then elements
-     * 0..31 in order (0..15 low nibbles, 16..31 high), each with its fifth
-     * bit for the 5-bit forms; prefetched as the GGUF block types below */
+     * 0..31 in order, word by word, each element a field of its word (two
+     * shifts), the 5- and 6-bit forms' last two from the words' top bits;
+     * prefetched as the GGUF block types below */
     const int64_t bb = gg_chunk(wt);
+    const int bits = gg_bits(wt), f = gg_fields(wt), nf = f * bits;
     for (int64_t p0 = 0; p0 < k; p0 += 32) {
       xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
       const unsigned char *ch[GG_SIDE];
@@ -168,54 +191,35 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
           mn[q][v] = xv_load((const float *)(const void *)(ch[q] + HMX_QG * 4 + v * GX_VL * 4));
         }
       }
-      if (wt == XW_G16_S6) {
-        /* Q6_K: (float)(u - 32) * d (d of the element's half, in d[] for
-         * 0..15 and mn[] for 16..31), the product exact; four elements share
-         * a byte of top bits, each pair moved to bits 4-5 by a constant shift */
-        for (int v = 0; v < GG_V; v++)
-          for (int t = 0; t < 8; t++) {
-            xv_i hi[GG_SIDE];
-            for (int q = 0; q < ng; q++) hi[q] = xv_u8_i(ch[q] + 24 * HMX_QG + t * HMX_QG + v * GX_VL);
-            HMX_UNROLL(4)
-            for (int kk = 0; kk < 4; kk++) {
-              const int e = 4 * t + kk;
-              const gx_v av = gx_bcast(a + p0 + e);
-              for (int q = 0; q < ng; q++) {
-                const xv_i n = gg_nibbles(ch[q], e, v * GX_VL);
-                const xv_i top = xv_and_i(kk < 2 ? xv_slli_i(hi[q], 4 - 2 * kk) : xv_srli_i(hi[q], 2 * kk - 4),
-                                          xv_set1_i(48));
-                const xv_v w = xv_mul(xv_cvt_i(xv_sub_i(xv_or_i(n, top), xv_set1_i(32))),
-                                      e < 16 ? d[q][v] : mn[q][v]);
-                acc[q][v] = gx_fma(av, w, acc[q][v]);
-              }
-            }
-          }
-        continue;
-      }
       /* the groups side by side (ng independent fma chains) for one vector
-       * of rows at a time (all GG_V at once spilled registers on avx2);
-       * eight elements share a byte of fifth bits, kept in a register, each
-       * element's bit moved to bit 4 by a constant shift */
-      for (int v = 0; v < GG_V; v++)
-        for (int t = 0; t < 4; t++) {
-          xv_i qh[GG_SIDE];
-          for (int q = 0; q < ng; q++)
-            qh[q] = wt != XW_G16_S4 ? xv_u8_i(ch[q] + 24 * HMX_QG + t * HMX_QG + v * GX_VL)
-                                    : xv_set1_i(0);
+       * of rows at a time (all GG_V at once spilled registers on avx2). The
+       * weight: fma((float)v, d, m), or Q6_K (float)v * d of the element's
+       * half (d[] for 0..15, mn[] for 16..31), exact products both */
+#define GG_SCALED_ELEMENT(e, vals)                                                            \
+  do {                                                                                       \
+    const gx_v av = gx_bcast(a + p0 + (e));                                                  \
+    for (int q = 0; q < ng; q++) {                                                           \
+      const xv_v gg_x = xv_cvt_i(vals);                                                      \
+      const xv_v gg_w = wt == XW_G16_S6 ? xv_mul(gg_x, (e) < 16 ? d[q][v] : mn[q][v])        \
+                                        : xv_fma(gg_x, d[q][v], mn[q][v]);                   \
+      acc[q][v] = gx_fma(av, gg_w, acc[q][v]);                                               \
+    }                                                                                        \
+  } while (0)
+      for (int v = 0; v < GG_V; v++) {
+        for (int w = 0; w < bits; w++) {
+          xv_i words[GG_SIDE];
+          for (int q = 0; q < ng; q++) words[q] = gg_word(ch[q], w, v * GX_VL);
           HMX_UNROLL(8)
-          for (int kk = 0; kk < 8; kk++) {
-            const int e = 8 * t + kk;
-            const gx_v av = gx_bcast(a + p0 + e);
-            for (int q = 0; q < ng; q++) {
-              xv_i u = gg_nibbles(ch[q], e, v * GX_VL);
-              if (wt != XW_G16_S4) /* bit kk of the byte to bit 4 */
-                u = xv_or_i(u, xv_and_i(kk < 4 ? xv_slli_i(qh[q], 4 - kk) : xv_srli_i(qh[q], kk - 4),
-                                        xv_set1_i(16)));
-              const xv_v w = xv_fma(xv_cvt_i(xv_sub_i(u, xv_set1_i(gg_off(wt)))), d[q][v], mn[q][v]);
-              acc[q][v] = gx_fma(av, w, acc[q][v]);
-            }
-          }
+          for (int i = 0; i < f; i++) GG_SCALED_ELEMENT(w * f + i, gg_field(words[q], i, wt));
         }
+        if (nf < 32) { /* elements 30, 31 */
+          xv_i tops[GG_SIDE];
+          for (int q = 0; q < ng; q++) tops[q] = gg_tops(ch[q], v * GX_VL, wt);
+          GG_SCALED_ELEMENT(nf, gg_field(tops[q], 0, wt));
+          GG_SCALED_ELEMENT(nf + 1, gg_field(tops[q], 1, wt));
+        }
+      }
+#undef GG_SCALED_ELEMENT
     }
   } else {
     const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
