@@ -37,16 +37,18 @@ static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
 /* The types whose G16 form is transcoded (gemm_quant.h "scaled G16"). */
 int hmx_qlayout_g16_scaled(uint32_t type) {
   return type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K || type == HMX_GGML_Q5_0 ||
-         type == HMX_GGML_Q5_1 || type == HMX_GGML_Q6_K;
+         type == HMX_GGML_Q5_1 || type == HMX_GGML_Q6_K || type == HMX_GGML_Q3_K;
 }
 
 int hmx_scaled_bits(uint32_t type) {
-  return type == HMX_GGML_Q4_K ? 4 : type == HMX_GGML_Q6_K ? 6 : 5;
+  return type == HMX_GGML_Q4_K ? 4 : type == HMX_GGML_Q6_K ? 6 : type == HMX_GGML_Q3_K ? 3 : 5;
 }
 
 int hmx_scaled_off(uint32_t type) {
-  return type == HMX_GGML_Q5_0 ? 16 : type == HMX_GGML_Q6_K ? 32 : 0;
+  return type == HMX_GGML_Q5_0 ? 16 : type == HMX_GGML_Q6_K ? 32 : type == HMX_GGML_Q3_K ? 4 : 0;
 }
+
+int hmx_scaled_halves(uint32_t type) { return type == HMX_GGML_Q6_K || type == HMX_GGML_Q3_K; }
 
 void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit) {
   const int f = 32 / bits; /* whole fields a word */
@@ -98,11 +100,14 @@ static void scaled_block(uint32_t type, const unsigned char *row, int64_t b, flo
   const int e0 = (int)(b * 32 % B);
   for (int l = 0; l < 32; l++) u[l] = (unsigned char)hmx_gguf_block_u(type, blk, e0 + l);
   uint16_t h, hm;
-  memcpy(&h, type == HMX_GGML_Q6_K ? blk + 208 : blk, 2);
+  memcpy(&h, type == HMX_GGML_Q6_K ? blk + 208 : type == HMX_GGML_Q3_K ? blk + 108 : blk, 2);
   memcpy(&hm, blk + 2, 2);
   if (type == HMX_GGML_Q6_K) { /* *d, *m: d * sc of elements 0..15, 16..31 */
     *d = hmx_f16_to_f32(h) * (float)(signed char)blk[192 + e0 / 16];
     *m = hmx_f16_to_f32(h) * (float)(signed char)blk[192 + e0 / 16 + 1];
+  } else if (type == HMX_GGML_Q3_K) { /* the same with Q3_K's scales - 32 */
+    *d = hmx_f16_to_f32(h) * (float)(hmx_gguf_q3_k_scale(blk + 96, e0 / 16) - 32);
+    *m = hmx_f16_to_f32(h) * (float)(hmx_gguf_q3_k_scale(blk + 96, e0 / 16 + 1) - 32);
   } else if (type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K) {
     int sc, mn;
     hmx_gguf_k_scale_min(blk + 4, e0 / 32, &sc, &mn);
@@ -135,7 +140,7 @@ static void scaled_to_g16(uint32_t type, const unsigned char *src, int64_t n, in
         if (row >= n) continue;
         float d, m;
         unsigned char u[32];
-        uint32_t words[6] = {0};
+        uint32_t words[6] = {0}; /* bits <= 6 words */
         scaled_block(type, src + (size_t)row * row_bytes, b, &d, &m, u);
         memcpy(c + 4 * r, &d, 4);
         memcpy(c + 4 * HMX_QG + 4 * r, &m, 4);
@@ -168,7 +173,7 @@ static void scaled_row(uint32_t type, const unsigned char *c, int r, float *dst)
       v |= (int32_t)((word >> at) & 1u) << t;
     }
     if (sgn && v >= 1 << (bits - 1)) v -= 1 << bits;
-    if (type == HMX_GGML_Q6_K) { /* Q6_K: the product alone, (d * sc) * (u - 32), exact */
+    if (hmx_scaled_halves(type)) { /* Q6_K, Q3_K: the product alone, (d * sc) * (u - off), exact */
       dst[e] = (float)v * (e < 16 ? d : m);
       continue;
     }

@@ -7,7 +7,8 @@
 #include "hadamix.h"
 
 /* A [N, K] matrix as GGUF stores it: N rows of K elements (ne[0] = K), of
- * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K), K a whole
+ * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K or
+ * Q6_K), K a whole
  * number of blocks. data may be unaligned for the block types. */
 typedef struct hmx_qmatrix {
   uint32_t type;
@@ -41,27 +42,31 @@ uint32_t hmx_dtype_qtype(hmx_dtype dt);
 /* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, and the
  * scaled ones below). */
 int hmx_qlayout_g16_ok(uint32_t type);
-/* Whether type's G16 form is the scaled one (Q4_K, Q5_K, Q5_0, Q5_1, Q6_K):
- * not the file's bytes regrouped but transcoded. Per group of 16 rows and 32
- * elements a chunk: the 16 rows' f32 d, their f32 m, then `bits` words
- * (hmx_scaled_bits: 4, 5 or 6), word w the 16 rows' uint32 w side by side.
- * A row's words hold its 32 values v = u - off (hmx_scaled_off: 16 for
- * Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where off > 0):
- * element e < 32 / bits * bits is field e % f (bits bits at bits * (e % f),
- * f = 32 / bits) of word e / f; the last two of the 5- and 6-bit types
- * (e = 30, 31) are the low and high `bits` bits of the string whose bit pair
- * 2w, 2w+1 is word w's top two bits (hmx_scaled_pos). So a kernel takes a
- * word per 8, 6 or 5 elements and two shifts per element: no byte loads,
- * no bits gathered from two places. Element = ((float)v * d) + m;
- * Q6_K: (float)v * (e < 16 ? d : m), its d * sc for each half. These are
- * the GGUF rule's values bit for bit (d, m are the rule's own products;
- * docs/NUMERICS.md "Quantized weights in place"). 24 (Q4_K), 28 or 32 (Q6_K)
- * bytes per 32 elements of a row, where the file has 18 / 22 / 24 / 26.25:
- * the f32 scales are what a vector load takes. */
+/* Whether type's G16 form is the scaled one (Q3_K, Q4_K, Q5_K, Q5_0, Q5_1,
+ * Q6_K): not the file's bytes regrouped but transcoded. Per group of 16 rows
+ * and 32 elements a chunk: the 16 rows' f32 d, their f32 m, then `bits`
+ * words (hmx_scaled_bits: 3 to 6), word w the 16 rows' uint32 w side by
+ * side. A row's words hold its 32 values v = u - off (hmx_scaled_off: 4 for
+ * Q3_K, 16 for Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where
+ * off > 0): element e < f * bits (f = 32 / bits fields a word) is field
+ * e % f (bits bits at bits * (e % f)) of word e / f; the last two of the
+ * 3-, 5- and 6-bit types (e = 30, 31) are the low and high `bits` bits of
+ * the string whose bit pair 2w, 2w+1 is word w's top two bits
+ * (hmx_scaled_pos). So a kernel takes a word per 10, 8, 6 or 5 elements and
+ * two shifts per element: no byte loads, no bits gathered from two places.
+ * Element = ((float)v * d) + m; Q6_K, Q3_K: (float)v * (e < 16 ? d : m),
+ * their d * sc of each half. These are the GGUF rule's values bit for bit
+ * (d, m are the rule's own products; docs/NUMERICS.md "Quantized weights in
+ * place"). 20 (Q3_K), 24 (Q4_K), 28 or 32 (Q6_K) bytes per 32 elements of a
+ * row, where the file has 13.75 / 18 / 22 / 24 / 26.25: the f32 scales are
+ * what a vector load takes. */
 int hmx_qlayout_g16_scaled(uint32_t type);
-/* The scaled form's bits a value (4 Q4_K, 6 Q6_K, else 5) and offset. */
+/* The scaled form's bits a value (3 Q3_K, 4 Q4_K, 6 Q6_K, else 5), its
+ * offset, and whether d and m are the scales of the two halves (Q6_K, Q3_K:
+ * element = (float)v * (e < 16 ? d : m)). */
 int hmx_scaled_bits(uint32_t type);
 int hmx_scaled_off(uint32_t type);
+int hmx_scaled_halves(uint32_t type);
 /* Where bit t of element e's value lies in a row's words: word, bit. */
 void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit);
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */

@@ -68,9 +68,17 @@ static void deq_q4_1(const unsigned char *b, int64_t nb, float *y) {
  * (qs at 16, Q5_K at 48), Q5_K's bit 4 is bit s of qh[l] (qh at 16). Q6_K
  * (256; ql[128], qh[64]): e = 128 h + 32 g + l, the low 4 bits nibble g / 2
  * (low for g < 2) of ql[64 h + 32 (g % 2) + l], the top 2 bits bits 2g, 2g+1
- * of qh[32 h + l]. */
+ * of qh[32 h + l]. Q2_K (256; scales[16], qs[64]): e = 128 h + 32 g + l,
+ * bits 2g, 2g+1 of qs[32 h + l] (qs at 16). Q3_K (256; hmask[32], qs[64]):
+ * e = 128 h + 32 g + l, the low 2 bits as Q2_K's (qs at 32), bit 2 is bit
+ * 4h + g of hmask[l]. */
 static int block_u(uint32_t type, const unsigned char *b, int e) {
   switch (type) {
+  case HMX_GGML_Q2_K: case HMX_GGML_Q3_K: {
+    const int h = e / 128, g = (e % 128) / 32, l = e % 32, three = type == HMX_GGML_Q3_K;
+    const int low = (b[(three ? 32 : 16) + 32 * h + l] >> (2 * g)) & 3;
+    return three ? low | ((b[l] >> (4 * h + g)) & 1) << 2 : low;
+  }
   case HMX_GGML_Q5_0: case HMX_GGML_Q5_1: {
     const int hdr = type == HMX_GGML_Q5_1 ? 4 : 2;
     const unsigned char *qs = b + hdr + 4;
@@ -162,11 +170,47 @@ static void deq_k(const unsigned char *b, int64_t nb, int five, float *y) {
   }
 }
 
+/* Q3_K's 16 6-bit scales in scales[12]: the low 4 bits are nibble s / 8
+ * (low first) of scales[s % 8], the top 2 bits are bits 2 (s / 4), +1 of
+ * scales[8 + s % 4]. */
+int hmx_gguf_q3_k_scale(const unsigned char *scales, int s) {
+  const int low = s < 8 ? scales[s] & 0x0F : scales[s - 8] >> 4;
+  return low | ((scales[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
+}
+
+/* Q2_K (84 bytes: scales[16], qs[64], f16 d, f16 dmin): sub-block s = e / 16
+ * of 16 elements, scale sc = the low nibble of scales[s], min m = its high
+ * nibble; q = block_u. y = ((d * (float)sc) * (float)q) - (dmin * (float)m),
+ * as Q4_K: three exact products, one rounding. */
+static void deq_q2_k(const unsigned char *b, int64_t nb, float *y) {
+  for (int64_t i = 0; i < nb; i++, b += 84, y += 256) {
+    const float d = hmx_f16_to_f32(rd16(b + 80)), dmin = hmx_f16_to_f32(rd16(b + 82));
+    for (int e = 0; e < 256; e++) {
+      const float ds = d * (float)(b[e / 16] & 0x0F), ms = dmin * (float)(b[e / 16] >> 4);
+      y[e] = ds * (float)block_u(HMX_GGML_Q2_K, b, e) - ms;
+    }
+  }
+}
+
+/* Q3_K (110 bytes: hmask[32], qs[64], scales[12], f16 d): q = block_u - 4,
+ * scale s = hmx_gguf_q3_k_scale(e / 16) - 32; y = (d * (float)s) * (float)q,
+ * as Q6_K: two exact products. */
+static void deq_q3_k(const unsigned char *b, int64_t nb, float *y) {
+  for (int64_t i = 0; i < nb; i++, b += 110, y += 256) {
+    const float d = hmx_f16_to_f32(rd16(b + 108));
+    for (int e = 0; e < 256; e++) {
+      const float s = d * (float)(hmx_gguf_q3_k_scale(b + 96, e / 16) - 32);
+      y[e] = s * (float)(block_u(HMX_GGML_Q3_K, b, e) - 4);
+    }
+  }
+}
+
 int hmx_gguf_can_dequantize(uint32_t type) {
   switch (type) {
   case HMX_GGML_F32: case HMX_GGML_F16: case HMX_GGML_BF16: case HMX_GGML_Q8_0:
   case HMX_GGML_Q4_0: case HMX_GGML_Q4_1: case HMX_GGML_Q5_0: case HMX_GGML_Q5_1:
-  case HMX_GGML_Q4_K: case HMX_GGML_Q5_K: case HMX_GGML_Q6_K: return 1;
+  case HMX_GGML_Q2_K: case HMX_GGML_Q3_K: case HMX_GGML_Q4_K: case HMX_GGML_Q5_K:
+  case HMX_GGML_Q6_K: return 1;
   default: return 0;
   }
 }
@@ -203,6 +247,8 @@ hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float 
   case HMX_GGML_Q4_K: deq_k(b, nb, 0, dst); break;
   case HMX_GGML_Q5_K: deq_k(b, nb, 1, dst); break;
   case HMX_GGML_Q6_K: deq_q6_k(b, nb, dst); break;
+  case HMX_GGML_Q2_K: deq_q2_k(b, nb, dst); break;
+  case HMX_GGML_Q3_K: deq_q3_k(b, nb, dst); break;
   }
   return HMX_OK;
 }
@@ -263,6 +309,19 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
     const int e = (int)(i % 256);
     const float s = hmx_f16_to_f32(rd16(b + 208)) * (float)(signed char)b[192 + e / 16];
     return s * (float)(block_u(HMX_GGML_Q6_K, b, e) - 32);
+  }
+  case HMX_GGML_Q2_K: {
+    const unsigned char *b = base + (i / 256) * 84;
+    const int e = (int)(i % 256);
+    const float ds = hmx_f16_to_f32(rd16(b + 80)) * (float)(b[e / 16] & 0x0F);
+    const float ms = hmx_f16_to_f32(rd16(b + 82)) * (float)(b[e / 16] >> 4);
+    return ds * (float)block_u(HMX_GGML_Q2_K, b, e) - ms;
+  }
+  case HMX_GGML_Q3_K: {
+    const unsigned char *b = base + (i / 256) * 110;
+    const int e = (int)(i % 256);
+    const float s = hmx_f16_to_f32(rd16(b + 108)) * (float)(hmx_gguf_q3_k_scale(b + 96, e / 16) - 32);
+    return s * (float)(block_u(HMX_GGML_Q3_K, b, e) - 4);
   }
   default: return 0.0f;
   }

@@ -71,3 +71,61 @@ def quantize_k(a, five):
         [qs.astype(np.uint8)]
     blocks = np.concatenate(parts, axis=1)
     return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * (176 if five else 144))
+
+
+def quantize_q2_k(a):
+    """A plain Q2_K quantizer: per sub-block of 16 a step (max - min) / 3 and an offset
+    -min (min <= 0) as 4-bit multiples of the block's f16 d and dmin (scales[s]: the step's
+    multiple in the low nibble, the offset's in the high); element 128h + 32g + l in bits
+    2g, 2g+1 of qs[32h + l]; layout as gguf.quants.Q2_K reads it."""
+    x = a.reshape(-1, 16, 16).astype(np.float32)
+    lo = np.minimum(x.min(axis=2), 0)
+    step, off = (x.max(axis=2) - lo) / 3, -lo  # [nb, 16]
+    d = (step.max(axis=1) / 15).astype(np.float16)
+    dmin = (off.max(axis=1) / 15).astype(np.float16)
+    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df > 0, step / df, 0)), 0, 15).astype(np.int64)
+        m = np.clip(np.round(np.where(dmf > 0, off / dmf, 0)), 0, 15).astype(np.int64)
+        ds, ms = (df * sc)[:, :, None], (dmf * m)[:, :, None]
+        q = np.clip(np.round(np.where(ds > 0, (x + ms) / ds, 0)), 0, 3).astype(np.int64)
+    q = q.reshape(-1, 2, 4, 32)  # [nb, h, g, l]
+    qs = np.zeros((q.shape[0], 2, 32), np.int64)
+    for g in range(4):
+        qs |= q[:, :, g, :] << (2 * g)
+    blocks = np.concatenate([(sc | m << 4).astype(np.uint8), qs.reshape(-1, 64).astype(np.uint8),
+                             d.reshape(-1, 1).view(np.uint8), dmin.reshape(-1, 1).view(np.uint8)],
+                            axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 84)
+
+
+def quantize_q3_k(a):
+    """A plain Q3_K quantizer: per sub-block of 16 a scale max|x| / 4 as a signed 6-bit
+    multiple (stored + 32) of the block's f16 d; q in -4..3 stored as u = q + 4, its low 2
+    bits as Q2_K's, bit 2 in bit 4h + g of hmask[l]; the 6-bit scales' low nibbles in
+    scales[s % 8] (high nibble for s >= 8), their top 2 bits at 2 (s / 4) of
+    scales[8 + s % 4]; layout as gguf.quants.Q3_K reads it."""
+    x = a.reshape(-1, 16, 16).astype(np.float32)
+    sub = np.abs(x).max(axis=2) / 4  # [nb, 16]
+    d = (sub.max(axis=1) / 31).astype(np.float16)
+    df = d.astype(np.float32)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df > 0, sub / df, 0)), -32, 31).astype(np.int64)
+        step = (df * sc)[:, :, None]
+        q = np.clip(np.round(np.where(step != 0, x / step, 0)), -4, 3).astype(np.int64)
+    u = (q + 4).reshape(-1, 2, 4, 32)  # [nb, h, g, l]
+    nb = u.shape[0]
+    qs = np.zeros((nb, 2, 32), np.int64)
+    hmask = np.zeros((nb, 32), np.int64)
+    for h in range(2):
+        for g in range(4):
+            qs[:, h] |= (u[:, h, g] & 3) << (2 * g)
+            hmask |= (u[:, h, g] >> 2) << (4 * h + g)
+    s6 = sc + 32
+    scales = np.zeros((nb, 12), np.int64)
+    for s in range(16):
+        scales[:, s % 8] |= (s6[:, s] & 15) << (4 * (s // 8))
+        scales[:, 8 + s % 4] |= (s6[:, s] >> 4) << (2 * (s // 4))
+    blocks = np.concatenate([hmask.astype(np.uint8), qs.reshape(-1, 64).astype(np.uint8),
+                             scales.astype(np.uint8), d.reshape(-1, 1).view(np.uint8)], axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 110)

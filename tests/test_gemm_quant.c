@@ -76,6 +76,11 @@ static void fill(uint32_t type, unsigned char *b, int64_t n, int specials) {
       put16(p, scale16(specials));
       put16(p + 2, scale16(specials));
       break;
+    case HMX_GGML_Q2_K: /* d, dmin; the 4-bit scales and mins random */
+      put16(p + 80, scale16(specials));
+      put16(p + 82, scale16(specials));
+      break;
+    case HMX_GGML_Q3_K: put16(p + 108, scale16(specials)); break;
     }
   }
 }
@@ -122,7 +127,8 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
 int main(void) {
   static const uint32_t types[] = {HMX_GGML_Q4_1, HMX_GGML_Q8_0, HMX_GGML_Q4_0, HMX_GGML_Q6_K,
                                    HMX_GGML_Q4_K, HMX_GGML_Q5_K, HMX_GGML_Q5_0, HMX_GGML_Q5_1,
-                                   HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_F32};
+                                   HMX_GGML_Q2_K, HMX_GGML_Q3_K, HMX_GGML_F16, HMX_GGML_BF16,
+                                   HMX_GGML_F32};
   /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
    * vector, N over several thread tiles, M = 1 and M > 1 (several K blocks;
    * N over several N blocks per thread, so float G16 read in place starts
@@ -180,6 +186,7 @@ int main(void) {
         run_case(be, HMX_GGML_Q4_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q5_0, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q6_K, 1, 1100, 4096, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q3_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
       }
       hmx_x86_tuning_force(NULL);
     }

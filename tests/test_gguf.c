@@ -407,6 +407,50 @@ static void test_dequant_k(void) {
           exact = 0;
       }
   CHECK(exact, "q4_k / q5_k: d*sc*q and dmin*m exact for every finite f16 d; fma agrees");
+  /* (Q2_K's sc, m <= 15 and q <= 3 lie inside these ranges, and Q3_K's
+   * |sc - 32| <= 32, |q| <= 4 inside Q6_K's below: the same exactness) */
+}
+
+/* Q2_K and Q3_K: hand-placed values (element e = 128h + 32g + l, sub-block
+ * e / 16), and quant_at against dequantize for every element. */
+static void test_dequant_k23(void) {
+  float y[256];
+  const uint16_t two = f16_bits(2.0f), half = f16_bits(0.5f);
+  /* Q2_K: scales[16] (sc low nibble, m high), qs[64], d, dmin */
+  unsigned char b2[84] = {0};
+  b2[80] = (unsigned char)two; b2[81] = (unsigned char)(two >> 8);   /* d = 2 */
+  b2[82] = (unsigned char)half; b2[83] = (unsigned char)(half >> 8); /* dmin = 0.5 */
+  b2[10] = 0x73;              /* sub-block 10 (elements 160..175): sc 3, m 7 */
+  b2[16 + 32 + 5] = 0x0B;     /* h 1, l 5: g 0 (element 133) q 3, g 1 (element 165) q 2 */
+  CHECK(hmx_gguf_dequantize(HMX_GGML_Q2_K, b2, 256, y) == HMX_OK, "q2_k: %s", hmx_last_error());
+  /* 165: (2 * 3) * 2 - 0.5 * 7 = 8.5; 133 (sub-block 8: sc = m = 0): +0;
+   * 166 (q 0): 0 - 3.5 */
+  CHECK(y[165] == 8.5f && y[133] == 0.0f && !signbit(y[133]) && y[166] == -3.5f,
+        "q2_k values %g %g %g (want 8.5 0 -3.5)", (double)y[165], (double)y[133], (double)y[166]);
+  for (int e = 0; e < 256; e++)
+    CHECK(hmx_gguf_quant_at(HMX_GGML_Q2_K, b2, e) == y[e], "q2_k element %d: quant_at %g, "
+          "dequantize %g", e, (double)hmx_gguf_quant_at(HMX_GGML_Q2_K, b2, e), (double)y[e]);
+  /* Q3_K: hmask[32], qs[64], scales[12], d; u = low 2 bits | hmask bit << 2, q = u - 4 */
+  unsigned char b3[110] = {0};
+  b3[108] = (unsigned char)two; b3[109] = (unsigned char)(two >> 8); /* d = 2 */
+  unsigned char *sc = b3 + 96;
+  /* scale 13 (elements 208..223): low nibble = high nibble of scales[5], top
+   * bits = bits 6, 7 of scales[9]: 0x9 | 2 << 4 = 41, - 32 = 9; scale 2
+   * (elements 32..47): low nibble of scales[2], bits 0, 1 of scales[10]:
+   * 0x4 | 0 = 4, - 32 = -28 */
+  sc[5] = 0x90; sc[9] = 2 << 6; sc[2] = 0x04;
+  b3[32 + 32 + 17] = 0x80;    /* h 1, l 17, g 3 (element 128 + 96 + 17 = 241): low 2 */
+  b3[17] = 1 << 7;            /* hmask[17] bit 4h + g = 7: element 241's bit 2 */
+  b3[32 + 0 + 3] = 0x04;      /* h 0, l 3, g 1 (element 35): low 1, bit 2 clear */
+  CHECK(hmx_gguf_dequantize(HMX_GGML_Q3_K, b3, 256, y) == HMX_OK, "q3_k: %s", hmx_last_error());
+  /* scale 15 (element 241): low nibble of scales[7] >> 4, top of scales[11] >> 6: 0 - 32;
+   * 241: u = 2 | 4 = 6, q = 2: (2 * -32) * 2 = -128; 35: u = 1, q = -3: (2 * -28) * -3 = 168;
+   * 213 (scale 13, u = 0 | hmask bit 7 of hmask[21] = 0): q = -4: (2 * 9) * -4 = -72 */
+  CHECK(y[241] == -128.0f && y[35] == 168.0f && y[213] == -72.0f,
+        "q3_k values %g %g %g (want -128 168 -72)", (double)y[241], (double)y[35], (double)y[213]);
+  for (int e = 0; e < 256; e++)
+    CHECK(hmx_gguf_quant_at(HMX_GGML_Q3_K, b3, e) == y[e], "q3_k element %d: quant_at %g, "
+          "dequantize %g", e, (double)hmx_gguf_quant_at(HMX_GGML_Q3_K, b3, e), (double)y[e]);
 }
 
 static void test_dequant_values(void) {
@@ -477,9 +521,10 @@ static void test_dequant_values(void) {
   memcpy(&bits, &y[1], 4);
   CHECK(bits == 0x7F810000u, "bf16 NaN bits %08x", (unsigned)bits);
   CHECK(hmx_gguf_dequantize(HMX_GGML_Q4_1, q41, 31, y) == HMX_ERR_INVALID_ARGUMENT, "part block");
-  CHECK(hmx_gguf_dequantize(11, q41, 256, y) == HMX_ERR_UNSUPPORTED && hmx_last_error()[0],
-        "Q3_K is not dequantized");
+  CHECK(hmx_gguf_dequantize(20, q41, 256, y) == HMX_ERR_UNSUPPORTED && hmx_last_error()[0],
+        "IQ4_NL is not dequantized");
   test_dequant_k();
+  test_dequant_k23();
 }
 
 /* ------------------------------------------------------------------ --compare */

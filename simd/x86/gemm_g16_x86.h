@@ -28,10 +28,12 @@
 /* a scaled chunk (16 rows x 32 elements, gemm_quant.h): d[16], m[16] (f32),
  * then gg_bits words of the 16 rows; fields of each word, and whether the
  * values are signed (u - off stored, off > 0: Q5_0, Q6_K) */
-#define gg_bits(wt) ((wt) == XW_G16_S4 ? 4 : (wt) == XW_G16_S6 ? 6 : 5)
+#define gg_bits(wt) ((wt) == XW_G16_S4 ? 4 : (wt) == XW_G16_S6 ? 6 : (wt) == XW_G16_S3 ? 3 : 5)
 #define gg_fields(wt) (32 / gg_bits(wt))
 #define gg_chunk(wt) (HMX_QG * (8 + 4 * gg_bits(wt)))
-#define gg_signed(wt) ((wt) == XW_G16_S5_0 || (wt) == XW_G16_S6)
+#define gg_signed(wt) ((wt) == XW_G16_S5_0 || (wt) == XW_G16_S6 || (wt) == XW_G16_S3)
+/* Q6_K, Q3_K: d and m are the two halves' scales, the weight (float)v * d */
+#define gg_halves(wt) ((wt) == XW_G16_S6 || (wt) == XW_G16_S3)
 
 /* Word w of a scaled chunk c, rows l0 .. l0+VL-1. */
 #define gg_word(c, w, l0) xv_as_i(xv_load((const float *)(const void *)((c) + (8 + 4 * (w)) * HMX_QG + (l0) * 4)))
@@ -84,7 +86,7 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_Q4_0: return (size_t)(k / 32) * HMX_QG * 18;
   case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
   case XW_G16_F32: return (size_t)k * HMX_QG * 4;
-  case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: case XW_G16_S6:
+  case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: case XW_G16_S6: case XW_G16_S3:
     return (size_t)(k / 32) * gg_chunk(wt);
   default: return (size_t)k * HMX_QG * 2;
   }
@@ -103,7 +105,7 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
     const unsigned char *c = gb + (p / 32) * gg_chunk(wt);
     const xv_v x = xv_cvt_i(gg_value(c, (int)j, l0, wt));
     const float *dm = (const float *)(const void *)(c + l0 * 4);
-    if (wt == XW_G16_S6) return xv_mul(x, xv_load(dm + (j < 16 ? 0 : HMX_QG)));
+    if (gg_halves(wt)) return xv_mul(x, xv_load(dm + (j < 16 ? 0 : HMX_QG)));
     return xv_fma(x, xv_load(dm), xv_load(dm + HMX_QG));
   }
   if (wt == XW_G16_Q8_0) {
@@ -200,7 +202,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
     const gx_v av = gx_bcast(a + p0 + (e));                                                  \
     for (int q = 0; q < ng; q++) {                                                           \
       const xv_v gg_x = xv_cvt_i(vals);                                                      \
-      const xv_v gg_w = wt == XW_G16_S6 ? xv_mul(gg_x, (e) < 16 ? d[q][v] : mn[q][v])        \
+      const xv_v gg_w = gg_halves(wt) ? xv_mul(gg_x, (e) < 16 ? d[q][v] : mn[q][v])          \
                                         : xv_fma(gg_x, d[q][v], mn[q][v]);                   \
       acc[q][v] = gx_fma(av, gg_w, acc[q][v]);                                               \
     }                                                                                        \
@@ -209,7 +211,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
         for (int w = 0; w < bits; w++) {
           xv_i words[GG_SIDE];
           for (int q = 0; q < ng; q++) words[q] = gg_word(ch[q], w, v * GX_VL);
-          HMX_UNROLL(8)
+          HMX_UNROLL(10)
           for (int i = 0; i < f; i++) GG_SCALED_ELEMENT(w * f + i, gg_field(words[q], i, wt));
         }
         if (nf < 32) { /* elements 30, 31 */

@@ -29,12 +29,12 @@
  * matrix (K a whole number of blocks) is element i % B of block i / B, so
  * the flat element index works for them as for the float types. */
 enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 5, XW_Q6_K = 6,
-       XW_Q4_K = 7, XW_Q5_K = 8, XW_Q5_0 = 9, XW_Q5_1 = 10,
+       XW_Q4_K = 7, XW_Q5_K = 8, XW_Q5_0 = 9, XW_Q5_1 = 10, XW_Q2_K = 11, XW_Q3_K = 12,
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
-       XW_G16_Q8_0 = 11, XW_G16_Q4_0 = 12, XW_G16_Q4_1 = 13, XW_G16_F16 = 14, XW_G16_BF16 = 15,
-       XW_G16_F32 = 16,
-       /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0; Q6_K */
-       XW_G16_S4 = 17, XW_G16_S5 = 18, XW_G16_S5_0 = 19, XW_G16_S6 = 20 };
+       XW_G16_Q8_0 = 13, XW_G16_Q4_0 = 14, XW_G16_Q4_1 = 15, XW_G16_F16 = 16, XW_G16_BF16 = 17,
+       XW_G16_F32 = 18,
+       /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0; Q6_K; Q3_K */
+       XW_G16_S4 = 19, XW_G16_S5 = 20, XW_G16_S5_0 = 21, XW_G16_S6 = 22, XW_G16_S3 = 23 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -58,6 +58,7 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q5_K: case HMX_GGML_Q5_1: return XW_G16_S5;
     case HMX_GGML_Q5_0: return XW_G16_S5_0;
     case HMX_GGML_Q6_K: return XW_G16_S6;
+    case HMX_GGML_Q3_K: return XW_G16_S3;
     default: return XW_G16_BF16;
     }
   switch (qtype) {
@@ -68,6 +69,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
   case HMX_GGML_Q5_K: return XW_Q5_K;
   case HMX_GGML_Q5_0: return XW_Q5_0;
   case HMX_GGML_Q5_1: return XW_Q5_1;
+  case HMX_GGML_Q2_K: return XW_Q2_K;
+  case HMX_GGML_Q3_K: return XW_Q3_K;
   default: return XW_Q6_K;
   }
 }
@@ -77,7 +80,8 @@ XV_INLINE uint32_t xw_ggml(const int wt) {
   return wt == XW_Q8_0 ? HMX_GGML_Q8_0 : wt == XW_Q4_0 ? HMX_GGML_Q4_0
        : wt == XW_Q4_1 ? HMX_GGML_Q4_1 : wt == XW_Q4_K ? HMX_GGML_Q4_K
        : wt == XW_Q5_K ? HMX_GGML_Q5_K : wt == XW_Q5_0 ? HMX_GGML_Q5_0
-       : wt == XW_Q5_1 ? HMX_GGML_Q5_1 : HMX_GGML_Q6_K;
+       : wt == XW_Q5_1 ? HMX_GGML_Q5_1 : wt == XW_Q2_K ? HMX_GGML_Q2_K
+       : wt == XW_Q3_K ? HMX_GGML_Q3_K : HMX_GGML_Q6_K;
 }
 
 /* Byte offset of element i (a block boundary or any multiple of XV_W * XV_W
@@ -93,6 +97,8 @@ XV_INLINE size_t xw_bytes(int64_t i, const int wt) {
   case XW_Q5_1: return (size_t)(i / 32) * 24;
   case XW_Q4_K: return (size_t)(i / 256) * 144;
   case XW_Q5_K: return (size_t)(i / 256) * 176;
+  case XW_Q2_K: return (size_t)(i / 256) * 84;
+  case XW_Q3_K: return (size_t)(i / 256) * 110;
   default: return (size_t)(i / 256) * 210;
   }
 }
@@ -168,6 +174,24 @@ XV_INLINE xv_v xw_load_q(const unsigned char *w, int64_t i, const int wt) {
       q = xv_or_i(q, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(b + 16 + l), s), xv_set1_i(1)), 4));
     const float ds = xw_f16(b) * (float)sc, ms = xw_f16(b + 2) * (float)m;
     return xv_sub(xv_mul(xv_set1(ds), xv_cvt_i(q)), xv_set1(ms));
+  }
+  if (wt == XW_Q2_K || wt == XW_Q3_K) {
+    /* e = 128h + 32g + l (XV_W divides 16: one sub-block of 16 for the
+     * vector): bits 2g, 2g+1 of qs[32h + l]; Q2_K ((d * (float)sc) *
+     * (float)q) - (dmin * (float)m), Q3_K bit 4h + g of hmask[l] as bit 2,
+     * (d * (float)(sc - 32)) * (float)(u - 4); each op rounded, no fma */
+    const int three = wt == XW_Q3_K;
+    const unsigned char *b = w + (i / 256) * (three ? 110 : 84);
+    const int e = (int)(i % 256), h = e / 128, g = (e % 128) / 32, l = e % 32;
+    xv_i u = xv_and_i(xv_srli_i(xv_u8_i(b + (three ? 32 : 16) + 32 * h + l), 2 * g), xv_set1_i(3));
+    if (!three) {
+      const float ds = xw_f16(b + 80) * (float)(b[e / 16] & 0x0F);
+      const float ms = xw_f16(b + 82) * (float)(b[e / 16] >> 4);
+      return xv_sub(xv_mul(xv_set1(ds), xv_cvt_i(u)), xv_set1(ms));
+    }
+    u = xv_or_i(u, xv_slli_i(xv_and_i(xv_srli_i(xv_u8_i(b + l), 4 * h + g), xv_set1_i(1)), 2));
+    const float s = xw_f16(b + 108) * (float)(hmx_gguf_q3_k_scale(b + 96, e / 16) - 32);
+    return xv_mul(xv_set1(s), xv_cvt_i(xv_sub_i(u, xv_set1_i(4))));
   }
   /* Q6_K: e = 128h + 32g + l; (d * (float)sc[e/16]) * (float)(u - 32) */
   const unsigned char *b = w + (i / 256) * 210;

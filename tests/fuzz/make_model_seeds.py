@@ -12,7 +12,7 @@ from make_gguf_seeds import kv, s  # noqa: E402  (GGUF strings and key/value rec
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_model_gguf")
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, BF16 = 0, 1, 2, 3, 6, 7, 8, 30
-Q3_K, Q4_K, Q5_K = 11, 12, 13
+Q2_K, Q3_K, Q4_K, Q5_K, IQ4_NL = 10, 11, 12, 13, 20
 U32, F32V, STR = 4, 6, 8
 
 
@@ -70,9 +70,55 @@ def encode(vals, t):
                                                         for j in range(16))
     if t in (Q4_K, Q5_K):
         out = b"".join(k_block(vals[i:i + 256], t == Q5_K) for i in range(0, len(vals), 256))
-    if t == Q3_K:  # zero blocks: the loader refuses the type before reading them
-        out = bytes(110 * (len(vals) // 256))
+    if t == Q2_K:
+        out = b"".join(q2_k_block(vals[i:i + 256]) for i in range(0, len(vals), 256))
+    if t == Q3_K:
+        out = b"".join(q3_k_block(vals[i:i + 256]) for i in range(0, len(vals), 256))
+    if t == IQ4_NL:  # zero blocks: the loader refuses the type before reading them
+        out = bytes(18 * (len(vals) // 32))
     return out
+
+
+def q2_k_block(blk):
+    """One Q2_K block: per sub-block of 16 a step and an offset, 4-bit multiples of the
+    block's f16 d and dmin (scales[s]: scale low nibble, min high); element 128h + 32g + l
+    in bits 2g, 2g+1 of qs[32h + l]; then d, dmin."""
+    subs = [blk[16 * s:16 * s + 16] for s in range(16)]
+    los = [min(min(x), 0.0) for x in subs]
+    steps = [(max(x) - lo) / 3 for x, lo in zip(subs, los)]
+    d = struct.unpack("<e", f16(max(steps) / 15 or 1.0))[0]
+    dmin = struct.unpack("<e", f16(max(-lo for lo in los) / 15 or 1.0))[0]
+    sc = [min(15, max(0, round(st / d))) for st in steps]
+    m = [min(15, max(0, round(-lo / dmin))) for lo in los]
+    qs = [0] * 64
+    for e, v in enumerate(blk):
+        s_ = e // 16
+        q = min(3, max(0, round((v + dmin * m[s_]) / (d * sc[s_] or 1.0))))
+        qs[32 * (e // 128) + e % 32] |= q << (2 * ((e % 128) // 32))
+    return bytes(sc[s_] | m[s_] << 4 for s_ in range(16)) + bytes(qs) + f16(d) + f16(dmin)
+
+
+def q3_k_block(blk):
+    """One Q3_K block: per sub-block of 16 a signed 6-bit multiple (sc - 32) of the block's
+    f16 d, values q in -4..3 stored as u = q + 4: the low 2 bits as Q2_K's (qs), bit 2 in
+    bit 4h + g of hmask[l]; the scales' low nibbles in scales[s % 8] (s / 8: high
+    nibble), their top 2 bits at 2 (s / 4) of scales[8 + s % 4]; then d."""
+    subs = [blk[16 * s:16 * s + 16] for s in range(16)]
+    amax = [max(abs(v) for v in x) / 4 for x in subs]
+    d = struct.unpack("<e", f16(max(amax) / 31 or 1.0))[0]
+    sc = [min(31, max(-32, round(a / d))) for a in amax]
+    hmask, qs, scales = [0] * 32, [0] * 64, [0] * 12
+    for e, v in enumerate(blk):
+        s_ = e // 16
+        q = min(3, max(-4, round(v / (d * sc[s_] or 1.0))))
+        u, h, g, l_ = q + 4, e // 128, (e % 128) // 32, e % 32
+        qs[32 * h + l_] |= (u & 3) << (2 * g)
+        hmask[l_] |= (u >> 2) << (4 * h + g)
+    for s_ in range(16):
+        x = sc[s_] + 32
+        scales[s_ % 8] |= (x & 15) << (4 * (s_ // 8))
+        scales[8 + s_ % 4] |= (x >> 4) << (2 * (s_ // 4))
+    return bytes(hmask) + bytes(qs) + bytes(scales) + f16(d)
 
 
 def k_block(blk, five):
@@ -211,14 +257,19 @@ def main():
                                       add=(("blk.0.attn_k.weight", [8, 8], F32),)),
         # the types of llama.cpp's Q4_K_M / Q5_K_M files and their fallbacks (session 49)
         "ok_q5_0_q5_1.gguf": model(types={"attn": Q5_0, "ffn": Q5_1}, seed=8, tied=False, **Q),
-XX
+        # the K types' rows are whole 256-element blocks: ff = 256 (each file stays under the
         # target's 16 KiB)
         "ok_q4_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q4_K},
                                    seed=9, **K),
         "ok_q5_k_down.gguf": model(types={"emb": Q5_1, "attn": Q5_0, "ffn": Q4_0, "down": Q5_K},
                                    seed=10, **K),
-        "bad_q3_k.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q3_K},
-                               **K),
+        # Q3_K_M / Q2_K files' types (session 50): Q3_K in the scaled G16 form, Q2_K in rows
+        "ok_q3_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q3_K},
+                                   seed=11, **K),
+        "ok_q2_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q2_K},
+                                   seed=12, **K),
+        "bad_iq4_nl.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": IQ4_NL},
+                                 **K),
         "bad_heads_not_dividing.gguf": model(d=8, heads=3, kv_heads=3),
         "bad_head_dim_odd.gguf": model(d=9, heads=3, kv_heads=3, ff=9),
         "bad_rope_scaling.gguf": model(extra_meta=(kv("llama.rope.scaling.type", STR,
