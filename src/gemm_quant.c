@@ -74,12 +74,13 @@ static int64_t scaled_chunk(uint32_t type) {
 int hmx_qlayout_g16_ok(uint32_t type) {
   return type == HMX_GGML_Q8_0 || type == HMX_GGML_Q4_0 || type == HMX_GGML_Q4_1 ||
          type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16 ||
-         hmx_qlayout_g16_scaled(type);
+         type == HMX_GGML_Q2_K || hmx_qlayout_g16_scaled(type);
 }
 
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
   const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
   if (hmx_qlayout_g16_scaled(type)) return (size_t)(groups * (k / 32) * scaled_chunk(type));
+  if (type == HMX_GGML_Q2_K) return hmx_q2k_g16_bytes(n, k);
   int64_t B, S, hdr;
   geometry(type, &B, &S, &hdr);
   return (size_t)(groups * HMX_QG) * (size_t)(k / B * S);
@@ -197,6 +198,10 @@ void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, vo
     scaled_to_g16(type, src, n, k, dst);
     return;
   }
+  if (type == HMX_GGML_Q2_K) {
+    hmx_q2k_to_g16(src, n, k, dst);
+    return;
+  }
   int64_t B, S, hdr;
   geometry(type, &B, &S, &hdr);
   const int64_t nb = k / B, groups = (n + HMX_QG - 1) / HMX_QG;
@@ -234,6 +239,10 @@ void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst) {
   }
   unsigned char tmp[256];
   const int64_t g = j / HMX_QG, r = j % HMX_QG;
+  if (q->type == HMX_GGML_Q2_K) {
+    hmx_q2k_g16_row(s, q->k, j, dst);
+    return;
+  }
   if (hmx_qlayout_g16_scaled(q->type)) {
     const int64_t n32 = q->k / 32, cs = scaled_chunk(q->type);
     for (int64_t b = 0; b < n32; b++) scaled_row(q->type, s + (g * n32 + b) * cs, (int)r, dst + b * 32);

@@ -39,8 +39,8 @@ int hmx_qtype_is_float(uint32_t type);
 hmx_dtype hmx_qtype_dtype(uint32_t type);
 uint32_t hmx_dtype_qtype(hmx_dtype dt);
 
-/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, and the
- * scaled ones below). */
+/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, Q2_K, and
+ * the scaled ones below). */
 int hmx_qlayout_g16_ok(uint32_t type);
 /* Whether type's G16 form is the scaled one (Q3_K, Q4_K, Q5_K, Q5_0, Q5_1,
  * Q6_K): not the file's bytes regrouped but transcoded. Per group of 16 rows
@@ -69,6 +69,19 @@ int hmx_scaled_off(uint32_t type);
 int hmx_scaled_halves(uint32_t type);
 /* Where bit t of element e's value lies in a row's words: word, bit. */
 void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit);
+/* Q2_K's G16 form (src/gemm_quant_q2k.c): per group of 16 rows and
+ * 256-element block, the rows' f32 d and dmin, then 8 chunks of 32
+ * elements, each the rows' uint16 of 4-bit scales and mins (the file's
+ * scales[2c] low, scales[2c+1] high) and two words of 2-bit values (word w
+ * field i: element 16w + i of the chunk). 88 bytes per 256 elements of a
+ * row (the file: 84). The kernel forms the rule's d * sc and dmin * m. */
+#define HMX_Q2K_G16_CHUNK (HMX_QG * (2 + 8))
+#define HMX_Q2K_G16_BLOCK (HMX_QG * 8 + 8 * HMX_Q2K_G16_CHUNK)
+size_t hmx_q2k_g16_bytes(int64_t n, int64_t k);
+void hmx_q2k_to_g16(const void *src, int64_t n, int64_t k, void *dst);
+/* Row j of it, dequantized by the GGUF rule (k floats). */
+void hmx_q2k_g16_row(const void *src, int64_t k, int64_t j, float *dst);
+
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);
 /* GGUF rows [N, K] at src -> the G16 form at dst (hmx_qlayout_g16_bytes). */

@@ -187,6 +187,7 @@ int main(void) {
         run_case(be, HMX_GGML_Q5_0, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q6_K, 1, 1100, 4096, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q3_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q2_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
       }
       hmx_x86_tuning_force(NULL);
     }

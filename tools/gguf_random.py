@@ -17,8 +17,12 @@ A minimal but valid SentencePiece ("llama") vocabulary is written: <unk>,
 llama-bench feeds random token ids, so the vocabulary content is irrelevant.
 
 `--dtype q4_k_m` writes llama.cpp's Q4_K_M mix (llama-quant.cpp): Q4_K matrices, Q6_K for
-ffn_down and attn_v in its "more bits" layers and for the (tied) embedding; the K types
-through tests/gguf_quantizers.py, since the gguf package only dequantizes them.
+ffn_down and attn_v in its "more bits" layers and for the (tied) embedding. `--dtype q3_k_m`
+its Q3_K_M mix for the llama architecture: Q3_K matrices, attn_v Q5_K in the first two
+layers and Q4_K after, ffn_down Q5_K in the first n_layer/16 layers and Q4_K after,
+attn_output Q4_K, the embedding Q6_K. `--dtype q2_k`: Q2_K matrices, attn_v and ffn_down
+Q3_K, the embedding Q6_K. The K types go through tests/gguf_quantizers.py, since the gguf
+package only dequantizes them.
 
 Needs: pip install gguf numpy  (gguf is llama.cpp's own GGUF writer library)
 
@@ -47,15 +51,25 @@ DTYPES = {
     "bf16": (gguf.GGMLQuantizationType.BF16, gguf.LlamaFileType.MOSTLY_BF16),
     "q4_1": (gguf.GGMLQuantizationType.Q4_1, gguf.LlamaFileType.MOSTLY_Q4_1),
     "q4_k_m": (None, gguf.LlamaFileType.MOSTLY_Q4_K_M),
+    "q3_k_m": (None, gguf.LlamaFileType.MOSTLY_Q3_K_M),
+    "q2_k": (None, gguf.LlamaFileType.MOSTLY_Q2_K),
 }
 
 
-def k_mix(name: str, n_layer: int):
-    """The ggml type of a matrix in the Q4_K_M mix (rows of whole 256-element blocks)."""
+def k_mix(name: str, n_layer: int, dtype: str):
+    """The ggml type of a matrix in a K-quant mix (rows of whole 256-element blocks)."""
     Q = gguf.GGMLQuantizationType
     if name == "token_embd.weight":
         return Q.Q6_K
     i = int(name.split(".")[1])
+    if dtype == "q3_k_m":
+        if name.endswith("attn_v.weight"):
+            return Q.Q5_K if i < 2 else Q.Q4_K
+        if name.endswith("ffn_down.weight"):
+            return Q.Q5_K if i < n_layer // 16 else Q.Q4_K
+        return Q.Q4_K if name.endswith("attn_output.weight") else Q.Q3_K
+    if dtype == "q2_k":
+        return Q.Q3_K if name.endswith(("attn_v.weight", "ffn_down.weight")) else Q.Q2_K
     more = i < n_layer // 8 or i >= 7 * n_layer // 8 or (i - n_layer // 8) % 3 == 2
     if name.endswith(("ffn_down.weight", "attn_v.weight")) and more:
         return Q.Q6_K
@@ -64,11 +78,15 @@ def k_mix(name: str, n_layer: int):
 
 def quantize_any(x, qt):
     Q = gguf.GGMLQuantizationType
-    if qt in (Q.Q4_K, Q.Q5_K, Q.Q6_K):
+    if qt in (Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                         "tests"))
-        from gguf_quantizers import quantize_k, quantize_q6_k
-        return quantize_q6_k(x) if qt == Q.Q6_K else quantize_k(x, qt == Q.Q5_K)
+        import gguf_quantizers as gq
+        if qt == Q.Q2_K:
+            return gq.quantize_q2_k(x)
+        if qt == Q.Q3_K:
+            return gq.quantize_q3_k(x)
+        return gq.quantize_q6_k(x) if qt == Q.Q6_K else gq.quantize_k(x, qt == Q.Q5_K)
     return gguf.quants.quantize(x, qt)
 
 
@@ -121,7 +139,7 @@ def main() -> None:
     def mat(name: str, rows: int, cols: int) -> None:
         # numpy shape (rows, cols) = GGUF ne (cols, rows): y = W x, x has cols
         x = (rng.standard_normal((rows, cols), dtype=np.float32) * 0.02)
-        qt = qtype if qtype is not None else k_mix(name, n_layer)
+        qt = qtype if qtype is not None else k_mix(name, n_layer, a.dtype)
         w.add_tensor(name, quantize_any(x, qt), raw_dtype=qt)
 
     def norm(name: str, n: int) -> None:

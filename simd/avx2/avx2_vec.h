@@ -84,6 +84,7 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
  * sign-extended to int32 lanes, and int32 -> f32 (exact below 2^24). */
 #define xv_u8_i(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define xv_i8_i(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xv_u16_i(p) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))) /* VL uint16 at p */
 #define xv_cvt_i(a) _mm256_cvtepi32_ps(a)
 
 /* §R tree over l[0] = lanes 0-7, l[1] = lanes 8-15: l[j] += l[j+8] (lo + hi),

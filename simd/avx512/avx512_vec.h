@@ -83,6 +83,7 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) {
  * sign-extended to int32 lanes, and int32 -> f32 (exact below 2^24). */
 #define xv_u8_i(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
 #define xv_i8_i(p) _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define xv_u16_i(p) _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))) /* VL uint16 at p */
 #define xv_cvt_i(a) _mm512_cvtepi32_ps(a)
 
 /* §R tree on one register: l[j] += l[j+8], then +4, +2, +1 (hmx_lane_tree). */

@@ -24,11 +24,12 @@
 
 #define GG_V (HMX_QG / GX_VL) /* vectors per group of 16 outputs (1 or 2) */
 
-#define gg_scaled(wt) ((wt) >= XW_G16_S4)
+#define gg_scaled(wt) ((wt) >= XW_G16_S4 && (wt) <= XW_G16_S3)
 /* a scaled chunk (16 rows x 32 elements, gemm_quant.h): d[16], m[16] (f32),
  * then gg_bits words of the 16 rows; fields of each word, and whether the
  * values are signed (u - off stored, off > 0: Q5_0, Q6_K) */
-#define gg_bits(wt) ((wt) == XW_G16_S4 ? 4 : (wt) == XW_G16_S6 ? 6 : (wt) == XW_G16_S3 ? 3 : 5)
+#define gg_bits(wt) \
+  ((wt) == XW_G16_S4 ? 4 : (wt) == XW_G16_S6 ? 6 : (wt) == XW_G16_S3 ? 3 : (wt) == XW_G16_Q2K ? 2 : 5)
 #define gg_fields(wt) (32 / gg_bits(wt))
 #define gg_chunk(wt) (HMX_QG * (8 + 4 * gg_bits(wt)))
 #define gg_signed(wt) ((wt) == XW_G16_S5_0 || (wt) == XW_G16_S6 || (wt) == XW_G16_S3)
@@ -88,9 +89,28 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_F32: return (size_t)k * HMX_QG * 4;
   case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: case XW_G16_S6: case XW_G16_S3:
     return (size_t)(k / 32) * gg_chunk(wt);
+  case XW_G16_Q2K: return (size_t)(k / 256) * HMX_Q2K_G16_BLOCK;
   default: return (size_t)k * HMX_QG * 2;
   }
 }
+
+/* Q2_K's G16 form (src/gemm_quant.h): the rule's d * sc and -(dmin * m) of
+ * half w of chunk c of the 256-element block blk, rows l0 .. l0+VL-1 (the
+ * products as hmx_gguf_dequantize forms them, exact; the minus a sign flip,
+ * so that fma(q, ds, that) is the rule's ds * q - ms, rounded once). */
+GX_INLINE void gg_q2k_scales(const unsigned char *blk, int c, int w, int l0, xv_v *ds, xv_v *nms) {
+  const xv_i sm = xv_u16_i(blk + 8 * HMX_QG + c * HMX_Q2K_G16_CHUNK + l0 * 2);
+  const xv_i s8 = w ? xv_srli_i(sm, 8) : xv_and_i(sm, xv_set1_i(0xFF)); /* scales[2c + w] */
+  *ds = xv_mul(xv_load((const float *)(const void *)(blk + l0 * 4)), xv_cvt_i(xv_and_i(s8, xv_set1_i(15))));
+  const xv_v ms = xv_mul(xv_load((const float *)(const void *)(blk + 4 * HMX_QG + l0 * 4)),
+                         xv_cvt_i(xv_srli_i(s8, 4)));
+  *nms = xv_as_v(xv_xor_i(xv_as_i(ms), xv_set1_i((int)0x80000000u)));
+}
+
+/* Word w of chunk c of Q2_K's G16 block blk, rows l0 .. l0+VL-1. */
+#define gg_q2k_word(blk, c, w, l0)                                                              \
+  xv_as_i(xv_load((const float *)(const void *)((blk) + 8 * HMX_QG + (c) * HMX_Q2K_G16_CHUNK + \
+                                                2 * HMX_QG + ((w) * HMX_QG + (l0)) * 4)))
 
 /* The VL f16 values at p (2-byte aligned in the layout) as f32, exactly. */
 #define gg_f16(p) xv_load_f16((const uint16_t *)(const void *)(p))
@@ -107,6 +127,13 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
     const float *dm = (const float *)(const void *)(c + l0 * 4);
     if (gg_halves(wt)) return xv_mul(x, xv_load(dm + (j < 16 ? 0 : HMX_QG)));
     return xv_fma(x, xv_load(dm), xv_load(dm + HMX_QG));
+  }
+  if (wt == XW_G16_Q2K) { /* ((d * sc) * q) - (dmin * m) as an fma, the same bits */
+    const unsigned char *blk = gb + (p / 256) * HMX_Q2K_G16_BLOCK;
+    const int c = (int)(p % 256) / 32, w = (int)j / 16;
+    xv_v ds, nms;
+    gg_q2k_scales(blk, c, w, l0, &ds, &nms);
+    return xv_fma(xv_cvt_i(gg_field(gg_q2k_word(blk, c, w, l0), (int)j % 16, wt)), ds, nms);
   }
   if (wt == XW_G16_Q8_0) {
     const unsigned char *blk = gb + (p / 32) * HMX_QG * 34;
@@ -174,6 +201,37 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
     }
     for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
+  } else if (wt == XW_G16_Q2K) {
+    /* block by block (256 elements, prefetched as the GGUF block types
+     * below), then chunk by chunk, vector of rows and half: the half's
+     * scales (gg_q2k_scales) and word once, then its 16 elements in order,
+     * each a 2-bit field of the word */
+    const int64_t bb = HMX_Q2K_G16_BLOCK;
+    for (int64_t p0 = 0; p0 < k; p0 += 256) {
+      const unsigned char *bk[GG_SIDE];
+      const int pf_all = pf > 0 && (p0 / 256) * bb + pf + bb <= (int64_t)gbytes;
+      for (int q = 0; q < ng; q++) {
+        bk[q] = gb[q] + (p0 / 256) * bb;
+        gg_prefetch_block(bk[q], bb, pf, pf_all);
+      }
+      for (int c = 0; c < 8; c++)
+        for (int v = 0; v < GG_V; v++)
+          for (int w = 0; w < 2; w++) {
+            xv_v ds[GG_SIDE], nms[GG_SIDE];
+            xv_i words[GG_SIDE];
+            for (int q = 0; q < ng; q++) {
+              gg_q2k_scales(bk[q], c, w, v * GX_VL, &ds[q], &nms[q]);
+              words[q] = gg_q2k_word(bk[q], c, w, v * GX_VL);
+            }
+            HMX_UNROLL(16)
+            for (int i = 0; i < 16; i++) {
+              const gx_v av = gx_bcast(a + p0 + 32 * c + 16 * w + i);
+              for (int q = 0; q < ng; q++)
+                acc[q][v] = gx_fma(av, xv_fma(xv_cvt_i(gg_field(words[q], i, wt)), ds[q], nms[q]),
+                                   acc[q][v]);
+            }
+          }
+    }
   } else if (gg_scaled(wt)) {
     /* chunk by chunk (32 elements): its f32 d and m once, then elements
      * 0..31 in order, word by word, each element a field of its word (two

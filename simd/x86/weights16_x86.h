@@ -34,7 +34,9 @@ enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 
        XW_G16_Q8_0 = 13, XW_G16_Q4_0 = 14, XW_G16_Q4_1 = 15, XW_G16_F16 = 16, XW_G16_BF16 = 17,
        XW_G16_F32 = 18,
        /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0; Q6_K; Q3_K */
-       XW_G16_S4 = 19, XW_G16_S5 = 20, XW_G16_S5_0 = 21, XW_G16_S6 = 22, XW_G16_S3 = 23 };
+       XW_G16_S4 = 19, XW_G16_S5 = 20, XW_G16_S5_0 = 21, XW_G16_S6 = 22, XW_G16_S3 = 23,
+       /* Q2_K's G16 form (src/gemm_quant.h) */
+       XW_G16_Q2K = 24 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -59,6 +61,7 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q5_0: return XW_G16_S5_0;
     case HMX_GGML_Q6_K: return XW_G16_S6;
     case HMX_GGML_Q3_K: return XW_G16_S3;
+    case HMX_GGML_Q2_K: return XW_G16_Q2K;
     default: return XW_G16_BF16;
     }
   switch (qtype) {
