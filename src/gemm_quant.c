@@ -34,153 +34,18 @@ static void geometry(uint32_t type, int64_t *B, int64_t *S, int64_t *hdr) {
   *hdr = type == HMX_GGML_Q4_1 ? 4 : hmx_qtype_is_float(type) ? 0 : 2;
 }
 
-/* The types whose G16 form is transcoded (gemm_quant.h "scaled G16"). */
-int hmx_qlayout_g16_scaled(uint32_t type) {
-  return type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K || type == HMX_GGML_Q5_0 ||
-         type == HMX_GGML_Q5_1 || type == HMX_GGML_Q6_K || type == HMX_GGML_Q3_K;
-}
-
-int hmx_scaled_bits(uint32_t type) {
-  return type == HMX_GGML_Q4_K ? 4 : type == HMX_GGML_Q6_K ? 6 : type == HMX_GGML_Q3_K ? 3 : 5;
-}
-
-int hmx_scaled_off(uint32_t type) {
-  return type == HMX_GGML_Q5_0 ? 16 : type == HMX_GGML_Q6_K ? 32 : type == HMX_GGML_Q3_K ? 4 : 0;
-}
-
-int hmx_scaled_halves(uint32_t type) { return type == HMX_GGML_Q6_K || type == HMX_GGML_Q3_K; }
-
-void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit) {
-  const int f = 32 / bits; /* whole fields a word */
-  if (e < f * bits) { /* field e % f of word e / f */
-    *word = e / f;
-    *bit = bits * (e % f) + t;
-    return;
-  }
-  /* elements 30, 31 (bits 5, 6): bit i = (e - 30) bits + t of the string whose
-   * bit pair 2w, 2w+1 is the top two bits of word w */
-  const int i = (e - f * bits) * bits + t;
-  *word = i / 2;
-  *bit = 30 + i % 2;
-}
-
-/* Bytes of one scaled G16 chunk (16 rows x 32 elements): two f32 fields a
- * row (d, m; Q6_K d of each half) and the row's 32 values of b bits in b
- * 32-bit words (gemm_quant.h). */
-static int64_t scaled_chunk(uint32_t type) {
-  return HMX_QG * (8 + 4 * hmx_scaled_bits(type));
-}
-
 int hmx_qlayout_g16_ok(uint32_t type) {
   return type == HMX_GGML_Q8_0 || type == HMX_GGML_Q4_0 || type == HMX_GGML_Q4_1 ||
          type == HMX_GGML_F32 || type == HMX_GGML_F16 || type == HMX_GGML_BF16 ||
-         type == HMX_GGML_Q2_K || hmx_qlayout_g16_scaled(type);
+         hmx_qlayout_g16_packed(type);
 }
 
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
   const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
-  if (hmx_qlayout_g16_scaled(type)) return (size_t)(groups * (k / 32) * scaled_chunk(type));
-  if (type == HMX_GGML_Q2_K) return hmx_q2k_g16_bytes(n, k);
+  if (hmx_qlayout_g16_packed(type)) return hmx_packed_bytes(type, n, k);
   int64_t B, S, hdr;
   geometry(type, &B, &S, &hdr);
   return (size_t)(groups * HMX_QG) * (size_t)(k / B * S);
-}
-
-/* One row's 32 elements (block b of 32 of the row, in the GGUF rows at src)
- * as the scaled form: *d, *m and u[32] such that (float)(u - off) * d + m is
- * each element's GGUF rule, bit for bit (docs/NUMERICS.md "Quantized weights
- * in place": every product there is exact, so the one rounding is the add;
- * K types: d = f16(d) * sc, m = -(f16(dmin) * m), the rule's own two
- * products; Q5_1: f16(d), f16(m); Q5_0: f16(d) and m = -0, which adds
- * nothing, not even to a zero's sign). */
-static void scaled_block(uint32_t type, const unsigned char *row, int64_t b, float *d, float *m,
-                         unsigned char u[32]) {
-  int64_t B, S;
-  hmx_gguf_type_block(type, &B, &S);
-  const unsigned char *blk = row + b * 32 / B * S; /* the GGUF block holding these 32 */
-  const int e0 = (int)(b * 32 % B);
-  for (int l = 0; l < 32; l++) u[l] = (unsigned char)hmx_gguf_block_u(type, blk, e0 + l);
-  uint16_t h, hm;
-  memcpy(&h, type == HMX_GGML_Q6_K ? blk + 208 : type == HMX_GGML_Q3_K ? blk + 108 : blk, 2);
-  memcpy(&hm, blk + 2, 2);
-  if (type == HMX_GGML_Q6_K) { /* *d, *m: d * sc of elements 0..15, 16..31 */
-    *d = hmx_f16_to_f32(h) * (float)(signed char)blk[192 + e0 / 16];
-    *m = hmx_f16_to_f32(h) * (float)(signed char)blk[192 + e0 / 16 + 1];
-  } else if (type == HMX_GGML_Q3_K) { /* the same with Q3_K's scales - 32 */
-    *d = hmx_f16_to_f32(h) * (float)(hmx_gguf_q3_k_scale(blk + 96, e0 / 16) - 32);
-    *m = hmx_f16_to_f32(h) * (float)(hmx_gguf_q3_k_scale(blk + 96, e0 / 16 + 1) - 32);
-  } else if (type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K) {
-    int sc, mn;
-    hmx_gguf_k_scale_min(blk + 4, e0 / 32, &sc, &mn);
-    *d = hmx_f16_to_f32(h) * (float)sc;
-    *m = -(hmx_f16_to_f32(hm) * (float)mn);
-  } else { /* Q5_1: its f16 m; Q5_0: -0 */
-    *d = hmx_f16_to_f32(h);
-    *m = type == HMX_GGML_Q5_1 ? hmx_f16_to_f32(hm) : -0.0f;
-  }
-}
-
-/* GGUF rows -> the scaled G16 form (gemm_quant.h): chunk (g, b) of a
- * group's 16 rows and the 32 elements b is d[16] (f32), m[16] (f32), then
- * word w < bits of the 16 rows side by side, each value stored as u - off
- * in `bits` bits (two's complement: off > 0 only for Q5_0 and Q6_K, whose
- * u - off fits) at hmx_scaled_pos. Rows past n are zeros. */
-static void scaled_to_g16(uint32_t type, const unsigned char *src, int64_t n, int64_t k,
-                          unsigned char *dst) {
-  int64_t B, S;
-  hmx_gguf_type_block(type, &B, &S);
-  const int64_t nb = k / 32, groups = (n + HMX_QG - 1) / HMX_QG, cs = scaled_chunk(type);
-  const int bits = hmx_scaled_bits(type), off = hmx_scaled_off(type);
-  const size_t row_bytes = (size_t)(k / B * S);
-  for (int64_t g = 0; g < groups; g++)
-    for (int64_t b = 0; b < nb; b++) {
-      unsigned char *c = dst + (g * nb + b) * cs;
-      memset(c, 0, (size_t)cs);
-      for (int r = 0; r < HMX_QG; r++) {
-        const int64_t row = g * HMX_QG + r;
-        if (row >= n) continue;
-        float d, m;
-        unsigned char u[32];
-        uint32_t words[6] = {0}; /* bits <= 6 words */
-        scaled_block(type, src + (size_t)row * row_bytes, b, &d, &m, u);
-        memcpy(c + 4 * r, &d, 4);
-        memcpy(c + 4 * HMX_QG + 4 * r, &m, 4);
-        for (int e = 0; e < 32; e++) {
-          const uint32_t v = (uint32_t)(u[e] - off) & ((1u << bits) - 1);
-          for (int t = 0; t < bits; t++) { /* bit t of v: word and bit by hmx_scaled_pos */
-            int w, at;
-            hmx_scaled_pos(bits, e, t, &w, &at);
-            words[w] |= ((v >> t) & 1u) << at;
-          }
-        }
-        for (int w = 0; w < bits; w++) memcpy(c + (8 + 4 * w) * HMX_QG + 4 * r, &words[w], 4);
-      }
-    }
-}
-
-/* Row r of a group's scaled chunk at c: 32 elements by the form's rule. */
-static void scaled_row(uint32_t type, const unsigned char *c, int r, float *dst) {
-  float d, m;
-  memcpy(&d, c + 4 * r, 4);
-  memcpy(&m, c + 4 * HMX_QG + 4 * r, 4);
-  const int bits = hmx_scaled_bits(type), sgn = hmx_scaled_off(type) > 0;
-  for (int e = 0; e < 32; e++) {
-    int32_t v = 0; /* u - off */
-    for (int t = 0; t < bits; t++) {
-      int w, at;
-      uint32_t word;
-      hmx_scaled_pos(bits, e, t, &w, &at);
-      memcpy(&word, c + (8 + 4 * w) * HMX_QG + 4 * r, 4);
-      v |= (int32_t)((word >> at) & 1u) << t;
-    }
-    if (sgn && v >= 1 << (bits - 1)) v -= 1 << bits;
-    if (hmx_scaled_halves(type)) { /* Q6_K, Q3_K: the product alone, (d * sc) * (u - off), exact */
-      dst[e] = (float)v * (e < 16 ? d : m);
-      continue;
-    }
-    const float p = (float)v * d; /* exact */
-    dst[e] = p + m;
-  }
 }
 
 /* Where byte f of row r's block goes inside the group's interleaved block
@@ -194,12 +59,8 @@ static int64_t g16_pos(int64_t f, int64_t r, int64_t S, int64_t hdr) {
 }
 
 void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst) {
-  if (hmx_qlayout_g16_scaled(type)) {
-    scaled_to_g16(type, src, n, k, dst);
-    return;
-  }
-  if (type == HMX_GGML_Q2_K) {
-    hmx_q2k_to_g16(src, n, k, dst);
+  if (hmx_qlayout_g16_packed(type)) {
+    hmx_packed_to_g16(type, src, n, k, dst);
     return;
   }
   int64_t B, S, hdr;
@@ -239,13 +100,8 @@ void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst) {
   }
   unsigned char tmp[256];
   const int64_t g = j / HMX_QG, r = j % HMX_QG;
-  if (q->type == HMX_GGML_Q2_K) {
-    hmx_q2k_g16_row(s, q->k, j, dst);
-    return;
-  }
-  if (hmx_qlayout_g16_scaled(q->type)) {
-    const int64_t n32 = q->k / 32, cs = scaled_chunk(q->type);
-    for (int64_t b = 0; b < n32; b++) scaled_row(q->type, s + (g * n32 + b) * cs, (int)r, dst + b * 32);
+  if (hmx_qlayout_g16_packed(q->type)) {
+    hmx_packed_row(q->type, s, q->k, j, dst);
     return;
   }
   /* Float types: element p is at ((g k + p) 16 + r), converted exactly. (The

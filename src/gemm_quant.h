@@ -27,8 +27,8 @@ typedef struct hmx_qmatrix {
  *   [N/16][K][16]. The same bytes as ROWS (and the same size but for the
  *   padding rows), so a vector of 16 (or 8) outputs' weights for element p
  *   is one load, with no transpose (docs/NUMERICS.md "Quantized weights in
- *   place"). Q4_K, Q5_K, Q5_0, Q5_1 and Q6_K have a transcoded one
- *   (hmx_qlayout_g16_scaled). */
+ *   place"). Q2_K .. Q6_K, Q5_0 and Q5_1 have a packed one
+ *   (hmx_qlayout_g16_packed). */
 enum { HMX_QLAYOUT_ROWS = 0, HMX_QLAYOUT_G16 = 1 };
 #define HMX_QG 16 /* rows per group of the G16 layout */
 
@@ -39,48 +39,49 @@ int hmx_qtype_is_float(uint32_t type);
 hmx_dtype hmx_qtype_dtype(uint32_t type);
 uint32_t hmx_dtype_qtype(hmx_dtype dt);
 
-/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, Q2_K, and
- * the scaled ones below). */
+/* Whether type has a G16 form (Q8_0, Q4_0, Q4_1, F32, F16, BF16, and the
+ * packed ones below). */
 int hmx_qlayout_g16_ok(uint32_t type);
-/* Whether type's G16 form is the scaled one (Q3_K, Q4_K, Q5_K, Q5_0, Q5_1,
- * Q6_K): not the file's bytes regrouped but transcoded. Per group of 16 rows
- * and 32 elements a chunk: the 16 rows' f32 d, their f32 m, then `bits`
- * words (hmx_scaled_bits: 3 to 6), word w the 16 rows' uint32 w side by
- * side. A row's words hold its 32 values v = u - off (hmx_scaled_off: 4 for
- * Q3_K, 16 for Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where
- * off > 0): element e < f * bits (f = 32 / bits fields a word) is field
- * e % f (bits bits at bits * (e % f)) of word e / f; the last two of the
- * 3-, 5- and 6-bit types (e = 30, 31) are the low and high `bits` bits of
- * the string whose bit pair 2w, 2w+1 is word w's top two bits
- * (hmx_scaled_pos). So a kernel takes a word per 10, 8, 6 or 5 elements and
- * two shifts per element: no byte loads, no bits gathered from two places.
- * Element = ((float)v * d) + m; Q6_K, Q3_K: (float)v * (e < 16 ? d : m),
- * their d * sc of each half. These are the GGUF rule's values bit for bit
- * (d, m are the rule's own products; docs/NUMERICS.md "Quantized weights in
- * place"). 20 (Q3_K), 24 (Q4_K), 28 or 32 (Q6_K) bytes per 32 elements of a
- * row, where the file has 13.75 / 18 / 22 / 24 / 26.25: the f32 scales are
- * what a vector load takes. */
-int hmx_qlayout_g16_scaled(uint32_t type);
-/* The scaled form's bits a value (3 Q3_K, 4 Q4_K, 6 Q6_K, else 5), its
- * offset, and whether d and m are the scales of the two halves (Q6_K, Q3_K:
- * element = (float)v * (e < 16 ? d : m)). */
-int hmx_scaled_bits(uint32_t type);
-int hmx_scaled_off(uint32_t type);
-int hmx_scaled_halves(uint32_t type);
+
+/* Whether type's G16 form is the packed one (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+ * Q5_0, Q5_1; src/gemm_quant_packed.c): the file's scales as the file has
+ * them, the values regrouped as bit fields of 32-bit words. Per group of
+ * 16 rows and block of `kblock` elements (256 for the K types, 32 for
+ * Q5_0 / Q5_1):
+ * - head: K types the 16 rows' f32 d (the file's f16 widened), then, with
+ *   a min (Q2_K, Q4_K, Q5_K), their f32 dmin; Q5_0 / Q5_1 none;
+ * - kblock / 32 chunks of 32 elements, each the 16 rows' scale fields
+ *   (`scale` bytes) and `bits` words, word w the 16 rows' uint32 side by
+ *   side. Scale fields, a uint16 a row: Q4_K / Q5_K the chunk's 6-bit sc
+ *   (low byte) and m (high byte); Q2_K the file's scales[2c] (low byte:
+ *   elements 0..15 of the chunk) and scales[2c+1] (sc low nibble, m high);
+ *   Q3_K and Q6_K the signed 8-bit scale of each half (Q3_K's sc - 32);
+ *   Q5_0 the f16 d; Q5_1 the 16 f16 d, then the 16 f16 m.
+ * A row's words hold its 32 values v = u - off (off 4 for Q3_K, 16 for
+ * Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where off > 0):
+ * element e < f * bits (f = 32 / bits fields a word) is field e % f (bits
+ * bits at bits * (e % f)) of word e / f; the last two of the 3-, 5- and
+ * 6-bit types (e = 30, 31) are the low and high `bits` bits of the string
+ * whose bit pair 2w, 2w+1 is word w's top two bits (hmx_packed_pos). So a
+ * kernel takes a word per 16, 10, 8, 6 or 5 elements and two shifts per
+ * element: no byte loads, no bits gathered from two places. The element is
+ * the GGUF rule on these operands (docs/NUMERICS.md), the kernel forming
+ * its products d * sc and dmin * m, so it has the rule's bits. Bytes per
+ * 256 elements of a row (the file's): Q2_K 88 (84), Q3_K 116 (110), Q4_K
+ * 152 (144), Q5_K 184 (176), Q6_K 212 (210), Q5_0 176 (176), Q5_1 192
+ * (192). */
+int hmx_qlayout_g16_packed(uint32_t type);
+typedef struct hmx_packed_geom {
+  int bits, off, has_min, halves, kblock;
+  int64_t head, scale, chunk, block; /* bytes per group: head, chunk's scales, chunk, block */
+} hmx_packed_geom;
+void hmx_packed_geometry(uint32_t type, hmx_packed_geom *g);
 /* Where bit t of element e's value lies in a row's words: word, bit. */
-void hmx_scaled_pos(int bits, int e, int t, int *word, int *bit);
-/* Q2_K's G16 form (src/gemm_quant_q2k.c): per group of 16 rows and
- * 256-element block, the rows' f32 d and dmin, then 8 chunks of 32
- * elements, each the rows' uint16 of 4-bit scales and mins (the file's
- * scales[2c] low, scales[2c+1] high) and two words of 2-bit values (word w
- * field i: element 16w + i of the chunk). 88 bytes per 256 elements of a
- * row (the file: 84). The kernel forms the rule's d * sc and dmin * m. */
-#define HMX_Q2K_G16_CHUNK (HMX_QG * (2 + 8))
-#define HMX_Q2K_G16_BLOCK (HMX_QG * 8 + 8 * HMX_Q2K_G16_CHUNK)
-size_t hmx_q2k_g16_bytes(int64_t n, int64_t k);
-void hmx_q2k_to_g16(const void *src, int64_t n, int64_t k, void *dst);
-/* Row j of it, dequantized by the GGUF rule (k floats). */
-void hmx_q2k_g16_row(const void *src, int64_t k, int64_t j, float *dst);
+void hmx_packed_pos(int bits, int e, int t, int *word, int *bit);
+size_t hmx_packed_bytes(uint32_t type, int64_t n, int64_t k);
+void hmx_packed_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst);
+/* Row j of a packed matrix, by the GGUF rule (k floats). */
+void hmx_packed_row(uint32_t type, const void *src, int64_t k, int64_t j, float *dst);
 
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);

@@ -60,7 +60,7 @@ static void deq_q4_1(const unsigned char *b, int64_t nb, float *y) {
 /* The unsigned quant u of element e of one block at b, before the table's
  * offset (Q5_0 - 16, Q6_K - 32) and scales (docs/NUMERICS.md "GGUF
  * dequantization"); the one place that knows where these types keep their
- * bits (deq_*, hmx_gguf_quant_at, the scaled G16 form of src/gemm_quant.c).
+ * bits (deq_*, hmx_gguf_quant_at, the packed G16 form of src/gemm_quant_packed.c).
  * Q5_0 / Q5_1 (32 elements; 22 bytes: f16 d, qh[4], qs[16]; Q5_1 with f16 m
  * after d): the low 4 bits as Q4_0's nibbles, bit 4 of element e is bit e
  * of the little-endian 32-bit qh. Q4_K / Q5_K (256): e = 32 s + l, sub-block

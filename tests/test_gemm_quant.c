@@ -3,8 +3,9 @@
  * docs/NUMERICS.md: identical bits, any NaN equal to any NaN; the CUDA backend
  * returns the default NaN where x86 propagates a payload), on every
  * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
- * Q4_K, Q5_K, Q5_0, Q5_1, F16, BF16 and F32, in GGUF's row layout and the
- * G16 layout (the regrouped bytes, or the scaled form of the K and 5-bit types)
+ * Q4_K, Q5_K, Q5_0, Q5_1, Q2_K, Q3_K, F16, BF16 and F32, in GGUF's row layout
+ * and the G16 layout (the regrouped bytes, or the packed form of the K and
+ * 5-bit types)
  * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
  * and M > 1 (the packed path), block scales that include subnormal f16s,
  * zero, and (one case per type) infinity and NaN. */

@@ -1,6 +1,6 @@
 /* gemm_x86.h's B in the G16 layout (src/gemm_quant.h: rows in groups of 16,
  * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16,
- * and the scaled G16 forms of Q4_K, Q5_K, Q5_0 and Q5_1.
+ * and the packed G16 forms of Q2_K .. Q6_K, Q5_0 and Q5_1.
  * Part of the gemm_x86.h template (included by it; uses its gx_ and the
  * ISA's xv_ primitives).
  *
@@ -15,29 +15,42 @@
  * dequantization", lane by lane: Q8_0 (float)q * d; Q4_0 (float)(n - 8) * d;
  * Q4_1 ((float)n * d) + m (as fma(n, d, m) in the GEMV: the same bits,
  * since n * d is exact); f16 scales and F16
- * weights by vcvtph2ps, BF16 by a 16-bit shift (exact); the scaled forms
- * fma((float)v, d, m) with v = u - off and f32 d, m (gemm_quant.h: v * d is
- * exact, so the fma rounds the sum once, as the rule's add does), Q6_K
- * (float)v * d. So the bits are those of the dequantized f32 B. */
+ * weights by vcvtph2ps, BF16 by a 16-bit shift (exact); the packed forms
+ * the rule's products from the stored scales (gg_scales), then
+ * fma((float)v, ds, -ms) with v = u - off (v * ds is exact, so the fma
+ * rounds the difference once, as the rule's subtraction does; Q5_1 the
+ * same with + m), or (float)v * ds without a min. So the bits are those of
+ * the dequantized f32 B. */
 #ifndef HMX_GEMM_G16_X86_H
 #define HMX_GEMM_G16_X86_H
 
 #define GG_V (HMX_QG / GX_VL) /* vectors per group of 16 outputs (1 or 2) */
 
-#define gg_scaled(wt) ((wt) >= XW_G16_S4 && (wt) <= XW_G16_S3)
-/* a scaled chunk (16 rows x 32 elements, gemm_quant.h): d[16], m[16] (f32),
- * then gg_bits words of the 16 rows; fields of each word, and whether the
- * values are signed (u - off stored, off > 0: Q5_0, Q6_K) */
-#define gg_bits(wt) \
-  ((wt) == XW_G16_S4 ? 4 : (wt) == XW_G16_S6 ? 6 : (wt) == XW_G16_S3 ? 3 : (wt) == XW_G16_Q2K ? 2 : 5)
+/* The packed forms (src/gemm_quant.h "packed"), properties of each as
+ * constants of the instance: bits a value, whether the values are signed
+ * (u - off stored, off > 0: Q3_K, Q6_K, Q5_0), the block (256 elements for
+ * the K types, 32 for Q5_0 / Q5_1), whether the rule adds a min (Q2_K,
+ * Q4_K, Q5_K, Q5_1), whether each 16-element half has its own scale (Q2_K,
+ * Q3_K, Q6_K), and the bytes of a group's head, chunk scales, chunk and
+ * block. */
+#define gg_packed(wt) ((wt) >= XW_G16_K2)
+#define gg_bits(wt) ((wt) == XW_G16_K2 ? 2 : (wt) == XW_G16_K3 ? 3 : (wt) == XW_G16_K4 ? 4 \
+                     : (wt) == XW_G16_K6 ? 6 : 5)
 #define gg_fields(wt) (32 / gg_bits(wt))
-#define gg_chunk(wt) (HMX_QG * (8 + 4 * gg_bits(wt)))
-#define gg_signed(wt) ((wt) == XW_G16_S5_0 || (wt) == XW_G16_S6 || (wt) == XW_G16_S3)
-/* Q6_K, Q3_K: d and m are the two halves' scales, the weight (float)v * d */
-#define gg_halves(wt) ((wt) == XW_G16_S6 || (wt) == XW_G16_S3)
+#define gg_signed(wt) ((wt) == XW_G16_K3 || (wt) == XW_G16_K6 || (wt) == XW_G16_P5_0)
+#define gg_kq(wt) ((wt) <= XW_G16_K6)
+#define gg_kblock(wt) (gg_kq(wt) ? 256 : 32)
+#define gg_has_min(wt) ((wt) == XW_G16_K2 || (wt) == XW_G16_K4 || (wt) == XW_G16_K5 || \
+                        (wt) == XW_G16_P5_1)
+#define gg_halves(wt) ((wt) == XW_G16_K2 || (wt) == XW_G16_K3 || (wt) == XW_G16_K6)
+#define gg_head(wt) (gg_kq(wt) ? HMX_QG * 4 * (1 + gg_has_min(wt)) : 0)
+#define gg_scale(wt) (HMX_QG * ((wt) == XW_G16_P5_1 ? 4 : 2))
+#define gg_chunk(wt) (gg_scale(wt) + HMX_QG * 4 * gg_bits(wt))
+#define gg_block(wt) (gg_head(wt) + gg_kblock(wt) / 32 * gg_chunk(wt))
 
-/* Word w of a scaled chunk c, rows l0 .. l0+VL-1. */
-#define gg_word(c, w, l0) xv_as_i(xv_load((const float *)(const void *)((c) + (8 + 4 * (w)) * HMX_QG + (l0) * 4)))
+/* Word w of chunk ch, rows l0 .. l0+VL-1. */
+#define gg_word(ch, w, l0, wt) \
+  xv_as_i(xv_load((const float *)(const void *)((ch) + gg_scale(wt) + ((w) * HMX_QG + (l0)) * 4)))
 
 /* Field i (bits bits at bits * i) of the words x as int32: u - off, sign
  * extended for the signed forms, else u zero-extended. Two shifts, or one
@@ -53,21 +66,60 @@ GX_INLINE xv_i gg_field(xv_i x, int i, const int wt) {
   return xv_and_i(down, xv_set1_i((1 << bits) - 1));
 }
 
-/* The 5- and 6-bit forms' elements 30 and 31 (gemm_quant.h): the string of
- * the words' top bit pairs, word w's at bits 2w, 2w+1 (then gg_field 0, 1). */
-GX_INLINE xv_i gg_tops(const unsigned char *c, int l0, const int wt) {
-  xv_i s = xv_srli_i(gg_word(c, 0, l0), 30);
+/* The 3-, 5- and 6-bit forms' elements 30 and 31 (gemm_quant.h): the
+ * string of the words' top bit pairs, word w's at bits 2w, 2w+1 (then
+ * gg_field 0, 1). */
+GX_INLINE xv_i gg_tops(const unsigned char *ch, int l0, const int wt) {
+  xv_i s = xv_srli_i(gg_word(ch, 0, l0, wt), 30);
   for (int w = 1; w < gg_bits(wt); w++)
-    s = xv_or_i(s, xv_and_i(xv_srli_i(gg_word(c, w, l0), 30 - 2 * w), xv_set1_i(3 << (2 * w))));
+    s = xv_or_i(s, xv_and_i(xv_srli_i(gg_word(ch, w, l0, wt), 30 - 2 * w), xv_set1_i(3 << (2 * w))));
   return s;
 }
 
-/* Element e (< 32) of a scaled chunk c, rows l0 .. l0+VL-1, as int32. */
-GX_INLINE xv_i gg_value(const unsigned char *c, int e, int l0, const int wt) {
+/* Element e (< 32) of chunk ch, rows l0 .. l0+VL-1, as int32 (u - off). */
+GX_INLINE xv_i gg_value(const unsigned char *ch, int e, int l0, const int wt) {
   const int f = gg_fields(wt), nf = f * gg_bits(wt);
-  if (e < nf) return gg_field(gg_word(c, e / f, l0), e % f, wt);
-  return gg_field(gg_tops(c, l0, wt), e - nf, wt);
+  if (e < nf) return gg_field(gg_word(ch, e / f, l0, wt), e % f, wt);
+  return gg_field(gg_tops(ch, l0, wt), e - nf, wt);
 }
+
+/* The VL f16 values at p (2-byte aligned in the layout) as f32, exactly. */
+#define gg_f16(p) xv_load_f16((const uint16_t *)(const void *)(p))
+
+/* The scale and min term of half h (0 for the types without halves) of
+ * chunk c of the packed block blk, rows l0 .. l0+VL-1: the rule's
+ * products, formed as hmx_gguf_dequantize forms them (exact):
+ * K types ds = d * (float)sc; with a min *mt = -(dmin * (float)m), the
+ * minus a sign flip, so that fma(v, ds, mt) is the rule's ds * v - ms
+ * rounded once; Q5_0 ds = d; Q5_1 ds = d, *mt = m, fma(u, d, m) being the
+ * rule's u * d + m (u * d exact). The weight is then fma(v, ds, mt), or
+ * v * ds without a min. */
+GX_INLINE xv_v gg_scales(const unsigned char *blk, int c, int h, int l0, xv_v *mt, const int wt) {
+  const unsigned char *ch = blk + gg_head(wt) + c * gg_chunk(wt);
+  if (!gg_kq(wt)) {
+    if (gg_has_min(wt)) *mt = gg_f16(ch + HMX_QG * 2 + l0 * 2);
+    return gg_f16(ch + l0 * 2);
+  }
+  const xv_i sf = xv_u16_i(ch + l0 * 2);
+  const xv_v d = xv_load((const float *)(const void *)(blk + l0 * 4));
+  if (!gg_has_min(wt)) /* Q3_K, Q6_K: the half's signed byte */
+    return xv_mul(d, xv_cvt_i(xv_srai_i(xv_slli_i(sf, h ? 16 : 24), 24)));
+  xv_i sc, m;
+  if (gg_halves(wt)) { /* Q2_K: the half's byte, sc low nibble, m high */
+    const xv_i byte = h ? xv_srli_i(sf, 8) : xv_and_i(sf, xv_set1_i(0xFF));
+    sc = xv_and_i(byte, xv_set1_i(15));
+    m = xv_srli_i(byte, 4);
+  } else { /* Q4_K, Q5_K: the chunk's 6-bit sc (low byte) and m */
+    sc = xv_and_i(sf, xv_set1_i(0xFF));
+    m = xv_srli_i(sf, 8);
+  }
+  const xv_v ms = xv_mul(xv_load((const float *)(const void *)(blk + HMX_QG * 4 + l0 * 4)), xv_cvt_i(m));
+  *mt = xv_as_v(xv_xor_i(xv_as_i(ms), xv_set1_i((int)0x80000000u)));
+  return xv_mul(d, xv_cvt_i(sc));
+}
+
+/* The weight of a packed value x (as f32) with its half's scales. */
+#define gg_weight(x, ds, mt, wt) (gg_has_min(wt) ? xv_fma((x), (ds), (mt)) : xv_mul((x), (ds)))
 
 /* The M = 1 GEMV's prefetch for the chunk or blocks of 32 elements at blk
  * (bb bytes, one group): with pf_all every line pf bytes ahead (the
@@ -87,33 +139,11 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_Q4_0: return (size_t)(k / 32) * HMX_QG * 18;
   case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
   case XW_G16_F32: return (size_t)k * HMX_QG * 4;
-  case XW_G16_S4: case XW_G16_S5: case XW_G16_S5_0: case XW_G16_S6: case XW_G16_S3:
-    return (size_t)(k / 32) * gg_chunk(wt);
-  case XW_G16_Q2K: return (size_t)(k / 256) * HMX_Q2K_G16_BLOCK;
+  case XW_G16_K2: case XW_G16_K3: case XW_G16_K4: case XW_G16_K5: case XW_G16_K6:
+  case XW_G16_P5_0: case XW_G16_P5_1: return (size_t)(k / gg_kblock(wt)) * gg_block(wt);
   default: return (size_t)k * HMX_QG * 2;
   }
 }
-
-/* Q2_K's G16 form (src/gemm_quant.h): the rule's d * sc and -(dmin * m) of
- * half w of chunk c of the 256-element block blk, rows l0 .. l0+VL-1 (the
- * products as hmx_gguf_dequantize forms them, exact; the minus a sign flip,
- * so that fma(q, ds, that) is the rule's ds * q - ms, rounded once). */
-GX_INLINE void gg_q2k_scales(const unsigned char *blk, int c, int w, int l0, xv_v *ds, xv_v *nms) {
-  const xv_i sm = xv_u16_i(blk + 8 * HMX_QG + c * HMX_Q2K_G16_CHUNK + l0 * 2);
-  const xv_i s8 = w ? xv_srli_i(sm, 8) : xv_and_i(sm, xv_set1_i(0xFF)); /* scales[2c + w] */
-  *ds = xv_mul(xv_load((const float *)(const void *)(blk + l0 * 4)), xv_cvt_i(xv_and_i(s8, xv_set1_i(15))));
-  const xv_v ms = xv_mul(xv_load((const float *)(const void *)(blk + 4 * HMX_QG + l0 * 4)),
-                         xv_cvt_i(xv_srli_i(s8, 4)));
-  *nms = xv_as_v(xv_xor_i(xv_as_i(ms), xv_set1_i((int)0x80000000u)));
-}
-
-/* Word w of chunk c of Q2_K's G16 block blk, rows l0 .. l0+VL-1. */
-#define gg_q2k_word(blk, c, w, l0)                                                              \
-  xv_as_i(xv_load((const float *)(const void *)((blk) + 8 * HMX_QG + (c) * HMX_Q2K_G16_CHUNK + \
-                                                2 * HMX_QG + ((w) * HMX_QG + (l0)) * 4)))
-
-/* The VL f16 values at p (2-byte aligned in the layout) as f32, exactly. */
-#define gg_f16(p) xv_load_f16((const uint16_t *)(const void *)(p))
 
 /* Rows l0 .. l0+VL-1 of a group (base gb) at element p, decoded. */
 GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt) {
@@ -121,19 +151,13 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
   if (wt == XW_G16_F16) return gg_f16(gb + (p * HMX_QG + l0) * 2);
   if (wt == XW_G16_BF16) return xv_load_bf16((const uint16_t *)(const void *)(gb + (p * HMX_QG + l0) * 2));
   const int64_t j = p % 32;
-  if (gg_scaled(wt)) { /* fma((float)v, d, m); Q6_K (float)v * d of the element's half */
-    const unsigned char *c = gb + (p / 32) * gg_chunk(wt);
-    const xv_v x = xv_cvt_i(gg_value(c, (int)j, l0, wt));
-    const float *dm = (const float *)(const void *)(c + l0 * 4);
-    if (gg_halves(wt)) return xv_mul(x, xv_load(dm + (j < 16 ? 0 : HMX_QG)));
-    return xv_fma(x, xv_load(dm), xv_load(dm + HMX_QG));
-  }
-  if (wt == XW_G16_Q2K) { /* ((d * sc) * q) - (dmin * m) as an fma, the same bits */
-    const unsigned char *blk = gb + (p / 256) * HMX_Q2K_G16_BLOCK;
-    const int c = (int)(p % 256) / 32, w = (int)j / 16;
-    xv_v ds, nms;
-    gg_q2k_scales(blk, c, w, l0, &ds, &nms);
-    return xv_fma(xv_cvt_i(gg_field(gg_q2k_word(blk, c, w, l0), (int)j % 16, wt)), ds, nms);
+  if (gg_packed(wt)) { /* the rule on the packed operands (gg_scales) */
+    const unsigned char *blk = gb + (p / gg_kblock(wt)) * gg_block(wt);
+    const int c = (int)(p % gg_kblock(wt)) / 32;
+    xv_v mt = xv_zero();
+    const xv_v ds = gg_scales(blk, c, gg_halves(wt) ? (int)j / 16 : 0, l0, &mt, wt);
+    const xv_v x = xv_cvt_i(gg_value(blk + gg_head(wt) + c * gg_chunk(wt), (int)j, l0, wt));
+    return gg_weight(x, ds, mt, wt);
   }
   if (wt == XW_G16_Q8_0) {
     const unsigned char *blk = gb + (p / 32) * HMX_QG * 34;
@@ -201,85 +225,55 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
     }
     for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
-  } else if (wt == XW_G16_Q2K) {
-    /* block by block (256 elements, prefetched as the GGUF block types
-     * below), then chunk by chunk, vector of rows and half: the half's
-     * scales (gg_q2k_scales) and word once, then its 16 elements in order,
-     * each a 2-bit field of the word */
-    const int64_t bb = HMX_Q2K_G16_BLOCK;
-    for (int64_t p0 = 0; p0 < k; p0 += 256) {
+  } else if (gg_packed(wt)) {
+    /* block by block (256 elements, or 32 for Q5_0 / Q5_1; prefetched as
+     * the GGUF block types below), chunk by chunk (32 elements), one vector
+     * of rows at a time (all GG_V at once spilled registers on avx2): the
+     * scales of the chunk's halves (gg_scales) once, then its elements in
+     * order, word by word, each a field of its word (two shifts), the 3-,
+     * 5- and 6-bit forms' last two from the words' top bits; the ng groups
+     * side by side (ng independent fma chains) */
+    const int64_t bb = gg_block(wt), kb = gg_kblock(wt);
+    const int bits = gg_bits(wt), f = gg_fields(wt), nf = f * bits, nh = gg_halves(wt) ? 2 : 1;
+    for (int64_t p0 = 0; p0 < k; p0 += kb) {
       const unsigned char *bk[GG_SIDE];
-      const int pf_all = pf > 0 && (p0 / 256) * bb + pf + bb <= (int64_t)gbytes;
+      const int pf_all = pf > 0 && (p0 / kb) * bb + pf + bb <= (int64_t)gbytes;
       for (int q = 0; q < ng; q++) {
-        bk[q] = gb[q] + (p0 / 256) * bb;
+        bk[q] = gb[q] + (p0 / kb) * bb;
         gg_prefetch_block(bk[q], bb, pf, pf_all);
       }
-      for (int c = 0; c < 8; c++)
-        for (int v = 0; v < GG_V; v++)
-          for (int w = 0; w < 2; w++) {
-            xv_v ds[GG_SIDE], nms[GG_SIDE];
-            xv_i words[GG_SIDE];
-            for (int q = 0; q < ng; q++) {
-              gg_q2k_scales(bk[q], c, w, v * GX_VL, &ds[q], &nms[q]);
-              words[q] = gg_q2k_word(bk[q], c, w, v * GX_VL);
-            }
-            HMX_UNROLL(16)
-            for (int i = 0; i < 16; i++) {
-              const gx_v av = gx_bcast(a + p0 + 32 * c + 16 * w + i);
-              for (int q = 0; q < ng; q++)
-                acc[q][v] = gx_fma(av, xv_fma(xv_cvt_i(gg_field(words[q], i, wt)), ds[q], nms[q]),
-                                   acc[q][v]);
-            }
-          }
-    }
-  } else if (gg_scaled(wt)) {
-    /* chunk by chunk (32 elements): its f32 d and m once, then elements
-     * 0..31 in order, word by word, each element a field of its word (two
-     * shifts), the 5- and 6-bit forms' last two from the words' top bits;
-     * prefetched as the GGUF block types below */
-    const int64_t bb = gg_chunk(wt);
-    const int bits = gg_bits(wt), f = gg_fields(wt), nf = f * bits;
-    for (int64_t p0 = 0; p0 < k; p0 += 32) {
-      xv_v d[GG_SIDE][GG_V], mn[GG_SIDE][GG_V];
-      const unsigned char *ch[GG_SIDE];
-      const int pf_all = pf > 0 && (p0 / 32) * bb + pf + bb <= (int64_t)gbytes;
-      for (int q = 0; q < ng; q++) {
-        ch[q] = gb[q] + (p0 / 32) * bb;
-        gg_prefetch_block(ch[q], bb, pf, pf_all);
+      for (int c = 0; c < kb / 32; c++)
         for (int v = 0; v < GG_V; v++) {
-          d[q][v] = xv_load((const float *)(const void *)(ch[q] + v * GX_VL * 4));
-          mn[q][v] = xv_load((const float *)(const void *)(ch[q] + HMX_QG * 4 + v * GX_VL * 4));
-        }
-      }
-      /* the groups side by side (ng independent fma chains) for one vector
-       * of rows at a time (all GG_V at once spilled registers on avx2). The
-       * weight: fma((float)v, d, m), or Q6_K (float)v * d of the element's
-       * half (d[] for 0..15, mn[] for 16..31), exact products both */
-#define GG_SCALED_ELEMENT(e, vals)                                                            \
+          xv_v ds[2][GG_SIDE], mt[2][GG_SIDE];
+          for (int h = 0; h < nh; h++)
+            for (int q = 0; q < ng; q++) {
+              mt[h][q] = xv_zero();
+              ds[h][q] = gg_scales(bk[q], c, h, v * GX_VL, &mt[h][q], wt);
+            }
+#define GG_PACKED_ELEMENT(e, vals)                                                            \
   do {                                                                                       \
-    const gx_v av = gx_bcast(a + p0 + (e));                                                  \
-    for (int q = 0; q < ng; q++) {                                                           \
-      const xv_v gg_x = xv_cvt_i(vals);                                                      \
-      const xv_v gg_w = gg_halves(wt) ? xv_mul(gg_x, (e) < 16 ? d[q][v] : mn[q][v])          \
-                                        : xv_fma(gg_x, d[q][v], mn[q][v]);                   \
-      acc[q][v] = gx_fma(av, gg_w, acc[q][v]);                                               \
-    }                                                                                        \
+    const gx_v av = gx_bcast(a + p0 + 32 * c + (e));                                         \
+    const int gg_h = nh == 2 && (e) >= 16;                                                   \
+    for (int q = 0; q < ng; q++)                                                             \
+      acc[q][v] = gx_fma(av, gg_weight(xv_cvt_i(vals), ds[gg_h][q], mt[gg_h][q], wt),        \
+                         acc[q][v]);                                                         \
   } while (0)
-      for (int v = 0; v < GG_V; v++) {
-        for (int w = 0; w < bits; w++) {
-          xv_i words[GG_SIDE];
-          for (int q = 0; q < ng; q++) words[q] = gg_word(ch[q], w, v * GX_VL);
-          HMX_UNROLL(10)
-          for (int i = 0; i < f; i++) GG_SCALED_ELEMENT(w * f + i, gg_field(words[q], i, wt));
+          for (int w = 0; w < bits; w++) {
+            xv_i words[GG_SIDE];
+            for (int q = 0; q < ng; q++)
+              words[q] = gg_word(bk[q] + gg_head(wt) + c * gg_chunk(wt), w, v * GX_VL, wt);
+            HMX_UNROLL(16)
+            for (int i = 0; i < f; i++) GG_PACKED_ELEMENT(w * f + i, gg_field(words[q], i, wt));
+          }
+          if (nf < 32) { /* elements 30, 31 */
+            xv_i tops[GG_SIDE];
+            for (int q = 0; q < ng; q++)
+              tops[q] = gg_tops(bk[q] + gg_head(wt) + c * gg_chunk(wt), v * GX_VL, wt);
+            GG_PACKED_ELEMENT(nf, gg_field(tops[q], 0, wt));
+            GG_PACKED_ELEMENT(nf + 1, gg_field(tops[q], 1, wt));
+          }
+#undef GG_PACKED_ELEMENT
         }
-        if (nf < 32) { /* elements 30, 31 */
-          xv_i tops[GG_SIDE];
-          for (int q = 0; q < ng; q++) tops[q] = gg_tops(ch[q], v * GX_VL, wt);
-          GG_SCALED_ELEMENT(nf, gg_field(tops[q], 0, wt));
-          GG_SCALED_ELEMENT(nf + 1, gg_field(tops[q], 1, wt));
-        }
-      }
-#undef GG_SCALED_ELEMENT
     }
   } else {
     const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;

@@ -33,10 +33,9 @@ enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
        XW_G16_Q8_0 = 13, XW_G16_Q4_0 = 14, XW_G16_Q4_1 = 15, XW_G16_F16 = 16, XW_G16_BF16 = 17,
        XW_G16_F32 = 18,
-       /* the scaled G16 forms (src/gemm_quant.h): Q4_K; Q5_K and Q5_1; Q5_0; Q6_K; Q3_K */
-       XW_G16_S4 = 19, XW_G16_S5 = 20, XW_G16_S5_0 = 21, XW_G16_S6 = 22, XW_G16_S3 = 23,
-       /* Q2_K's G16 form (src/gemm_quant.h) */
-       XW_G16_Q2K = 24 };
+       /* the packed G16 forms (src/gemm_quant.h): Q2_K .. Q6_K, Q5_0, Q5_1 */
+       XW_G16_K2 = 19, XW_G16_K3 = 20, XW_G16_K4 = 21, XW_G16_K5 = 22, XW_G16_K6 = 23,
+       XW_G16_P5_0 = 24, XW_G16_P5_1 = 25 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -56,12 +55,13 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q4_1: return XW_G16_Q4_1;
     case HMX_GGML_F16: return XW_G16_F16;
     case HMX_GGML_F32: return XW_G16_F32;
-    case HMX_GGML_Q4_K: return XW_G16_S4;
-    case HMX_GGML_Q5_K: case HMX_GGML_Q5_1: return XW_G16_S5;
-    case HMX_GGML_Q5_0: return XW_G16_S5_0;
-    case HMX_GGML_Q6_K: return XW_G16_S6;
-    case HMX_GGML_Q3_K: return XW_G16_S3;
-    case HMX_GGML_Q2_K: return XW_G16_Q2K;
+    case HMX_GGML_Q2_K: return XW_G16_K2;
+    case HMX_GGML_Q3_K: return XW_G16_K3;
+    case HMX_GGML_Q4_K: return XW_G16_K4;
+    case HMX_GGML_Q5_K: return XW_G16_K5;
+    case HMX_GGML_Q6_K: return XW_G16_K6;
+    case HMX_GGML_Q5_0: return XW_G16_P5_0;
+    case HMX_GGML_Q5_1: return XW_G16_P5_1;
     default: return XW_G16_BF16;
     }
   switch (qtype) {

@@ -263,7 +263,7 @@ def main():
                                    seed=9, **K),
         "ok_q5_k_down.gguf": model(types={"emb": Q5_1, "attn": Q5_0, "ffn": Q4_0, "down": Q5_K},
                                    seed=10, **K),
-        # Q3_K_M / Q2_K files' types (session 50): Q3_K in the scaled G16 form, Q2_K in rows
+        # Q3_K_M / Q2_K files' types (session 50), kept in the packed G16 form
         "ok_q3_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q3_K},
                                    seed=11, **K),
         "ok_q2_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q2_K},
