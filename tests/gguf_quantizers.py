@@ -33,24 +33,33 @@ def quantize_q6_k(a):
     return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 210)
 
 
+def affine_subblocks(x, qmax, smax):
+    """x [blocks, sub-blocks, elements]: per sub-block a step (max - min) / qmax and an
+    offset -min (min <= 0), as multiples sc, m <= smax of the block's f16 d and dmin, and
+    the quants q <= qmax. Returns d, dmin (f16 [blocks]), sc, m ([blocks, sub-blocks]) and
+    q (as x), all but d and dmin int64."""
+    x = x.astype(np.float32)
+    lo = np.minimum(x.min(axis=2), 0)
+    step, off = (x.max(axis=2) - lo) / qmax, -lo
+    d = (step.max(axis=1) / smax).astype(np.float16)
+    dmin = (off.max(axis=1) / smax).astype(np.float16)
+    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.clip(np.round(np.where(df > 0, step / df, 0)), 0, smax).astype(np.int64)
+        m = np.clip(np.round(np.where(dmf > 0, off / dmf, 0)), 0, smax).astype(np.int64)
+        ds, ms = (df * sc)[:, :, None], (dmf * m)[:, :, None]
+        q = np.clip(np.round(np.where(ds > 0, (x + ms) / ds, 0)), 0, qmax).astype(np.int64)
+    return d, dmin, sc, m, q
+
+
 def quantize_k(a, five):
     """A plain Q4_K / Q5_K quantizer (the gguf package has none): per sub-block of 32 a
     step (max - min) / 15 (or 31) and an offset -min (min <= 0), as 6-bit multiples of the
     block's f16 d and dmin; layout as gguf.quants.Q4_K / Q5_K read it. As for Q6_K, its
     accuracy does not matter: the reference dequantizes what it wrote."""
     qmax = 31 if five else 15
-    x = a.reshape(-1, 8, 32).astype(np.float32)
-    lo = np.minimum(x.min(axis=2), 0)
-    step, off = (x.max(axis=2) - lo) / qmax, -lo  # [nb, 8]
-    d = (step.max(axis=1) / 63).astype(np.float16)
-    dmin = (off.max(axis=1) / 63).astype(np.float16)
-    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sc = np.clip(np.round(np.where(df > 0, step / df, 0)), 0, 63).astype(np.int64)
-        m = np.clip(np.round(np.where(dmf > 0, off / dmf, 0)), 0, 63).astype(np.int64)
-        ds, ms = (df * sc)[:, :, None], (dmf * m)[:, :, None]
-        q = np.clip(np.round(np.where(ds > 0, (x + ms) / ds, 0)), 0, qmax).astype(np.int64)
-    nb = x.shape[0]
+    d, dmin, sc, m, q = affine_subblocks(a.reshape(-1, 8, 32), qmax, 63)
+    nb = q.shape[0]
     scales = np.zeros((nb, 12), np.int64)
     for s in range(8):
         if s < 4:
@@ -78,17 +87,7 @@ def quantize_q2_k(a):
     -min (min <= 0) as 4-bit multiples of the block's f16 d and dmin (scales[s]: the step's
     multiple in the low nibble, the offset's in the high); element 128h + 32g + l in bits
     2g, 2g+1 of qs[32h + l]; layout as gguf.quants.Q2_K reads it."""
-    x = a.reshape(-1, 16, 16).astype(np.float32)
-    lo = np.minimum(x.min(axis=2), 0)
-    step, off = (x.max(axis=2) - lo) / 3, -lo  # [nb, 16]
-    d = (step.max(axis=1) / 15).astype(np.float16)
-    dmin = (off.max(axis=1) / 15).astype(np.float16)
-    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sc = np.clip(np.round(np.where(df > 0, step / df, 0)), 0, 15).astype(np.int64)
-        m = np.clip(np.round(np.where(dmf > 0, off / dmf, 0)), 0, 15).astype(np.int64)
-        ds, ms = (df * sc)[:, :, None], (dmf * m)[:, :, None]
-        q = np.clip(np.round(np.where(ds > 0, (x + ms) / ds, 0)), 0, 3).astype(np.int64)
+    d, dmin, sc, m, q = affine_subblocks(a.reshape(-1, 16, 16), 3, 15)
     q = q.reshape(-1, 2, 4, 32)  # [nb, h, g, l]
     qs = np.zeros((q.shape[0], 2, 32), np.int64)
     for g in range(4):
