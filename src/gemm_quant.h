@@ -62,7 +62,7 @@ int hmx_qlayout_g16_ok(uint32_t type);
  * element e < f * bits (f = 32 / bits fields a word) is field e % f (bits
  * bits at bits * (e % f)) of word e / f; the last two of the 3-, 5- and
  * 6-bit types (e = 30, 31) are the low and high `bits` bits of the string
- * whose bit pair 2w, 2w+1 is word w's top two bits (hmx_packed_pos). So a
+ * whose bit pair 2w, 2w+1 is word w's top two bits (pack_fields). So a
  * kernel takes a word per 16, 10, 8, 6 or 5 elements and two shifts per
  * element: no byte loads, no bits gathered from two places. The element is
  * the GGUF rule on these operands (docs/NUMERICS.md), the kernel forming
@@ -76,8 +76,6 @@ typedef struct hmx_packed_geom {
   int64_t head, scale, chunk, block; /* bytes per group: head, chunk's scales, chunk, block */
 } hmx_packed_geom;
 void hmx_packed_geometry(uint32_t type, hmx_packed_geom *g);
-/* Where bit t of element e's value lies in a row's words: word, bit. */
-void hmx_packed_pos(int bits, int e, int t, int *word, int *bit);
 size_t hmx_packed_bytes(uint32_t type, int64_t n, int64_t k);
 void hmx_packed_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst);
 /* Row j of a packed matrix, by the GGUF rule (k floats). */

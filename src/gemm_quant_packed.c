@@ -32,18 +32,28 @@ void hmx_packed_geometry(uint32_t type, hmx_packed_geom *g) {
   g->block = g->head + g->kblock / 32 * g->chunk;
 }
 
-void hmx_packed_pos(int bits, int e, int t, int *word, int *bit) {
-  const int f = 32 / bits; /* whole fields a word */
-  if (e < f * bits) { /* field e % f of word e / f */
-    *word = e / f;
-    *bit = bits * (e % f) + t;
-    return;
-  }
-  /* elements 30, 31 (bits 3, 5, 6): bit i = (e - 30) bits + t of the string
-   * whose bit pair 2w, 2w+1 is the top two bits of word w */
-  const int i = (e - f * bits) * bits + t;
-  *word = i / 2;
-  *bit = 30 + i % 2;
+/* A row's 32 values of a chunk (each masked to `bits` bits) into its `bits`
+ * words (gemm_quant.h): element e < f * bits is field e % f of word e / f
+ * (f = 32 / bits); elements 30, 31 of the 3-, 5- and 6-bit types form the
+ * string whose bit pair 2w, 2w+1 goes to the top two bits of word w. */
+static void pack_fields(const uint32_t v[32], int bits, uint32_t words[6]) {
+  const int f = 32 / bits, nf = f * bits;
+  uint32_t tops = 0;
+  for (int w = 0; w < bits; w++) words[w] = 0;
+  for (int e = 0; e < nf; e++) words[e / f] |= v[e] << (bits * (e % f));
+  for (int e = nf; e < 32; e++) tops |= v[e] << (bits * (e - nf));
+  if (nf < 32)
+    for (int w = 0; w < bits; w++) words[w] |= ((tops >> (2 * w)) & 3u) << 30;
+}
+
+/* Element e's field of a row's words (pack_fields' inverse), unsigned. */
+static uint32_t unpack_field(const uint32_t words[6], int bits, int e) {
+  const int f = 32 / bits, nf = f * bits;
+  const uint32_t mask = (1u << bits) - 1;
+  if (e < nf) return (words[e / f] >> (bits * (e % f))) & mask;
+  uint32_t tops = 0;
+  for (int w = 0; w < bits; w++) tops |= (words[w] >> 30) << (2 * w);
+  return (tops >> (bits * (e - nf))) & mask;
 }
 
 size_t hmx_packed_bytes(uint32_t type, int64_t n, int64_t k) {
@@ -93,16 +103,10 @@ static void pack_row(uint32_t type, const hmx_packed_geom *g, const unsigned cha
     }
     const uint16_t sf = g->kblock == 256 ? (uint16_t)(s0 | s1 << 8) : s0;
     memcpy(ch + 2 * r, &sf, 2);
-    uint32_t words[6] = {0}; /* bits <= 6 */
-    for (int e = 0; e < 32; e++) {
-      const int u = hmx_gguf_block_u(type, f, (int)(32 * c + e));
-      const uint32_t v = (uint32_t)(u - g->off) & ((1u << g->bits) - 1);
-      for (int t = 0; t < g->bits; t++) {
-        int w, at;
-        hmx_packed_pos(g->bits, e, t, &w, &at);
-        words[w] |= ((v >> t) & 1u) << at;
-      }
-    }
+    uint32_t v[32], words[6]; /* bits <= 6 */
+    for (int e = 0; e < 32; e++)
+      v[e] = (uint32_t)(hmx_gguf_block_u(type, f, 32 * c + e) - g->off) & ((1u << g->bits) - 1);
+    pack_fields(v, g->bits, words);
     for (int w = 0; w < g->bits; w++)
       memcpy(ch + g->scale + (w * HMX_QG + r) * 4, &words[w], 4);
   }
@@ -137,15 +141,10 @@ void hmx_packed_row(uint32_t type, const void *src, int64_t k, int64_t j, float 
     for (int c = 0; c < g.kblock / 32; c++) {
       const unsigned char *ch = blk + g.head + c * g.chunk;
       const uint16_t sf = rd16(ch + 2 * r);
+      uint32_t words[6];
+      for (int w = 0; w < g.bits; w++) memcpy(&words[w], ch + g.scale + (w * HMX_QG + r) * 4, 4);
       for (int e = 0; e < 32; e++) {
-        int32_t v = 0; /* u - off */
-        for (int t = 0; t < g.bits; t++) {
-          int w, at;
-          uint32_t word;
-          hmx_packed_pos(g.bits, e, t, &w, &at);
-          memcpy(&word, ch + g.scale + (w * HMX_QG + r) * 4, 4);
-          v |= (int32_t)((word >> at) & 1u) << t;
-        }
+        int32_t v = (int32_t)unpack_field(words, g.bits, e); /* u - off */
         if (sgn && v >= 1 << (g.bits - 1)) v -= 1 << g.bits;
         float y;
         if (g.kblock == 32) { /* Q5_0 (float)(u - 16) * d; Q5_1 ((float)u * d) + m */
