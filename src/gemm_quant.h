@@ -7,8 +7,8 @@
 #include "hadamix.h"
 
 /* A [N, K] matrix as GGUF stores it: N rows of K elements (ne[0] = K), of
- * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K or
- * Q6_K), K a whole
+ * ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
+ * Q6_K, IQ4_NL or IQ4_XS), K a whole
  * number of blocks. data may be unaligned for the block types. */
 typedef struct hmx_qmatrix {
   uint32_t type;
@@ -44,21 +44,24 @@ uint32_t hmx_dtype_qtype(hmx_dtype dt);
 int hmx_qlayout_g16_ok(uint32_t type);
 
 /* Whether type's G16 form is the packed one (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
- * Q5_0, Q5_1; src/gemm_quant_packed.c): the file's scales as the file has
- * them, the values regrouped as bit fields of 32-bit words. Per group of
- * 16 rows and block of `kblock` elements (256 for the K types, 32 for
- * Q5_0 / Q5_1):
- * - head: K types the 16 rows' f32 d (the file's f16 widened), then, with
- *   a min (Q2_K, Q4_K, Q5_K), their f32 dmin; Q5_0 / Q5_1 none;
+ * Q5_0, Q5_1, IQ4_NL, IQ4_XS; src/gemm_quant_packed.c): the file's scales
+ * as the file has them, the values regrouped as bit fields of 32-bit
+ * words. Per group of 16 rows and block of `kblock` elements (256 for the
+ * K types and IQ4_XS, 32 for Q5_0 / Q5_1 / IQ4_NL):
+ * - head: K types and IQ4_XS the 16 rows' f32 d (the file's f16 widened),
+ *   then, with a min (Q2_K, Q4_K, Q5_K), their f32 dmin; Q5_0 / Q5_1 /
+ *   IQ4_NL none;
  * - kblock / 32 chunks of 32 elements, each the 16 rows' scale fields
  *   (`scale` bytes) and `bits` words, word w the 16 rows' uint32 side by
  *   side. Scale fields, a uint16 a row: Q4_K / Q5_K the chunk's 6-bit sc
  *   (low byte) and m (high byte); Q2_K the file's scales[2c] (low byte:
  *   elements 0..15 of the chunk) and scales[2c+1] (sc low nibble, m high);
  *   Q3_K and Q6_K the signed 8-bit scale of each half (Q3_K's sc - 32);
- *   Q5_0 the f16 d; Q5_1 the 16 f16 d, then the 16 f16 m.
+ *   IQ4_XS the chunk's signed sc - 32 (low byte; high byte 0); Q5_0 and
+ *   IQ4_NL the f16 d; Q5_1 the 16 f16 d, then the 16 f16 m.
  * A row's words hold its 32 values v = u - off (off 4 for Q3_K, 16 for
- * Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where off > 0):
+ * Q5_0, 32 for Q6_K, else 0; `bits`-bit two's complement where off > 0;
+ * IQ4 stores u, the index of its value in hmx_gguf_iq4_values):
  * element e < f * bits (f = 32 / bits fields a word) is field e % f (bits
  * bits at bits * (e % f)) of word e / f; the last two of the 3-, 5- and
  * 6-bit types (e = 30, 31) are the low and high `bits` bits of the string
@@ -69,10 +72,10 @@ int hmx_qlayout_g16_ok(uint32_t type);
  * its products d * sc and dmin * m, so it has the rule's bits. Bytes per
  * 256 elements of a row (the file's): Q2_K 88 (84), Q3_K 116 (110), Q4_K
  * 152 (144), Q5_K 184 (176), Q6_K 212 (210), Q5_0 176 (176), Q5_1 192
- * (192). */
+ * (192), IQ4_NL 144 (144), IQ4_XS 148 (136). */
 int hmx_qlayout_g16_packed(uint32_t type);
 typedef struct hmx_packed_geom {
-  int bits, off, has_min, halves, kblock;
+  int bits, off, has_min, halves, kblock, lut; /* lut: IQ4, a value is hmx_gguf_iq4_values[u] */
   int64_t head, scale, chunk, block; /* bytes per group: head, chunk's scales, chunk, block */
 } hmx_packed_geom;
 void hmx_packed_geometry(uint32_t type, hmx_packed_geom *g);

@@ -1,4 +1,4 @@
-/* The packed G16 forms of Q2_K .. Q6_K, Q5_0 and Q5_1 (gemm_quant.h):
+/* The packed G16 forms of Q2_K .. Q6_K, Q5_0, Q5_1, IQ4_NL and IQ4_XS (gemm_quant.h):
  * the file's scales kept as the file has them (integers, f16), the values
  * regrouped as bit fields of 32-bit words, 16 rows side by side. The
  * kernels form the rule's scale products themselves, with the same
@@ -12,15 +12,17 @@
 int hmx_qlayout_g16_packed(uint32_t type) {
   switch (type) {
   case HMX_GGML_Q2_K: case HMX_GGML_Q3_K: case HMX_GGML_Q4_K: case HMX_GGML_Q5_K:
-  case HMX_GGML_Q6_K: case HMX_GGML_Q5_0: case HMX_GGML_Q5_1: return 1;
+  case HMX_GGML_Q6_K: case HMX_GGML_Q5_0: case HMX_GGML_Q5_1: case HMX_GGML_IQ4_NL:
+  case HMX_GGML_IQ4_XS: return 1;
   default: return 0;
   }
 }
 
 void hmx_packed_geometry(uint32_t type, hmx_packed_geom *g) {
-  const int kq = type != HMX_GGML_Q5_0 && type != HMX_GGML_Q5_1;
-  g->bits = type == HMX_GGML_Q2_K ? 2 : type == HMX_GGML_Q3_K ? 3 : type == HMX_GGML_Q4_K ? 4
-          : type == HMX_GGML_Q6_K ? 6 : 5;
+  const int kq = type != HMX_GGML_Q5_0 && type != HMX_GGML_Q5_1 && type != HMX_GGML_IQ4_NL;
+  g->lut = type == HMX_GGML_IQ4_NL || type == HMX_GGML_IQ4_XS;
+  g->bits = type == HMX_GGML_Q2_K ? 2 : type == HMX_GGML_Q3_K ? 3
+          : type == HMX_GGML_Q4_K || g->lut ? 4 : type == HMX_GGML_Q6_K ? 6 : 5;
   g->off = type == HMX_GGML_Q3_K ? 4 : type == HMX_GGML_Q5_0 ? 16 : type == HMX_GGML_Q6_K ? 32 : 0;
   g->has_min = type == HMX_GGML_Q2_K || type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K ||
                type == HMX_GGML_Q5_1;
@@ -71,7 +73,7 @@ static void pack_row(uint32_t type, const hmx_packed_geom *g, const unsigned cha
                      unsigned char *blk, int r) {
   if (g->kblock == 256) { /* d (and dmin), the file's f16 widened exactly */
     const int dpos = type == HMX_GGML_Q2_K ? 80 : type == HMX_GGML_Q3_K ? 108
-                   : type == HMX_GGML_Q6_K ? 208 : 0;
+                   : type == HMX_GGML_Q6_K ? 208 : 0; /* Q4_K, Q5_K, IQ4_XS: 0 */
     const float d = hmx_f16_to_f32(rd16(f + dpos));
     memcpy(blk + 4 * r, &d, 4);
     if (g->has_min) {
@@ -96,7 +98,8 @@ static void pack_row(uint32_t type, const hmx_packed_geom *g, const unsigned cha
       s1 = (uint16_t)m;
       break;
     }
-    default: /* Q5_0 / Q5_1: the f16 d (and m) as they are */
+    case HMX_GGML_IQ4_XS: s0 = (uint8_t)(hmx_gguf_iq4_xs_scale(f, c) - 32); break;
+    default: /* Q5_0 / Q5_1 / IQ4_NL: the f16 d (and m) as they are */
       s0 = rd16(f);
       if (type == HMX_GGML_Q5_1) memcpy(ch + HMX_QG * 2 + 2 * r, f + 2, 2);
       break;
@@ -147,7 +150,10 @@ void hmx_packed_row(uint32_t type, const void *src, int64_t k, int64_t j, float 
         int32_t v = (int32_t)unpack_field(words, g.bits, e); /* u - off */
         if (sgn && v >= 1 << (g.bits - 1)) v -= 1 << g.bits;
         float y;
-        if (g.kblock == 32) { /* Q5_0 (float)(u - 16) * d; Q5_1 ((float)u * d) + m */
+        if (g.lut) { /* IQ4_NL d * value; IQ4_XS (d * (sc - 32)) * value */
+          const float ds = g.kblock == 32 ? hmx_f16_to_f32(sf) : d * (float)(int8_t)(sf & 0xFF);
+          y = ds * (float)hmx_gguf_iq4_values[v];
+        } else if (g.kblock == 32) { /* Q5_0 (float)(u - 16) * d; Q5_1 ((float)u * d) + m */
           y = (float)v * hmx_f16_to_f32(sf);
           if (type == HMX_GGML_Q5_1) y = y + hmx_f16_to_f32(rd16(ch + HMX_QG * 2 + 2 * r));
         } else {

@@ -39,8 +39,8 @@ typedef enum hmx_gguf_vtype {
 enum {
   HMX_GGML_F32 = 0, HMX_GGML_F16 = 1, HMX_GGML_Q4_0 = 2, HMX_GGML_Q4_1 = 3,
   HMX_GGML_Q5_0 = 6, HMX_GGML_Q5_1 = 7, HMX_GGML_Q8_0 = 8, HMX_GGML_Q2_K = 10, HMX_GGML_Q3_K = 11,
-  HMX_GGML_Q4_K = 12, HMX_GGML_Q5_K = 13, HMX_GGML_Q6_K = 14,
-  HMX_GGML_BF16 = 30
+  HMX_GGML_Q4_K = 12, HMX_GGML_Q5_K = 13, HMX_GGML_Q6_K = 14, HMX_GGML_IQ4_NL = 20,
+  HMX_GGML_IQ4_XS = 23, HMX_GGML_BF16 = 30
 };
 
 /* A string in the file: bytes (not NUL-terminated, may hold any byte). */
@@ -112,12 +112,12 @@ const char *hmx_gguf_type_name(uint32_t type);
 int hmx_gguf_type_block(uint32_t type, int64_t *block, int64_t *bytes);
 /* 1 when hmx_gguf_dequantize handles the type: */
 #define HMX_GGUF_DEQUANT_TYPES \
-  "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K"
+  "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS"
 int hmx_gguf_can_dequantize(uint32_t type);
 
-/* The unsigned quant of element e of one Q5_0 / Q5_1 (32 elements) or
- * Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (256) block at b, before the rule's
- * offset and scales. */
+/* The unsigned quant of element e of one Q5_0 / Q5_1 / IQ4_NL (32
+ * elements) or Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_XS (256) block at b,
+ * before the rule's offset (or, IQ4, its table) and scales. */
 int hmx_gguf_block_u(uint32_t type, const unsigned char *b, int e);
 /* The 6-bit scale and min of sub-block s (< 8) of a Q4_K / Q5_K block's
  * scales[12] (docs/NUMERICS.md "GGUF dequantization"). */
@@ -125,6 +125,15 @@ void hmx_gguf_k_scale_min(const unsigned char *scales, int s, int *sc, int *m);
 /* The 6-bit scale (0..63, before the rule's - 32) of sub-block s (< 16) of
  * a Q3_K block's scales[12]. */
 int hmx_gguf_q3_k_scale(const unsigned char *scales, int s);
+/* IQ4_NL's and IQ4_XS's 16 values (llama.cpp's kvalues_iq4nl): quant u
+ * stands for hmx_gguf_iq4_values[u]; hmx_gguf_iq4_f32 holds the same
+ * integers as floats (exact), the table the vector kernels permute. */
+#define HMX_GGUF_IQ4_VALUES -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+extern const int8_t hmx_gguf_iq4_values[16];
+extern const float hmx_gguf_iq4_f32[16];
+/* The 6-bit scale (0..63, before the rule's - 32) of sub-block s (< 8) of
+ * an IQ4_XS block at b. */
+int hmx_gguf_iq4_xs_scale(const unsigned char *b, int s);
 
 /* Dequantize n elements (a whole number of blocks) of `type` stored at src
  * to f32, by the rule of docs/NUMERICS.md "GGUF dequantization". */

@@ -71,9 +71,16 @@ static void deq_q4_1(const unsigned char *b, int64_t nb, float *y) {
  * of qh[32 h + l]. Q2_K (256; scales[16], qs[64]): e = 128 h + 32 g + l,
  * bits 2g, 2g+1 of qs[32 h + l] (qs at 16). Q3_K (256; hmask[32], qs[64]):
  * e = 128 h + 32 g + l, the low 2 bits as Q2_K's (qs at 32), bit 2 is bit
- * 4h + g of hmask[l]. */
+ * 4h + g of hmask[l]. IQ4_NL (32; f16 d, qs[16]): Q4_0's nibbles. IQ4_XS
+ * (256; f16 d, scales_h u16, scales_l[4], qs[128]): e = 32 s + l, nibble
+ * l / 16 (low first) of qs[16 s + l % 16] (qs at 8). */
 static int block_u(uint32_t type, const unsigned char *b, int e) {
   switch (type) {
+  case HMX_GGML_IQ4_NL: return e < 16 ? b[2 + e] & 0x0F : b[2 + e - 16] >> 4;
+  case HMX_GGML_IQ4_XS: {
+    const unsigned char byte = b[8 + 16 * (e / 32) + e % 16];
+    return e % 32 < 16 ? byte & 0x0F : byte >> 4;
+  }
   case HMX_GGML_Q2_K: case HMX_GGML_Q3_K: {
     const int h = e / 128, g = (e % 128) / 32, l = e % 32, three = type == HMX_GGML_Q3_K;
     const int low = (b[(three ? 32 : 16) + 32 * h + l] >> (2 * g)) & 3;
@@ -205,12 +212,47 @@ static void deq_q3_k(const unsigned char *b, int64_t nb, float *y) {
   }
 }
 
+/* IQ4_NL and IQ4_XS: a 4-bit quant u picks one of 16 non-uniform values
+ * (llama.cpp's kvalues_iq4nl, a fixed table, not in the file). */
+const int8_t hmx_gguf_iq4_values[16] = {HMX_GGUF_IQ4_VALUES};
+const float hmx_gguf_iq4_f32[16] = {HMX_GGUF_IQ4_VALUES};
+
+/* IQ4_XS's 6-bit scale of sub-block s: the low 4 bits are nibble s % 2
+ * (low first) of scales_l[s / 2] (at 4), the top 2 bits are bits 2s, 2s+1
+ * of the little-endian scales_h (at 2). */
+int hmx_gguf_iq4_xs_scale(const unsigned char *b, int s) {
+  const int low = (b[4 + s / 2] >> (4 * (s % 2))) & 0x0F;
+  return low | ((rd16(b + 2) >> (2 * s)) & 3) << 4;
+}
+
+/* IQ4_NL (18 bytes: f16 d, qs[16]): y = d * (float)v, v the table's value
+ * of block_u (an exact product: 11 x 7 bits). */
+static void deq_iq4_nl(const unsigned char *b, int64_t nb, float *y) {
+  for (int64_t i = 0; i < nb; i++, b += 18, y += 32) {
+    const float d = hmx_f16_to_f32(rd16(b));
+    for (int e = 0; e < 32; e++) y[e] = d * (float)hmx_gguf_iq4_values[block_u(HMX_GGML_IQ4_NL, b, e)];
+  }
+}
+
+/* IQ4_XS (136 bytes): sub-block s = e / 32 with s6 = hmx_gguf_iq4_xs_scale;
+ * y = (d * (float)(s6 - 32)) * (float)v, in this order. Both products are
+ * exact (11 + 6 + 7 bits), so any order gives these bits. */
+static void deq_iq4_xs(const unsigned char *b, int64_t nb, float *y) {
+  for (int64_t i = 0; i < nb; i++, b += 136, y += 256) {
+    const float d = hmx_f16_to_f32(rd16(b));
+    for (int e = 0; e < 256; e++) {
+      const float dl = d * (float)(hmx_gguf_iq4_xs_scale(b, e / 32) - 32);
+      y[e] = dl * (float)hmx_gguf_iq4_values[block_u(HMX_GGML_IQ4_XS, b, e)];
+    }
+  }
+}
+
 int hmx_gguf_can_dequantize(uint32_t type) {
   switch (type) {
   case HMX_GGML_F32: case HMX_GGML_F16: case HMX_GGML_BF16: case HMX_GGML_Q8_0:
   case HMX_GGML_Q4_0: case HMX_GGML_Q4_1: case HMX_GGML_Q5_0: case HMX_GGML_Q5_1:
   case HMX_GGML_Q2_K: case HMX_GGML_Q3_K: case HMX_GGML_Q4_K: case HMX_GGML_Q5_K:
-  case HMX_GGML_Q6_K: return 1;
+  case HMX_GGML_Q6_K: case HMX_GGML_IQ4_NL: case HMX_GGML_IQ4_XS: return 1;
   default: return 0;
   }
 }
@@ -249,6 +291,8 @@ hmx_status hmx_gguf_dequantize(uint32_t type, const void *src, int64_t n, float 
   case HMX_GGML_Q6_K: deq_q6_k(b, nb, dst); break;
   case HMX_GGML_Q2_K: deq_q2_k(b, nb, dst); break;
   case HMX_GGML_Q3_K: deq_q3_k(b, nb, dst); break;
+  case HMX_GGML_IQ4_NL: deq_iq4_nl(b, nb, dst); break;
+  case HMX_GGML_IQ4_XS: deq_iq4_xs(b, nb, dst); break;
   }
   return HMX_OK;
 }
@@ -322,6 +366,17 @@ float hmx_gguf_quant_at(uint32_t type, const void *src, int64_t i) {
     const int e = (int)(i % 256);
     const float s = hmx_f16_to_f32(rd16(b + 108)) * (float)(hmx_gguf_q3_k_scale(b + 96, e / 16) - 32);
     return s * (float)(block_u(HMX_GGML_Q3_K, b, e) - 4);
+  }
+  case HMX_GGML_IQ4_NL: {
+    const unsigned char *b = base + (i / 32) * 18;
+    return hmx_f16_to_f32(rd16(b)) *
+           (float)hmx_gguf_iq4_values[block_u(HMX_GGML_IQ4_NL, b, (int)(i % 32))];
+  }
+  case HMX_GGML_IQ4_XS: {
+    const unsigned char *b = base + (i / 256) * 136;
+    const int e = (int)(i % 256);
+    const float dl = hmx_f16_to_f32(rd16(b)) * (float)(hmx_gguf_iq4_xs_scale(b, e / 32) - 32);
+    return dl * (float)hmx_gguf_iq4_values[block_u(HMX_GGML_IQ4_XS, b, e)];
   }
   default: return 0.0f;
   }

@@ -3,7 +3,7 @@
  * docs/NUMERICS.md: identical bits, any NaN equal to any NaN; the CUDA backend
  * returns the default NaN where x86 propagates a payload), on every
  * backend this machine runs, with 1 and 2 threads: Q4_1, Q8_0, Q4_0, Q6_K,
- * Q4_K, Q5_K, Q5_0, Q5_1, Q2_K, Q3_K, F16, BF16 and F32, in GGUF's row layout
+ * Q4_K, Q5_K, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS, F16, BF16 and F32, in GGUF's row layout
  * and the G16 layout (the regrouped bytes, or the packed form of the K and
  * 5-bit types)
  * (src/gemm_quant.h), odd N, K a multiple of the block, M = 1 (the decode GEMV)
@@ -65,7 +65,8 @@ static void fill(uint32_t type, unsigned char *b, int64_t n, int specials) {
       for (int j = 0; j < 4; j++) p[j] = (unsigned char)(u >> (8 * j));
       break;
     }
-    case HMX_GGML_Q8_0: case HMX_GGML_Q4_0: case HMX_GGML_Q5_0:
+    case HMX_GGML_Q8_0: case HMX_GGML_Q4_0: case HMX_GGML_Q5_0: case HMX_GGML_IQ4_NL:
+    case HMX_GGML_IQ4_XS: /* d; IQ4_XS's 6-bit sub-block scales random */
       put16(p, scale16(specials));
       break;
     case HMX_GGML_Q4_1: case HMX_GGML_Q5_1:
@@ -128,8 +129,8 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
 int main(void) {
   static const uint32_t types[] = {HMX_GGML_Q4_1, HMX_GGML_Q8_0, HMX_GGML_Q4_0, HMX_GGML_Q6_K,
                                    HMX_GGML_Q4_K, HMX_GGML_Q5_K, HMX_GGML_Q5_0, HMX_GGML_Q5_1,
-                                   HMX_GGML_Q2_K, HMX_GGML_Q3_K, HMX_GGML_F16, HMX_GGML_BF16,
-                                   HMX_GGML_F32};
+                                   HMX_GGML_Q2_K, HMX_GGML_Q3_K, HMX_GGML_IQ4_NL,
+                                   HMX_GGML_IQ4_XS, HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_F32};
   /* M, N, K (K a multiple of 256, so of every block): odd N, N below one
    * vector, N over several thread tiles, M = 1 and M > 1 (several K blocks;
    * N over several N blocks per thread, so float G16 read in place starts
@@ -189,6 +190,8 @@ int main(void) {
         run_case(be, HMX_GGML_Q6_K, 1, 1100, 4096, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q3_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_Q2_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_IQ4_NL, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_IQ4_XS, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
       }
       hmx_x86_tuning_force(NULL);
     }

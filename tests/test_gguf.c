@@ -453,6 +453,48 @@ static void test_dequant_k23(void) {
           "dequantize %g", e, (double)hmx_gguf_quant_at(HMX_GGML_Q3_K, b3, e), (double)y[e]);
 }
 
+/* IQ4_NL and IQ4_XS: hand-placed quants against the table (llama.cpp's
+ * kvalues_iq4nl, written out here rather than read from the library). */
+static void test_dequant_iq4(void) {
+  static const int kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  float y[256];
+  const uint16_t two = f16_bits(2.0f), quarter = f16_bits(0.25f);
+  /* IQ4_NL: f16 d, qs[16]; element j < 16 the low nibble of qs[j], j + 16 the high */
+  unsigned char nl[18] = {0};
+  nl[0] = (unsigned char)quarter; nl[1] = (unsigned char)(quarter >> 8); /* d = 0.25 */
+  nl[2 + 3] = 0xF8;           /* element 3: u 8 (1), element 19: u 15 (113) */
+  nl[2 + 15] = 0x0E;          /* element 15: u 14 (89), element 31: u 0 (-127) */
+  CHECK(hmx_gguf_dequantize(HMX_GGML_IQ4_NL, nl, 32, y) == HMX_OK, "iq4_nl: %s", hmx_last_error());
+  CHECK(y[3] == 0.25f && y[19] == 28.25f && y[15] == 22.25f && y[31] == -31.75f &&
+        y[0] == -31.75f, "iq4_nl values %g %g %g %g %g (want 0.25 28.25 22.25 -31.75 -31.75)",
+        (double)y[3], (double)y[19], (double)y[15], (double)y[31], (double)y[0]);
+  /* IQ4_XS: f16 d, scales_h (u16), scales_l[4], qs[128]; sub-block s's
+   * scale = nibble s % 2 of scales_l[s / 2] | bits 2s, 2s+1 of scales_h << 4 */
+  unsigned char xs[136] = {0};
+  xs[0] = (unsigned char)two; xs[1] = (unsigned char)(two >> 8); /* d = 2 */
+  xs[4 + 2] = 0x05 | 0x0C << 4;  /* sub-block 4: low 5; sub-block 5: low 12 */
+  const uint16_t sh = (uint16_t)(3u << 8 | 1u << 10); /* sub-block 4: top 3 (53 - 32 = 21); 5: top 1 (28 - 32 = -4) */
+  xs[2] = (unsigned char)sh; xs[3] = (unsigned char)(sh >> 8);
+  xs[8 + 16 * 4 + 7] = 0x3A;     /* sub-block 4: element 135 u 10 (25), element 151 u 3 (-65) */
+  xs[8 + 16 * 5 + 0] = 0x90;     /* sub-block 5: element 160 u 0 (-127), element 176 u 9 (13) */
+  CHECK(hmx_gguf_dequantize(HMX_GGML_IQ4_XS, xs, 256, y) == HMX_OK, "iq4_xs: %s", hmx_last_error());
+  /* (2 * 21) * 25 = 1050, (2 * 21) * -65 = -2730, (2 * -4) * -127 = 1016,
+   * (2 * -4) * 13 = -104; sub-block 0 (scale 0 - 32): (2 * -32) * -127 */
+  CHECK(y[135] == 1050.0f && y[151] == -2730.0f && y[160] == 1016.0f && y[176] == -104.0f &&
+        y[0] == 8128.0f, "iq4_xs values %g %g %g %g %g (want 1050 -2730 1016 -104 8128)",
+        (double)y[135], (double)y[151], (double)y[160], (double)y[176], (double)y[0]);
+  for (int u = 0; u < 16; u++)
+    CHECK(hmx_gguf_iq4_values[u] == kv[u] && hmx_gguf_iq4_f32[u] == (float)kv[u],
+          "iq4 value %d: %d / %g, want %d", u, hmx_gguf_iq4_values[u],
+          (double)hmx_gguf_iq4_f32[u], kv[u]);
+  for (int e = 0; e < 256; e++)
+    CHECK(hmx_gguf_quant_at(HMX_GGML_IQ4_XS, xs, e) == y[e], "iq4_xs element %d: quant_at %g, "
+          "dequantize %g", e, (double)hmx_gguf_quant_at(HMX_GGML_IQ4_XS, xs, e), (double)y[e]);
+  CHECK(hmx_gguf_dequantize(HMX_GGML_IQ4_NL, nl, 32, y) == HMX_OK, "iq4_nl");
+  for (int e = 0; e < 32; e++)
+    CHECK(hmx_gguf_quant_at(HMX_GGML_IQ4_NL, nl, e) == y[e], "iq4_nl element %d", e);
+}
+
 static void test_dequant_values(void) {
   float y[256];
   /* Q4_1: d = 0.1 (f16), m = -1 (f16): y = q * d + m with two roundings */
@@ -521,10 +563,11 @@ static void test_dequant_values(void) {
   memcpy(&bits, &y[1], 4);
   CHECK(bits == 0x7F810000u, "bf16 NaN bits %08x", (unsigned)bits);
   CHECK(hmx_gguf_dequantize(HMX_GGML_Q4_1, q41, 31, y) == HMX_ERR_INVALID_ARGUMENT, "part block");
-  CHECK(hmx_gguf_dequantize(20, q41, 256, y) == HMX_ERR_UNSUPPORTED && hmx_last_error()[0],
-        "IQ4_NL is not dequantized");
+  CHECK(hmx_gguf_dequantize(21, q41, 256, y) == HMX_ERR_UNSUPPORTED && hmx_last_error()[0],
+        "IQ3_S is not dequantized");
   test_dequant_k();
   test_dequant_k23();
+  test_dequant_iq4();
 }
 
 /* ------------------------------------------------------------------ --compare */

@@ -86,6 +86,14 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
 #define xv_i8_i(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define xv_u16_i(p) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))) /* VL uint16 at p */
 #define xv_cvt_i(a) _mm256_cvtepi32_ps(a)
+/* t[idx & 15] in each lane (IQ4's table, weights16_x86.h); the bits of idx
+ * above bit 3 are ignored: two 8-entry permutes (bits 0-2) and a blend on
+ * bit 3. */
+XV_INLINE __m256 xv_lut16(__m256i idx, const float *t) {
+  const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t), idx);
+  const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 8), idx);
+  return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+}
 
 /* §R tree over l[0] = lanes 0-7, l[1] = lanes 8-15: l[j] += l[j+8] (lo + hi),
  * then +4, +2, +1 (hmx_lane_tree). */

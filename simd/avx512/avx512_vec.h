@@ -85,6 +85,11 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) {
 #define xv_i8_i(p) _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p)))
 #define xv_u16_i(p) _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))) /* VL uint16 at p */
 #define xv_cvt_i(a) _mm512_cvtepi32_ps(a)
+/* t[idx & 15] in each lane (IQ4's table, weights16_x86.h); the bits of idx
+ * above bit 3 are ignored: one 16-entry permute. */
+XV_INLINE __m512 xv_lut16(__m512i idx, const float *t) {
+  return _mm512_permutexvar_ps(idx, _mm512_loadu_ps(t));
+}
 
 /* §R tree on one register: l[j] += l[j+8], then +4, +2, +1 (hmx_lane_tree). */
 XV_INLINE float xv_tree16(const xv_v *l) {

@@ -1,6 +1,6 @@
 /* gemm_x86.h's B in the G16 layout (src/gemm_quant.h: rows in groups of 16,
  * each element's 16 values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16,
- * and the packed G16 forms of Q2_K .. Q6_K, Q5_0 and Q5_1.
+ * and the packed G16 forms of Q2_K .. Q6_K, Q5_0, Q5_1, IQ4_NL and IQ4_XS.
  * Part of the gemm_x86.h template (included by it; uses its gx_ and the
  * ISA's xv_ primitives).
  *
@@ -28,17 +28,19 @@
 
 /* The packed forms (src/gemm_quant.h "packed"), properties of each as
  * constants of the instance: bits a value, whether the values are signed
- * (u - off stored, off > 0: Q3_K, Q6_K, Q5_0), the block (256 elements for
- * the K types, 32 for Q5_0 / Q5_1), whether the rule adds a min (Q2_K,
+ * (u - off stored, off > 0: Q3_K, Q6_K, Q5_0) or indices into IQ4's table
+ * (IQ4_NL, IQ4_XS), the block (256 elements for the K types and IQ4_XS,
+ * 32 for Q5_0 / Q5_1 / IQ4_NL), whether the rule adds a min (Q2_K,
  * Q4_K, Q5_K, Q5_1), whether each 16-element half has its own scale (Q2_K,
  * Q3_K, Q6_K), and the bytes of a group's head, chunk scales, chunk and
  * block. */
 #define gg_packed(wt) ((wt) >= XW_G16_K2)
-#define gg_bits(wt) ((wt) == XW_G16_K2 ? 2 : (wt) == XW_G16_K3 ? 3 : (wt) == XW_G16_K4 ? 4 \
-                     : (wt) == XW_G16_K6 ? 6 : 5)
+#define gg_lut(wt) ((wt) == XW_G16_I4NL || (wt) == XW_G16_I4XS) /* u indexes IQ4's values */
+#define gg_bits(wt) ((wt) == XW_G16_K2 ? 2 : (wt) == XW_G16_K3 ? 3 \
+                     : (wt) == XW_G16_K4 || gg_lut(wt) ? 4 : (wt) == XW_G16_K6 ? 6 : 5)
 #define gg_fields(wt) (32 / gg_bits(wt))
 #define gg_signed(wt) ((wt) == XW_G16_K3 || (wt) == XW_G16_K6 || (wt) == XW_G16_P5_0)
-#define gg_kq(wt) ((wt) <= XW_G16_K6)
+#define gg_kq(wt) ((wt) <= XW_G16_K6 || (wt) == XW_G16_I4XS) /* 256-element blocks */
 #define gg_kblock(wt) (gg_kq(wt) ? 256 : 32)
 #define gg_has_min(wt) ((wt) == XW_G16_K2 || (wt) == XW_G16_K4 || (wt) == XW_G16_K5 || \
                         (wt) == XW_G16_P5_1)
@@ -66,6 +68,14 @@ GX_INLINE xv_i gg_field(xv_i x, int i, const int wt) {
   return xv_and_i(down, xv_set1_i((1 << bits) - 1));
 }
 
+/* Field i of the words x as f32: IQ4's table value of the field (xv_lut16
+ * reads bits 0-3, so one shift and no mask), else gg_field converted
+ * (exact). */
+GX_INLINE xv_v gg_fval(xv_i x, int i, const int wt) {
+  if (gg_lut(wt)) return xv_lut16(i == 0 ? x : xv_srli_i(x, 4 * i), hmx_gguf_iq4_f32);
+  return xv_cvt_i(gg_field(x, i, wt));
+}
+
 /* The 3-, 5- and 6-bit forms' elements 30 and 31 (gemm_quant.h): the
  * string of the words' top bit pairs, word w's at bits 2w, 2w+1 (then
  * gg_field 0, 1). */
@@ -76,11 +86,12 @@ GX_INLINE xv_i gg_tops(const unsigned char *ch, int l0, const int wt) {
   return s;
 }
 
-/* Element e (< 32) of chunk ch, rows l0 .. l0+VL-1, as int32 (u - off). */
-GX_INLINE xv_i gg_value(const unsigned char *ch, int e, int l0, const int wt) {
+/* Element e (< 32) of chunk ch, rows l0 .. l0+VL-1, as f32: v = u - off,
+ * or IQ4's value of u. */
+GX_INLINE xv_v gg_value(const unsigned char *ch, int e, int l0, const int wt) {
   const int f = gg_fields(wt), nf = f * gg_bits(wt);
-  if (e < nf) return gg_field(gg_word(ch, e / f, l0, wt), e % f, wt);
-  return gg_field(gg_tops(ch, l0, wt), e - nf, wt);
+  if (e < nf) return gg_fval(gg_word(ch, e / f, l0, wt), e % f, wt);
+  return xv_cvt_i(gg_field(gg_tops(ch, l0, wt), e - nf, wt));
 }
 
 /* The VL f16 values at p (2-byte aligned in the layout) as f32, exactly. */
@@ -92,8 +103,9 @@ GX_INLINE xv_i gg_value(const unsigned char *ch, int e, int l0, const int wt) {
  * K types ds = d * (float)sc; with a min *mt = -(dmin * (float)m), the
  * minus a sign flip, so that fma(v, ds, mt) is the rule's ds * v - ms
  * rounded once; Q5_0 ds = d; Q5_1 ds = d, *mt = m, fma(u, d, m) being the
- * rule's u * d + m (u * d exact). The weight is then fma(v, ds, mt), or
- * v * ds without a min. */
+ * rule's u * d + m (u * d exact); IQ4_NL ds = d; IQ4_XS ds = d * (float)(sc
+ * - 32), as Q3_K's one half. The weight is then fma(v, ds, mt), or v * ds
+ * without a min (IQ4: d * value, (d * s) * value, exact products). */
 GX_INLINE xv_v gg_scales(const unsigned char *blk, int c, int h, int l0, xv_v *mt, const int wt) {
   const unsigned char *ch = blk + gg_head(wt) + c * gg_chunk(wt);
   if (!gg_kq(wt)) {
@@ -102,7 +114,7 @@ GX_INLINE xv_v gg_scales(const unsigned char *blk, int c, int h, int l0, xv_v *m
   }
   const xv_i sf = xv_u16_i(ch + l0 * 2);
   const xv_v d = xv_load((const float *)(const void *)(blk + l0 * 4));
-  if (!gg_has_min(wt)) /* Q3_K, Q6_K: the half's signed byte */
+  if (!gg_has_min(wt)) /* Q3_K, Q6_K: the half's signed byte; IQ4_XS the chunk's */
     return xv_mul(d, xv_cvt_i(xv_srai_i(xv_slli_i(sf, h ? 16 : 24), 24)));
   xv_i sc, m;
   if (gg_halves(wt)) { /* Q2_K: the half's byte, sc low nibble, m high */
@@ -140,7 +152,8 @@ GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   case XW_G16_Q4_1: return (size_t)(k / 32) * HMX_QG * 20;
   case XW_G16_F32: return (size_t)k * HMX_QG * 4;
   case XW_G16_K2: case XW_G16_K3: case XW_G16_K4: case XW_G16_K5: case XW_G16_K6:
-  case XW_G16_P5_0: case XW_G16_P5_1: return (size_t)(k / gg_kblock(wt)) * gg_block(wt);
+  case XW_G16_P5_0: case XW_G16_P5_1: case XW_G16_I4NL: case XW_G16_I4XS:
+    return (size_t)(k / gg_kblock(wt)) * gg_block(wt);
   default: return (size_t)k * HMX_QG * 2;
   }
 }
@@ -156,7 +169,7 @@ GX_INLINE xv_v gg_load(const unsigned char *gb, int64_t p, int l0, const int wt)
     const int c = (int)(p % gg_kblock(wt)) / 32;
     xv_v mt = xv_zero();
     const xv_v ds = gg_scales(blk, c, gg_halves(wt) ? (int)j / 16 : 0, l0, &mt, wt);
-    const xv_v x = xv_cvt_i(gg_value(blk + gg_head(wt) + c * gg_chunk(wt), (int)j, l0, wt));
+    const xv_v x = gg_value(blk + gg_head(wt) + c * gg_chunk(wt), (int)j, l0, wt);
     return gg_weight(x, ds, mt, wt);
   }
   if (wt == XW_G16_Q8_0) {
@@ -255,7 +268,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
     const gx_v av = gx_bcast(a + p0 + 32 * c + (e));                                         \
     const int gg_h = nh == 2 && (e) >= 16;                                                   \
     for (int q = 0; q < ng; q++)                                                             \
-      acc[q][v] = gx_fma(av, gg_weight(xv_cvt_i(vals), ds[gg_h][q], mt[gg_h][q], wt),        \
+      acc[q][v] = gx_fma(av, gg_weight(vals, ds[gg_h][q], mt[gg_h][q], wt),                  \
                          acc[q][v]);                                                         \
   } while (0)
           for (int w = 0; w < bits; w++) {
@@ -263,14 +276,14 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
             for (int q = 0; q < ng; q++)
               words[q] = gg_word(bk[q] + gg_head(wt) + c * gg_chunk(wt), w, v * GX_VL, wt);
             HMX_UNROLL(16)
-            for (int i = 0; i < f; i++) GG_PACKED_ELEMENT(w * f + i, gg_field(words[q], i, wt));
+            for (int i = 0; i < f; i++) GG_PACKED_ELEMENT(w * f + i, gg_fval(words[q], i, wt));
           }
           if (nf < 32) { /* elements 30, 31 */
             xv_i tops[GG_SIDE];
             for (int q = 0; q < ng; q++)
               tops[q] = gg_tops(bk[q] + gg_head(wt) + c * gg_chunk(wt), v * GX_VL, wt);
-            GG_PACKED_ELEMENT(nf, gg_field(tops[q], 0, wt));
-            GG_PACKED_ELEMENT(nf + 1, gg_field(tops[q], 1, wt));
+            GG_PACKED_ELEMENT(nf, xv_cvt_i(gg_field(tops[q], 0, wt)));
+            GG_PACKED_ELEMENT(nf + 1, xv_cvt_i(gg_field(tops[q], 1, wt)));
           }
 #undef GG_PACKED_ELEMENT
         }

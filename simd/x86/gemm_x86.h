@@ -552,9 +552,10 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
  * switches below instantiate their body once per type, so that the type is
  * a constant inside. */
 #define GX_B_TYPES(X) X(XW_BF16) X(XW_F16) X(XW_Q8_0) X(XW_Q4_0) X(XW_Q4_1) X(XW_Q6_K) \
-  X(XW_Q4_K) X(XW_Q5_K) X(XW_Q5_0) X(XW_Q5_1) X(XW_Q2_K) X(XW_Q3_K) \
+  X(XW_Q4_K) X(XW_Q5_K) X(XW_Q5_0) X(XW_Q5_1) X(XW_Q2_K) X(XW_Q3_K) X(XW_IQ4_NL) X(XW_IQ4_XS) \
   X(XW_G16_Q8_0) X(XW_G16_Q4_0) X(XW_G16_Q4_1) X(XW_G16_F16) X(XW_G16_BF16) X(XW_G16_F32) \
-  X(XW_G16_K2) X(XW_G16_K3) X(XW_G16_K4) X(XW_G16_K5) X(XW_G16_K6) X(XW_G16_P5_0) X(XW_G16_P5_1)
+  X(XW_G16_K2) X(XW_G16_K3) X(XW_G16_K4) X(XW_G16_K5) X(XW_G16_K6) X(XW_G16_P5_0) X(XW_G16_P5_1) \
+  X(XW_G16_I4NL) X(XW_G16_I4XS)
 
 /* gx_rect_w for B's storage type. */
 static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,

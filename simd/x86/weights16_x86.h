@@ -1,5 +1,6 @@
 /* Loads of weights stored as f32, bf16 or f16 (src/backend.h, HMX_W16_*),
- * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q4_K / Q5_K / Q6_K (HMX_WQ_GEMM), as f32 vectors,
+ * or as GGUF blocks Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q2_K .. Q6_K / IQ4_NL / IQ4_XS
+ * (HMX_WQ_GEMM), as f32 vectors,
  * for the shared x86 bodies (gemm_x86.h, swiglu_x86.h).
  * Header only, after the ISA's xv_ primitives (avx512_vec.h, avx2_vec.h),
  * which provide xv_load_bf16(p) and xv_load_f16(p): XV_W 16-bit values
@@ -30,12 +31,14 @@
  * the flat element index works for them as for the float types. */
 enum { XW_F32 = 0, XW_BF16 = 1, XW_F16 = 2, XW_Q8_0 = 3, XW_Q4_0 = 4, XW_Q4_1 = 5, XW_Q6_K = 6,
        XW_Q4_K = 7, XW_Q5_K = 8, XW_Q5_0 = 9, XW_Q5_1 = 10, XW_Q2_K = 11, XW_Q3_K = 12,
+       XW_IQ4_NL = 13, XW_IQ4_XS = 14,
        /* the G16 layout (src/gemm_quant.h), read by gemm_g16_x86.h */
-       XW_G16_Q8_0 = 13, XW_G16_Q4_0 = 14, XW_G16_Q4_1 = 15, XW_G16_F16 = 16, XW_G16_BF16 = 17,
-       XW_G16_F32 = 18,
-       /* the packed G16 forms (src/gemm_quant.h): Q2_K .. Q6_K, Q5_0, Q5_1 */
-       XW_G16_K2 = 19, XW_G16_K3 = 20, XW_G16_K4 = 21, XW_G16_K5 = 22, XW_G16_K6 = 23,
-       XW_G16_P5_0 = 24, XW_G16_P5_1 = 25 };
+       XW_G16_Q8_0 = 15, XW_G16_Q4_0 = 16, XW_G16_Q4_1 = 17, XW_G16_F16 = 18, XW_G16_BF16 = 19,
+       XW_G16_F32 = 20,
+       /* the packed G16 forms (src/gemm_quant.h): Q2_K .. Q6_K, Q5_0, Q5_1,
+        * IQ4_NL, IQ4_XS */
+       XW_G16_K2 = 21, XW_G16_K3 = 22, XW_G16_K4 = 23, XW_G16_K5 = 24, XW_G16_K6 = 25,
+       XW_G16_P5_0 = 26, XW_G16_P5_1 = 27, XW_G16_I4NL = 28, XW_G16_I4XS = 29 };
 
 #define xw_is_quant(wt) ((wt) >= XW_Q8_0) /* bq: [N, K] blocks, either layout */
 #define xw_is_g16(wt) ((wt) >= XW_G16_Q8_0)
@@ -62,6 +65,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
     case HMX_GGML_Q6_K: return XW_G16_K6;
     case HMX_GGML_Q5_0: return XW_G16_P5_0;
     case HMX_GGML_Q5_1: return XW_G16_P5_1;
+    case HMX_GGML_IQ4_NL: return XW_G16_I4NL;
+    case HMX_GGML_IQ4_XS: return XW_G16_I4XS;
     default: return XW_G16_BF16;
     }
   switch (qtype) {
@@ -74,6 +79,8 @@ static inline int xw_gemm_type(const void *bq, uint32_t qtype, int layout, hmx_d
   case HMX_GGML_Q5_1: return XW_Q5_1;
   case HMX_GGML_Q2_K: return XW_Q2_K;
   case HMX_GGML_Q3_K: return XW_Q3_K;
+  case HMX_GGML_IQ4_NL: return XW_IQ4_NL;
+  case HMX_GGML_IQ4_XS: return XW_IQ4_XS;
   default: return XW_Q6_K;
   }
 }
@@ -84,7 +91,8 @@ XV_INLINE uint32_t xw_ggml(const int wt) {
        : wt == XW_Q4_1 ? HMX_GGML_Q4_1 : wt == XW_Q4_K ? HMX_GGML_Q4_K
        : wt == XW_Q5_K ? HMX_GGML_Q5_K : wt == XW_Q5_0 ? HMX_GGML_Q5_0
        : wt == XW_Q5_1 ? HMX_GGML_Q5_1 : wt == XW_Q2_K ? HMX_GGML_Q2_K
-       : wt == XW_Q3_K ? HMX_GGML_Q3_K : HMX_GGML_Q6_K;
+       : wt == XW_Q3_K ? HMX_GGML_Q3_K : wt == XW_IQ4_NL ? HMX_GGML_IQ4_NL
+       : wt == XW_IQ4_XS ? HMX_GGML_IQ4_XS : HMX_GGML_Q6_K;
 }
 
 /* Byte offset of element i (a block boundary or any multiple of XV_W * XV_W
@@ -94,7 +102,8 @@ XV_INLINE size_t xw_bytes(int64_t i, const int wt) {
   case XW_F32: return (size_t)i * 4;
   case XW_BF16: case XW_F16: return (size_t)i * 2;
   case XW_Q8_0: return (size_t)(i / 32) * 34;
-  case XW_Q4_0: return (size_t)(i / 32) * 18;
+  case XW_Q4_0: case XW_IQ4_NL: return (size_t)(i / 32) * 18;
+  case XW_IQ4_XS: return (size_t)(i / 256) * 136;
   case XW_Q4_1: return (size_t)(i / 32) * 20;
   case XW_Q5_0: return (size_t)(i / 32) * 22;
   case XW_Q5_1: return (size_t)(i / 32) * 24;
@@ -141,6 +150,19 @@ XV_INLINE xv_v xw_load_q(const unsigned char *w, int64_t i, const int wt) {
       return xv_mul(xv_cvt_i(xv_sub_i(n, xv_set1_i(8))), xv_set1(xw_f16(b)));
     /* ((float)n * d) + m: the multiply, then the add */
     return xv_add(xv_mul(xv_cvt_i(n), xv_set1(xw_f16(b))), xv_set1(xw_f16(b + 2)));
+  }
+  if (wt == XW_IQ4_NL || wt == XW_IQ4_XS) {
+    /* the nibbles as Q4_0's (IQ4_XS: of sub-block s = e / 32, qs at 8), each
+     * the index of its value (xv_lut16 reads bits 0-3 only, so the high
+     * nibble needs no mask); then IQ4_NL d * value, IQ4_XS (d * (float)(sc -
+     * 32)) * value: exact products, each rounded once as the scalar rule */
+    const int xs = wt == XW_IQ4_XS;
+    const unsigned char *b = w + (xs ? (i / 256) * 136 : (i / 32) * 18);
+    const int e = (int)(i % (xs ? 256 : 32)), l = e % 32;
+    const xv_i u = xv_u8_i(b + (xs ? 8 + 16 * (e / 32) : 2) + (l & 15));
+    const xv_v v = xv_lut16(l < 16 ? u : xv_srli_i(u, 4), hmx_gguf_iq4_f32);
+    const float d = xs ? xw_f16(b) * (float)(hmx_gguf_iq4_xs_scale(b, e / 32) - 32) : xw_f16(b);
+    return xv_mul(xv_set1(d), v);
   }
   if (wt == XW_Q5_0 || wt == XW_Q5_1) {
     /* the nibbles as Q4_0's, bit 4 of element j from bit j of qh (one

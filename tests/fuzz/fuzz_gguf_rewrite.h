@@ -204,7 +204,8 @@ static int rw_pick(const hmx_gguf *f, unsigned r, rw_edit *e) {
     static const uint32_t to[] = {HMX_GGML_F32,  HMX_GGML_F16,  HMX_GGML_BF16, HMX_GGML_Q8_0,
                                   HMX_GGML_Q4_0, HMX_GGML_Q4_1, HMX_GGML_Q4_K, HMX_GGML_Q5_K,
                                   HMX_GGML_Q6_K, HMX_GGML_Q5_0, HMX_GGML_Q5_1, HMX_GGML_Q2_K,
-                                  HMX_GGML_Q3_K, 20 /* IQ4_NL */};
+                                  HMX_GGML_Q3_K, HMX_GGML_IQ4_NL, HMX_GGML_IQ4_XS,
+                                  21 /* IQ3_S: refused */};
     e->ttype = to[r % (sizeof to / sizeof *to)];
     int64_t block = 1, bytes = 0;
     return e->ttype != t->type && hmx_gguf_type_block(e->ttype, &block, &bytes) &&

@@ -49,7 +49,7 @@ TENSORS = [("f32", [4], 0, 16), ("q8_0", [32], 8, 34), ("q4_1", [32, 1], 3, 20),
            ("q4_0", [32], 2, 18), ("q6_k", [256], 14, 210), ("bf16", [2], 30, 4),
            ("f16", [2, 1, 1], 1, 4), ("q4_k", [256], 12, 144), ("q5_k", [256, 1], 13, 176),
            ("q5_0", [32, 2], 6, 44), ("q5_1", [64], 7, 48), ("q2_k", [256], 10, 84),
-           ("q3_k", [256, 1], 11, 110)]
+           ("q3_k", [256, 1], 11, 110), ("iq4_nl", [32, 2], 20, 36), ("iq4_xs", [256], 23, 136)]
 
 
 def main():
@@ -59,7 +59,7 @@ def main():
         "ok_header_only.gguf": file([], []),
         "ok_align8_zero_size.gguf": file([ARCH, kv("general.alignment", 4, struct.pack("<I", 8))],
                                          [("e", [0, 3], 0, 0), ("x", [2], 0, 8)], align=8),
-        "ok_iq4_nl_not_dequantized.gguf": file([ARCH], [("k", [256], 20, 144)]),
+        "ok_iq3_s_not_dequantized.gguf": file([ARCH], [("k", [256], 21, 110)]),
         "bad_magic.gguf": file([ARCH], TENSORS[:1], magic=b"GGUG"),
         "bad_version2.gguf": file([ARCH], TENSORS[:1], version=2),
         "bad_truncated.gguf": file(KVS, TENSORS)[:-1],

@@ -12,7 +12,8 @@ from make_gguf_seeds import kv, s  # noqa: E402  (GGUF strings and key/value rec
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_model_gguf")
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, BF16 = 0, 1, 2, 3, 6, 7, 8, 30
-Q2_K, Q3_K, Q4_K, Q5_K, IQ4_NL = 10, 11, 12, 13, 20
+Q2_K, Q3_K, Q4_K, Q5_K, IQ4_NL, IQ3_S, IQ4_XS = 10, 11, 12, 13, 20, 21, 23
+IQ4_VALUES = (-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
 U32, F32V, STR = 4, 6, 8
 
 
@@ -74,9 +75,40 @@ def encode(vals, t):
         out = b"".join(q2_k_block(vals[i:i + 256]) for i in range(0, len(vals), 256))
     if t == Q3_K:
         out = b"".join(q3_k_block(vals[i:i + 256]) for i in range(0, len(vals), 256))
-    if t == IQ4_NL:  # zero blocks: the loader refuses the type before reading them
-        out = bytes(18 * (len(vals) // 32))
+    if t == IQ4_NL:
+        out = b"".join(iq4_nibbles(vals[i:i + 32], None) for i in range(0, len(vals), 32))
+    if t == IQ4_XS:
+        out = b"".join(iq4_xs_block(vals[i:i + 256]) for i in range(0, len(vals), 256))
+    if t == IQ3_S:  # zero blocks: the loader refuses the type before reading them
+        out = bytes(110 * (len(vals) // 256))
     return out
+
+
+def iq4_nibbles(blk, d):
+    """32 values as IQ4 indices: the nearest of IQ4_VALUES * d (element j < 16 the low
+    nibble of byte j, j + 16 its high). d None: IQ4_NL's block, f16 d first (the value of
+    largest magnitude maps to -127)."""
+    head = b""
+    if d is None:
+        big = max(blk, key=abs)
+        d = struct.unpack("<e", f16(big / -127 or 1.0))[0] or 1.0
+        head = f16(d)
+    q = [min(range(16), key=lambda u: abs(IQ4_VALUES[u] * d - v)) for v in blk]
+    return head + bytes(q[j] | q[j + 16] << 4 for j in range(16))
+
+
+def iq4_xs_block(blk):
+    """One IQ4_XS block: f16 d, per sub-block of 32 a 6-bit scale ls (the sub-block's
+    step d * (ls - 32); low nibbles in scales_l[s / 2], top bits 2s, 2s+1 of scales_h),
+    then each sub-block's nibbles as IQ4_NL's."""
+    subs = [blk[32 * s:32 * s + 32] for s in range(8)]
+    steps = [max(x, key=abs) / -127 for x in subs]
+    d = struct.unpack("<e", f16(max(abs(st) for st in steps) / 31 or 1.0))[0] or 1.0
+    ls = [min(63, max(0, round(st / d) + 32)) for st in steps]
+    scales_h = sum((l >> 4) << (2 * s) for s, l in enumerate(ls))
+    scales_l = bytes((ls[2 * i] & 15) | (ls[2 * i + 1] & 15) << 4 for i in range(4))
+    qs = b"".join(iq4_nibbles(x, (d * (l - 32)) or 1.0) for x, l in zip(subs, ls))
+    return f16(d) + struct.pack("<H", scales_h) + scales_l + qs
 
 
 def q2_k_block(blk):
@@ -268,8 +300,12 @@ def main():
                                    seed=11, **K),
         "ok_q2_k_down.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": Q2_K},
                                    seed=12, **K),
-        "bad_iq4_nl.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": IQ4_NL},
-                                 **K),
+        # llama.cpp's IQ4_XS files, IQ4_NL where rows are not whole 256-element blocks
+        # (session 51)
+        "ok_iq4_xs_down.gguf": model(types={"emb": Q4_0, "attn": IQ4_NL, "ffn": IQ4_NL,
+                                            "down": IQ4_XS}, seed=13, **K),
+        "bad_iq3_s.gguf": model(types={"emb": Q4_0, "attn": Q4_0, "ffn": Q4_0, "down": IQ3_S},
+                                **K),
         "bad_heads_not_dividing.gguf": model(d=8, heads=3, kv_heads=3),
         "bad_head_dim_odd.gguf": model(d=9, heads=3, kv_heads=3, ff=9),
         "bad_rope_scaling.gguf": model(extra_meta=(kv("llama.rope.scaling.type", STR,
