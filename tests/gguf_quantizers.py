@@ -128,3 +128,51 @@ def quantize_q3_k(a):
     blocks = np.concatenate([hmask.astype(np.uint8), qs.reshape(-1, 64).astype(np.uint8),
                              scales.astype(np.uint8), d.reshape(-1, 1).view(np.uint8)], axis=1)
     return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 110)
+
+
+IQ4_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
+                      np.float32)
+
+
+def iq4_indices(x, step):
+    """x [..., 32], step [..., 1]: the index of the nearest IQ4_VALUES * step of each
+    element, packed as Q4_0's nibbles (element j < 16 the low nibble of byte j, j + 16 its
+    high nibble): [..., 16] uint8."""
+    u = np.abs(x[..., None] - step[..., None] * IQ4_VALUES).argmin(axis=-1)
+    return (u[..., :16] | u[..., 16:] << 4).astype(np.uint8)
+
+
+def biggest(x):
+    """The element of largest magnitude along the last axis (keepdims)."""
+    return np.take_along_axis(x, np.abs(x).argmax(axis=-1)[..., None], axis=-1)
+
+
+def quantize_iq4_nl(a):
+    """A plain IQ4_NL quantizer (the gguf package only dequantizes it): per 32 elements an
+    f16 d that maps the element of largest magnitude to the table's -127, each element the
+    nearest table value times d; layout as gguf.quants.IQ4_NL reads it."""
+    x = a.reshape(-1, 32).astype(np.float32)
+    d = (biggest(x) / -127).astype(np.float16)
+    qs = iq4_indices(x, d.astype(np.float32))
+    blocks = np.concatenate([d.view(np.uint8), qs], axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 32 * 18)
+
+
+def quantize_iq4_xs(a):
+    """A plain IQ4_XS quantizer: per sub-block of 32 a step as IQ4_NL's, stored as a signed
+    6-bit multiple (ls - 32) of the block's f16 d (low nibbles in scales_l[s / 2], nibble
+    s % 2; top 2 bits at 2s of the 16-bit scales_h); layout as gguf.quants.IQ4_XS reads it."""
+    x = a.reshape(-1, 8, 32).astype(np.float32)
+    step = biggest(x)[..., 0] / -127  # [nb, 8]
+    d = (np.abs(step).max(axis=1) / 31).astype(np.float16)
+    df = d.astype(np.float32)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ls = np.clip(np.round(np.where(df > 0, step / df, 0)) + 32, 0, 63).astype(np.int64)
+    qs = iq4_indices(x, (df * (ls - 32))[..., None]).reshape(-1, 128)
+    scales_h = np.zeros(x.shape[0], np.uint16)
+    for s in range(8):
+        scales_h |= ((ls[:, s] >> 4) << (2 * s)).astype(np.uint16)
+    scales_l = (ls[:, 0::2] & 15 | (ls[:, 1::2] & 15) << 4).astype(np.uint8)
+    blocks = np.concatenate([d.reshape(-1, 1).view(np.uint8), scales_h.reshape(-1, 1).view(np.uint8),
+                             scales_l, qs], axis=1)
+    return blocks.reshape(*a.shape[:-1], a.shape[-1] // 256 * 136)

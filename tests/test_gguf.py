@@ -5,15 +5,16 @@ Usage: test_gguf.py GGUF_READER HMX WORKDIR   (ctest gguf_pip: tests/t_gguf.cmak
 
 1. Dequantization, bit for bit: random blocks (every byte random, so scales include
    subnormals, infinities and NaNs) of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K,
-   Q3_K, Q4_K, Q5_K and Q6_K, written
+   Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS, written
    with the expected f32 values from gguf.quants.dequantize (an independent implementation)
    as NAME.expected; `gguf_reader --compare FILE` compares the bits of every element.
-2. A tiny Llama GGUF (5 layers, d 64, 4 heads of 16, 2 KV heads, d_ff 256, vocab 256) made
+2. A tiny Llama GGUF (6 layers, d 64, 4 heads of 16, 2 KV heads, d_ff 256, vocab 256) made
    the way llama.cpp's converter makes one: Hugging Face layout weights, Q and K rows
    permuted from rotate_half pairs (i, i + D/2) to adjacent pairs, tensors quantized by the
-   gguf package (Q8_0 embedding, q Q4_1 / Q5_0 by layer and k Q4_1 / Q4_1 / Q5_1 by layer
-   (Q_TYPES, K_TYPES), Q4_0 v, BF16 attn_output, F16 gate, down Q6_K / Q4_K / Q5_K / Q3_K /
-   Q2_K by layer (plain quantizers in gguf_quantizers.py: the package has none for them),
+   gguf package (Q8_0 embedding, q Q4_1 / Q5_0 / IQ4_NL by layer and k Q4_1 / Q5_1 /
+   IQ4_NL by layer (Q_TYPES, K_TYPES), Q4_0 v, BF16 attn_output, F16 gate, down Q6_K /
+   Q4_K / Q5_K / Q3_K / Q2_K / IQ4_XS by layer (plain quantizers in gguf_quantizers.py for
+   the K and IQ4 types: the package has none for them),
    F32 norms, Q8_0 untied output). `hmx generate --model` logits vs a float64 numpy forward
    pass of Hugging Face's Llama on the dequantized, un-permuted weights with rotate_half
    RoPE: relative error below 1e-4. Negative control: the same forward pass on the
@@ -36,7 +37,8 @@ try:
     import numpy as np
     import gguf
     from gguf.quants import quantize, dequantize
-    from gguf_quantizers import quantize_q6_k, quantize_k, quantize_q2_k, quantize_q3_k
+    from gguf_quantizers import (quantize_q6_k, quantize_k, quantize_q2_k, quantize_q3_k,
+                                 quantize_iq4_nl, quantize_iq4_xs)
 except ImportError as e:
     print(f"test_gguf: SKIP: {e} (pip install numpy gguf)")
     sys.exit(77)
@@ -77,7 +79,8 @@ def dequant_case():
     for qt, rows, cols in ((Q.F32, 3, 64), (Q.F16, 3, 64), (Q.BF16, 3, 64), (Q.Q8_0, 8, 256),
                            (Q.Q4_0, 8, 256), (Q.Q4_1, 8, 256), (Q.Q6_K, 8, 512),
                            (Q.Q4_K, 8, 512), (Q.Q5_K, 8, 512), (Q.Q5_0, 8, 256),
-                           (Q.Q5_1, 8, 256), (Q.Q2_K, 8, 512), (Q.Q3_K, 8, 512)):
+                           (Q.Q5_1, 8, 256), (Q.Q2_K, 8, 512), (Q.Q3_K, 8, 512),
+                           (Q.IQ4_NL, 8, 256), (Q.IQ4_XS, 8, 512)):
         block, tsize = gguf.GGML_QUANT_SIZES[qt]
         raw = rng.integers(0, 256, size=(rows, cols // block * tsize), dtype=np.uint8)
         if qt == Q.F16:
@@ -107,14 +110,18 @@ def quantize_any(a, qt):
         return quantize_q2_k(a)
     if qt == Q.Q3_K:
         return quantize_q3_k(a)
+    if qt == Q.IQ4_NL:
+        return quantize_iq4_nl(a)
+    if qt == Q.IQ4_XS:
+        return quantize_iq4_xs(a)
     return quantize(a, qt)
 
 
-L, d, H, G, D, FF, V = 5, 64, 4, 2, 16, 256, 256
+L, d, H, G, D, FF, V = 6, 64, 4, 2, 16, 256, 256
 # the one matrix whose rows (d_ff) are whole K blocks
-DOWN_TYPES = (Q.Q6_K, Q.Q4_K, Q.Q5_K, Q.Q3_K, Q.Q2_K)
-Q_TYPES = (Q.Q4_1, Q.Q5_0, Q.Q4_1, Q.Q5_0, Q.Q4_1)
-K_TYPES = (Q.Q4_1, Q.Q4_1, Q.Q5_1, Q.Q4_1, Q.Q5_1)
+DOWN_TYPES = (Q.Q6_K, Q.Q4_K, Q.Q5_K, Q.Q3_K, Q.Q2_K, Q.IQ4_XS)
+Q_TYPES = (Q.Q4_1, Q.Q5_0, Q.Q4_1, Q.Q5_0, Q.Q4_1, Q.IQ4_NL)
+K_TYPES = (Q.Q4_1, Q.Q4_1, Q.Q5_1, Q.Q4_1, Q.Q5_1, Q.IQ4_NL)
 BASE, EPS, CTX = 50000.0, 1e-5, 64
 TOKENS = [3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 26, 255, 0]
 
