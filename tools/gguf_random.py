@@ -21,8 +21,9 @@ ffn_down and attn_v in its "more bits" layers and for the (tied) embedding. `--d
 its Q3_K_M mix for the llama architecture: Q3_K matrices, attn_v Q5_K in the first two
 layers and Q4_K after, ffn_down Q5_K in the first n_layer/16 layers and Q4_K after,
 attn_output Q4_K, the embedding Q6_K. `--dtype q2_k`: Q2_K matrices, attn_v and ffn_down
-Q3_K, the embedding Q6_K. The K types go through tests/gguf_quantizers.py, since the gguf
-package only dequantizes them.
+Q3_K, the embedding Q6_K. `--dtype iq4_xs` its IQ4_XS mix without an imatrix: IQ4_XS
+matrices, ffn_down Q5_K in the first n_layer/8 layers, the embedding Q6_K. The K and IQ4
+types go through tests/gguf_quantizers.py, since the gguf package only dequantizes them.
 
 Needs: pip install gguf numpy  (gguf is llama.cpp's own GGUF writer library)
 
@@ -53,6 +54,7 @@ DTYPES = {
     "q4_k_m": (None, gguf.LlamaFileType.MOSTLY_Q4_K_M),
     "q3_k_m": (None, gguf.LlamaFileType.MOSTLY_Q3_K_M),
     "q2_k": (None, gguf.LlamaFileType.MOSTLY_Q2_K),
+    "iq4_xs": (None, gguf.LlamaFileType.MOSTLY_IQ4_XS),
 }
 
 
@@ -70,6 +72,8 @@ def k_mix(name: str, n_layer: int, dtype: str):
         return Q.Q4_K if name.endswith("attn_output.weight") else Q.Q3_K
     if dtype == "q2_k":
         return Q.Q3_K if name.endswith(("attn_v.weight", "ffn_down.weight")) else Q.Q2_K
+    if dtype == "iq4_xs":
+        return Q.Q5_K if name.endswith("ffn_down.weight") and i < n_layer // 8 else Q.IQ4_XS
     more = i < n_layer // 8 or i >= 7 * n_layer // 8 or (i - n_layer // 8) % 3 == 2
     if name.endswith(("ffn_down.weight", "attn_v.weight")) and more:
         return Q.Q6_K
@@ -78,7 +82,7 @@ def k_mix(name: str, n_layer: int, dtype: str):
 
 def quantize_any(x, qt):
     Q = gguf.GGMLQuantizationType
-    if qt in (Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K):
+    if qt in (Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.IQ4_XS):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                         "tests"))
         import gguf_quantizers as gq
@@ -86,6 +90,8 @@ def quantize_any(x, qt):
             return gq.quantize_q2_k(x)
         if qt == Q.Q3_K:
             return gq.quantize_q3_k(x)
+        if qt == Q.IQ4_XS:
+            return gq.quantize_iq4_xs(x)
         return gq.quantize_q6_k(x) if qt == Q.Q6_K else gq.quantize_k(x, qt == Q.Q5_K)
     return gguf.quants.quantize(x, qt)
 
