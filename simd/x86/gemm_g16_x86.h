@@ -76,6 +76,11 @@ GX_INLINE xv_v gg_fval(xv_i x, int i, const int wt) {
   return xv_cvt_i(gg_field(x, i, wt));
 }
 
+/* Byte k of each 32-bit lane of x, sign-extended to int32. */
+GX_INLINE xv_i gg_sbyte(xv_i x, int k) {
+  return xv_srai_i(k == 3 ? x : xv_slli_i(x, 24 - 8 * k), 24);
+}
+
 /* The 3-, 5- and 6-bit forms' elements 30 and 31 (gemm_quant.h): the
  * string of the words' top bit pairs, word w's at bits 2w, 2w+1 (then
  * gg_field 0, 1). */
@@ -271,6 +276,28 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       acc[q][v] = gx_fma(av, gg_weight(vals, ds[gg_h][q], mt[gg_h][q], wt),                  \
                          acc[q][v]);                                                         \
   } while (0)
+#ifdef XV_HAS_LUT16_BYTES
+          if (gg_lut(wt)) {
+            /* IQ4 on avx2: the table's int8 values of a word's 8 fields by
+             * two vpshufb (even fields, odd fields: a byte each), then each
+             * element's byte sign-extended (exact) and converted: 5.4
+             * operations a vector of weights where xv_lut16's two permutes
+             * and blend take 7 (session 51); elements in order */
+            const xv_i tab = xv_lut16_table(hmx_gguf_iq4_values), nib = xv_set1_i(0x0F0F0F0F);
+            for (int w = 0; w < bits; w++) {
+              xv_i lo[GG_SIDE], hi[GG_SIDE];
+              for (int q = 0; q < ng; q++) {
+                const xv_i x = gg_word(bk[q] + gg_head(wt) + c * gg_chunk(wt), w, v * GX_VL, wt);
+                lo[q] = xv_lut16_bytes(xv_and_i(x, nib), tab);
+                hi[q] = xv_lut16_bytes(xv_and_i(xv_srli_i(x, 4), nib), tab);
+              }
+              HMX_UNROLL(8)
+              for (int i = 0; i < 8; i++)
+                GG_PACKED_ELEMENT(w * 8 + i, xv_cvt_i(gg_sbyte(i % 2 ? hi[q] : lo[q], i / 2)));
+            }
+            continue;
+          }
+#endif
           for (int w = 0; w < bits; w++) {
             xv_i words[GG_SIDE];
             for (int q = 0; q < ng; q++)
