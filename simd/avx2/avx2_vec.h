@@ -86,9 +86,6 @@ XV_INLINE xv_m xv_lanes_clamped(int64_t n) { return xv_lanes(n < 0 ? 0 : n > 8 ?
 #define xv_i8_i(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define xv_u16_i(p) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))) /* VL uint16 at p */
 #define xv_cvt_i(a) _mm256_cvtepi32_ps(a)
-/* t[idx & 15] in each lane (IQ4's table, weights16_x86.h); the bits of idx
- * above bit 3 are ignored: two 8-entry permutes (bits 0-2) and a blend on
- * bit 3. */
 /* The 16 int8 values at t in both 128-bit halves (xv_lut16_bytes' table). */
 #define XV_HAS_LUT16_BYTES 1
 XV_INLINE __m256i xv_lut16_table(const int8_t *t) {
@@ -97,6 +94,9 @@ XV_INLINE __m256i xv_lut16_table(const int8_t *t) {
 /* Every byte b of x (bit 7 clear, bits 4-6 ignored) replaced by tab[b & 15]
  * (vpshufb: 32 lookups in one operation). */
 #define xv_lut16_bytes(x, tab) _mm256_shuffle_epi8((tab), (x))
+/* t[idx & 15] in each lane (IQ4's table, weights16_x86.h); the bits of idx
+ * above bit 3 are ignored: two 8-entry permutes (bits 0-2) and a blend on
+ * bit 3. */
 XV_INLINE __m256 xv_lut16(__m256i idx, const float *t) {
   const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t), idx);
   const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 8), idx);
