@@ -216,6 +216,12 @@ struct hmx_backend {
   hmx_status (*levattention)(const hmx_sketch_args *a);
   hmx_status (*lewis)(const hmx_sketch_args *a);
   hmx_status (*priority_attn)(const hmx_sketch_args *a); /* op "priority" */
+  /* optional: h[u] = (silu(a[u]) * b[u]) * w for u < n (§E SiLU, one lane =
+   * hmx_siluf, then two rounded products in that order; h may be a), the
+   * compositions' elementwise piece (src/compose.h). One thread a call:
+   * src/swiglu_quant.c splits its g = silu(a) * b (w = 1, an exact product)
+   * over threads; NULL: its scalar loop. */
+  void (*gated_silu)(const float *a, const float *b, float w, float *h, int64_t n);
 };
 
 /* The compiled-in backends, `ref` first (src/backend_registry.c). */

@@ -50,6 +50,7 @@ hmx_status hmx_compose_lewis(const hmx_sketch_args *a, const hmx_compose_kernels
 hmx_status hmx_compose_priority(const hmx_sketch_args *a, const hmx_compose_kernels *k);
 
 /* Define the seven backend kernels `prefix_strassen` .. `prefix_priority`
+ * and `prefix_gated_silu` (the backend table's gated_silu, src/backend.h)
  * (external linkage) on the kernel table `table`, in a backend's file. */
 #define HMX_COMPOSE_DEFINE(prefix, table)                                                      \
   hmx_status prefix##_strassen(const hmx_strassen_args *a) { return hmx_compose_strassen(a, &table); } \
@@ -60,7 +61,10 @@ hmx_status hmx_compose_priority(const hmx_sketch_args *a, const hmx_compose_kern
     return hmx_compose_levattention(a, &table);                                                \
   }                                                                                            \
   hmx_status prefix##_lewis(const hmx_sketch_args *a) { return hmx_compose_lewis(a, &table); }          \
-  hmx_status prefix##_priority(const hmx_sketch_args *a) { return hmx_compose_priority(a, &table); }
+  hmx_status prefix##_priority(const hmx_sketch_args *a) { return hmx_compose_priority(a, &table); } \
+  void prefix##_gated_silu(const float *a, const float *b, float w, float *h, int64_t n) {    \
+    table.gated_silu(a, b, w, h, n);                                                           \
+  }
 
 #define HMX_COMPOSE_DECLARE(prefix)                                  \
   hmx_status prefix##_strassen(const hmx_strassen_args *a);          \
@@ -69,6 +73,7 @@ hmx_status hmx_compose_priority(const hmx_sketch_args *a, const hmx_compose_kern
   hmx_status prefix##_linformer(const hmx_sketch_args *a);           \
   hmx_status prefix##_levattention(const hmx_sketch_args *a);        \
   hmx_status prefix##_lewis(const hmx_sketch_args *a);               \
-  hmx_status prefix##_priority(const hmx_sketch_args *a);
+  hmx_status prefix##_priority(const hmx_sketch_args *a);           \
+  void prefix##_gated_silu(const float *a, const float *b, float w, float *h, int64_t n);
 
 #endif

@@ -31,4 +31,5 @@ const hmx_backend hmx_backend_avx2 = {
     .levattention = HMX_AVX2_LEVATTENTION,
     .lewis = HMX_AVX2_LEWIS,
     .priority_attn = HMX_AVX2_PRIORITY,
+    .gated_silu = hmx_avx2_gated_silu,
 };

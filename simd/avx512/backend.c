@@ -31,4 +31,5 @@ const hmx_backend hmx_backend_avx512 = {
     .levattention = HMX_AVX512_LEVATTENTION,
     .lewis = HMX_AVX512_LEWIS,
     .priority_attn = HMX_AVX512_PRIORITY,
+    .gated_silu = hmx_avx512_gated_silu,
 };

@@ -31,4 +31,5 @@ const hmx_backend hmx_backend_neon = {
     .levattention = HMX_NEON_LEVATTENTION,
     .lewis = HMX_NEON_LEWIS,
     .priority_attn = HMX_NEON_PRIORITY,
+    .gated_silu = hmx_neon_gated_silu,
 };
