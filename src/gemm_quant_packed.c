@@ -146,30 +146,33 @@ void hmx_packed_row(uint32_t type, const void *src, int64_t k, int64_t j, float 
       const uint16_t sf = rd16(ch + 2 * r);
       uint32_t words[6];
       for (int w = 0; w < g.bits; w++) memcpy(&words[w], ch + g.scale + (w * HMX_QG + r) * 4, 4);
-      for (int e = 0; e < 32; e++) {
-        int32_t v = (int32_t)unpack_field(words, g.bits, e); /* u - off */
-        if (sgn && v >= 1 << (g.bits - 1)) v -= 1 << g.bits;
-        float y;
-        if (g.lut) { /* IQ4_NL d * value; IQ4_XS (d * (sc - 32)) * value */
-          const float ds = g.kblock == 32 ? hmx_f16_to_f32(sf) : d * (float)(int8_t)(sf & 0xFF);
-          y = ds * (float)hmx_gguf_iq4_values[v];
-        } else if (g.kblock == 32) { /* Q5_0 (float)(u - 16) * d; Q5_1 ((float)u * d) + m */
-          y = (float)v * hmx_f16_to_f32(sf);
-          if (type == HMX_GGML_Q5_1) y = y + hmx_f16_to_f32(rd16(ch + HMX_QG * 2 + 2 * r));
-        } else {
-          /* the scale field of the element's half (or the chunk's sc, m) */
-          const int byte = g.halves ? (sf >> (8 * (e / 16))) & 0xFF : sf & 0xFF;
-          if (type == HMX_GGML_Q2_K) { /* ((d * sc) * q) - (dmin * m) */
-            const float ds = d * (float)(byte & 15), ms = dmin * (float)(byte >> 4);
-            y = ds * (float)v - ms;
-          } else if (g.has_min) { /* Q4_K, Q5_K: the same with the chunk's 6-bit sc, m */
-            const float ds = d * (float)byte, ms = dmin * (float)(sf >> 8);
-            y = ds * (float)v - ms;
-          } else { /* Q3_K (sc - 32), Q6_K: (d * s) * q, s the signed byte */
-            const float ds = d * (float)(int8_t)byte;
-            y = ds * (float)v;
-          }
+      /* the scale products of the chunk (of each half for Q2_K, Q3_K, Q6_K),
+       * once, formed as the rule forms them: ds, and ms the min term */
+      float ds[2], ms[2] = {0.0f, 0.0f};
+      for (int h = 0; h < (g.halves ? 2 : 1); h++) {
+        const int byte = (sf >> (8 * h)) & 0xFF; /* the half's scale field, or sc */
+        if (g.kblock == 32) { /* Q5_0, Q5_1, IQ4_NL: d (Q5_1: and m) */
+          ds[h] = hmx_f16_to_f32(sf);
+          if (type == HMX_GGML_Q5_1) ms[h] = hmx_f16_to_f32(rd16(ch + HMX_QG * 2 + 2 * r));
+        } else if (type == HMX_GGML_Q2_K) { /* d * sc, dmin * m: the byte's nibbles */
+          ds[h] = d * (float)(byte & 15);
+          ms[h] = dmin * (float)(byte >> 4);
+        } else if (g.has_min) { /* Q4_K, Q5_K: the chunk's 6-bit sc, m */
+          ds[h] = d * (float)byte;
+          ms[h] = dmin * (float)(sf >> 8);
+        } else { /* Q3_K (sc - 32), Q6_K, IQ4_XS (sc - 32): d * s, s the signed byte */
+          ds[h] = d * (float)(int8_t)byte;
         }
+      }
+      for (int e = 0; e < 32; e++) {
+        int32_t v = (int32_t)unpack_field(words, g.bits, e); /* u - off, or IQ4's index */
+        if (sgn && v >= 1 << (g.bits - 1)) v -= 1 << g.bits;
+        const int h = g.halves ? e / 16 : 0;
+        /* the rule's product: Q5_0 (float)(u - 16) * d, the K types (d * sc)
+         * * q, IQ4 d * value or (d * (sc - 32)) * value; then Q5_1's + m,
+         * Q2_K / Q4_K / Q5_K's - (dmin * m) */
+        const float p = ds[h] * (g.lut ? (float)hmx_gguf_iq4_values[v] : (float)v);
+        const float y = type == HMX_GGML_Q5_1 ? p + ms[h] : g.has_min ? p - ms[h] : p;
         dst[b * g.kblock + 32 * c + e] = y;
       }
     }

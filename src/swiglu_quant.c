@@ -47,7 +47,7 @@ static int fast_g16_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatri
  * Why: a 512-token prefill of SmolLM2 evaluates 24M of them, one scalar exp
  * each on one thread. */
 static void silu_mul(const hmx_exec *ex, float *a, const float *b, int64_t n) {
-  if (ex->dev || !ex->be->gated_silu) {
+  if (!ex->be->gated_silu) {
     for (int64_t i = 0; i < n; i++) a[i] = hmx_siluf(a[i]) * b[i];
     return;
   }
