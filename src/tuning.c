@@ -13,7 +13,7 @@ static const hmx_x86_tuning profiles[] = {
      * aligned scratch row avoids the two-line accesses of unaligned vectors
      * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
      * prefetch the next row. */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, {4096, 4096}, {0, 0}, 0, 0, 0, 0},
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, {4096, 4096}, {0, 0}, 0, 0, 0, 0, 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -52,7 +52,7 @@ static const hmx_x86_tuning profiles[] = {
      * warm 36.9 -> 29.5 (bf16 and Q4_0 within the noise); one Zen 4 thread
      * already reads G16 in order above the copy (session 30; not measured
      * with the prefetch). */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16},
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16, 0},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
      * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each
      * profile in turn, then under intel with one field changed at a time (two
@@ -70,7 +70,7 @@ static const hmx_x86_tuning profiles[] = {
      * wants intel's, from memory x FFHT at 1024 / 2048 0.95-0.96 / 0.88-0.89
      * -> 1.18-1.19 / 1.17-1.19 and 768 / 1536 83-86% / 69-72% -> 111-114% /
      * 94-98% of the copy. */
-    {"zen4", "AMD EPYC Zen 4, 2 vCPUs", 0, 0, {1024, 4096}, {1, 0}, 1, 8192, 1, 0},
+    {"zen4", "AMD EPYC Zen 4, 2 vCPUs", 0, 0, {1024, 4096}, {1, 0}, 1, 8192, 1, 0, 0},
     /* AMD EPYC Zen 3 (family 19h model 01h, AVX2 only; session 41,
      * docs/results/session41/): `hmx bench fwht --backend avx2 --threads 1
      * --ffht ...` under each profile in turn, one round each, three times,
@@ -82,8 +82,14 @@ static const hmx_x86_tuning profiles[] = {
      * spread prefetch and the L2-only hint as well (z3b) read 65536 from
      * memory 0.93-0.99x (0.98-1.02x here); zen4's fields (no split chunks,
      * no scratch row) read 16384 in L2 1.15-1.20x (1.19-1.23x here). The
-     * avx512 fields are zen's; Zen 3 has no AVX-512. */
-    {"zen3", "AMD EPYC Zen 3, 2 vCPUs", 1, 1, {1024, 4096}, {1, 0}, 0, 0, 1, 0},
+     * avx512 fields are zen's; Zen 3 has no AVX-512. Session 52
+     * (docs/results/session52/): the one-token G16 GEMV prefetching the next
+     * pass's groups (gemv_next_kib), SmolLM2-135M Q4_1 decode at depth 512,
+     * 2 threads, the limits interleaved step by step in one process (150
+     * steps each): 0 / 32 / 64 / 128 / 256 / 1024 KiB 18.43 / 17.49 / 17.31
+     * / 17.08 / 16.99 / 17.02 ms a token (+8% from 128 KiB; the FFN's
+     * gemms 8.28 -> 7.46 ms, the Q/K/V gemm 2.01 -> 1.79). */
+    {"zen3", "AMD EPYC Zen 3, 2 vCPUs", 1, 1, {1024, 4096}, {1, 0}, 0, 0, 1, 0, 256},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 

@@ -34,6 +34,10 @@ typedef struct hmx_x86_tuning {
                                  stream prefetches (prefetcht0) this many cache lines ahead;
                                  0: the hardware prefetchers alone (and the block types one
                                  line 8 blocks ahead) */
+  int gemv_next_kib;          /* one-token G16 GEMVs: while a pass reads its groups, each
+                                 stream also prefetches (prefetcht0) the same lines of the
+                                 group the next pass reads, when a pass's groups take at
+                                 most this many KiB (small K); 0: never */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen", "intel",

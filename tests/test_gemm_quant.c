@@ -197,6 +197,35 @@ int main(void) {
     }
     CHECK(!x86 || with_pf > 0, "no tuning profile prefetched the G16 GEMV's streams");
   }
+  /* Small K at M = 1: under the profiles whose gemv_next_kib is set, each
+   * pass of the x86 GEMV (4 groups of 16 outputs) also prefetches the next
+   * pass's groups, and the float types' loop then runs the elements a cache
+   * line at a time to the end of K. N = 300 is 19 groups: 4 whole passes
+   * and a tail of 3 on one thread, 2 + 2 and tails on two (the last pass
+   * before a tail prefetches only the tail's groups). Every profile must
+   * give ref's bits. K = 512 (a whole block of every type) and K = 96 (a
+   * pass of 16-bit groups in fewer than 64 KiB, and odd for no type). */
+  {
+    int with_next = 0, x86 = 0;
+    static const uint32_t small_k[] = {HMX_GGML_F32, HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_Q8_0,
+                                       HMX_GGML_Q4_0, HMX_GGML_Q4_1, HMX_GGML_Q4_K, HMX_GGML_Q5_0,
+                                       HMX_GGML_Q6_K, HMX_GGML_IQ4_NL, HMX_GGML_IQ4_XS};
+    for (int bi = 0; bi < hmx_backend_count(); bi++) {
+      const hmx_backend *be = hmx_backend_at(bi);
+      if (!hmx_backend_available(be) || !hmx_x86_tuning_read_by(hmx_backend_name(be))) continue;
+      x86 = 1;
+      for (int i = 0; i < hmx_x86_tuning_count(); i++) {
+        hmx_x86_tuning_force(hmx_x86_tuning_at(i));
+        with_next += hmx_x86_tuning_at(i)->gemv_next_kib >= 128; /* F32 K = 512: 128 KiB */
+        for (size_t t = 0; t < sizeof small_k / sizeof small_k[0]; t++)
+          run_case(be, small_k[t], 1, 300, 512, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_F32, 1, 300, 96, 0, HMX_QLAYOUT_G16);
+        run_case(be, HMX_GGML_Q4_1, 1, 300, 96, 0, HMX_QLAYOUT_G16);
+      }
+      hmx_x86_tuning_force(NULL);
+    }
+    CHECK(!x86 || with_next > 0, "no tuning profile prefetched the next pass of the G16 GEMV");
+  }
   /* the check can fail: a one-bit change in one block must show. The block
    * scales are set to 1 and the minimums to 0 (random ones can be zero or
    * subnormal, and then the change can round away): the flipped bit moves

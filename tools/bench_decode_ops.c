@@ -11,7 +11,11 @@
  *
  *   hmx-bench-decode-ops [f32|bf16|f16] [threads] [config] [steps] [prompt] [kv]
  *   (defaults: bf16 2 tiny 64 512 f32; dense output projection; kv: the KV
- *   cache's dtype, f32, bf16 or f16) */
+ *   cache's dtype, f32, bf16 or f16; config: a preset, or a model file
+ *   (hmx_model_load: a GGUF, a weights file, a checkpoint directory), whose
+ *   weights are then the file's and the first argument is ignored; then
+ *   only the times are printed, as the weights' bytes by op depend on their
+ *   GGUF types) */
 #define _POSIX_C_SOURCE 200809L
 #include "hadamix.h"
 #include "hadamix_model.h"
@@ -100,15 +104,21 @@ int main(int argc, char **argv) {
     return 2;
   }
   hmx_model_config cfg;
-  if (hmx_model_preset(config, HMX_OUTPROJ_DENSE, &cfg) != HMX_OK) return fail(config);
+  hmx_model *m = NULL;
+  const int from_file = hmx_model_preset(config, HMX_OUTPROJ_DENSE, &cfg) != HMX_OK;
+  if (from_file) {
+    if (hmx_model_load(config, &m) != HMX_OK) return fail(config);
+    cfg = *hmx_model_get_config(m);
+  }
   if (threads < 1 || steps < 1 || prompt < 1 || (int64_t)prompt + steps > cfg.context) {
+    hmx_model_free(m);
     fprintf(stderr, "hmx-bench-decode-ops: need threads >= 1, steps >= 1, prompt >= 1 and "
                     "prompt + steps <= context (%d)\n", cfg.context);
     return 2;
   }
-  hmx_model *m = NULL;
   hmx_kv_cache *kv = NULL;
-  if (hmx_model_synthetic(&cfg, 1, dt, &m) != HMX_OK) return fail("synthetic weights");
+  if (!from_file && hmx_model_synthetic(&cfg, 1, dt, &m) != HMX_OK)
+    return fail("synthetic weights");
   hmx_context ctx = {NULL, threads, 0, HMX_TIER_DEFAULT};
   int changed = 0;
   if (hmx_model_prepare(m, &ctx, &changed) != HMX_OK) return fail("prepare");
@@ -149,7 +159,7 @@ int main(int argc, char **argv) {
          "MB/step", "GB/s");
   for (int i = 0; i < t.n; i++) {
     const double ms = t.sec[i] / steps * 1e3,
-                 mb = op_bytes(t.name[i], &cfg, hmx_dtype_size(dt), hmx_dtype_size(kvdt),
+                 mb = from_file ? 0 : op_bytes(t.name[i], &cfg, hmx_dtype_size(dt), hmx_dtype_size(kvdt),
                                depth) / 1e6;
     if (mb > 0)
       printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[i] / total, mb,

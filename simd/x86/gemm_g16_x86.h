@@ -149,6 +149,17 @@ GX_INLINE void gg_prefetch_block(const unsigned char *blk, int64_t bb, int64_t p
     __builtin_prefetch(blk + 8 * bb, 0, 2);
 }
 
+/* The M = 1 GEMV's prefetch of the next pass (gemv_next_kib, src/tuning.h):
+ * the bb bytes at blk + np, the same place of the group the next pass reads
+ * (np = ng groups on; 0: none). Why: with small K a group is a short stream
+ * (SmolLM2's Q4_1 FFN, K = 576: 90 lines), and each pass starts ng new
+ * ones, which the hardware prefetchers take a while to follow; this has the
+ * next pass's lines on their way while this pass computes. */
+GX_INLINE void gg_prefetch_next(const unsigned char *blk, int64_t bb, int64_t np) {
+  if (np > 0)
+    for (int64_t o = 0; o < bb; o += 64) _mm_prefetch((const char *)(blk + np + o), _MM_HINT_T0);
+}
+
 /* Bytes of one group of 16 rows (K elements each). */
 GX_INLINE size_t gg_group_bytes(int64_t k, const int wt) {
   switch (wt) {
@@ -219,7 +230,7 @@ GX_INLINE void gg_fma_element(gx_v acc[GG_SIDE][GG_V], const unsigned char *cons
  * low nibbles of the 16 byte rows, then the high nibbles). */
 GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size_t gbytes,
                             const float *bias_pad, int64_t j, int64_t jend, const int ng,
-                            int64_t pf, const int wt) {
+                            int64_t pf, int64_t np, const int nnext, const int wt) {
   const int64_t k = g->k;
   const float *a = g->a;
   const unsigned char *gb[GG_SIDE];
@@ -242,6 +253,11 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
         _mm_prefetch((const char *)(gb[q] + p * HMX_QG * es + pf), _MM_HINT_T0);
       for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
     }
+    if (np > 0) /* (pf and np are not both set: xw_g16_next_bytes) */
+      for (; p + step <= k; p += step) {
+        for (int q = 0; q < nnext; q++) gg_prefetch_next(gb[q] + p * HMX_QG * es, 64, np);
+        for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
+      }
     for (; p < k; p++) gg_fma_element(acc, gb, a, p, ng, wt);
   } else if (gg_packed(wt)) {
     /* block by block (256 elements, or 32 for Q5_0 / Q5_1; prefetched as
@@ -259,6 +275,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       for (int q = 0; q < ng; q++) {
         bk[q] = gb[q] + (p0 / kb) * bb;
         gg_prefetch_block(bk[q], bb, pf, pf_all);
+        if (q < nnext) gg_prefetch_next(bk[q], bb, np);
       }
       for (int c = 0; c < kb / 32; c++)
         for (int v = 0; v < GG_V; v++) {
@@ -326,6 +343,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       for (int q = 0; q < ng; q++) {
         const unsigned char *blk = gb[q] + (p0 / 32) * bb;
         gg_prefetch_block(blk, bb, pf, pf_all);
+        if (q < nnext) gg_prefetch_next(blk, bb, np);
         qs[q] = blk + (wt == XW_G16_Q4_1 ? 4 : 2) * HMX_QG;
         for (int v = 0; v < GG_V; v++) {
           d[q][v] = gg_f16(blk + v * GX_VL * 2);
@@ -377,13 +395,21 @@ GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *
   /* the streams' prefetch distance, by the size of the whole matrix */
   const int64_t groups = (g->n + HMX_QG - 1) / HMX_QG;
   const int64_t pf = xw_g16_pf_bytes(groups * (int64_t)gbytes);
+  /* the next pass's prefetch (np = GG_SIDE groups on): each pass but the
+   * last prefetches the groups of the next one that are in this thread's
+   * range (jend) */
+  const int64_t np = xw_g16_next_bytes(GG_SIDE * (int64_t)gbytes, pf);
+  const int64_t gend = (jend + HMX_QG - 1) / HMX_QG; /* groups end */
   int64_t j = j0;
-  for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG)
-    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, pf, wt);
+  for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG) {
+    const int64_t after = gend - (j / HMX_QG + GG_SIDE); /* groups after this pass */
+    const int nnext = np == 0 ? 0 : after < GG_SIDE ? (int)after : GG_SIDE;
+    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, pf, np, nnext, wt);
+  }
   const int64_t left = (jend - j + HMX_QG - 1) / HMX_QG; /* groups, the last maybe partial */
-  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, pf, wt);
-  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, pf, wt);
-  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, pf, wt);
+  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, pf, 0, 0, wt);
+  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, pf, 0, 0, wt);
+  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, pf, 0, 0, wt);
 }
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) into NR-wide panels (as gx_pack_b_nt;
