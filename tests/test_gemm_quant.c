@@ -203,8 +203,9 @@ int main(void) {
    * line at a time to the end of K. N = 300 is 19 groups: 4 whole passes
    * and a tail of 3 on one thread, 2 + 2 and tails on two (the last pass
    * before a tail prefetches only the tail's groups). Every profile must
-   * give ref's bits. K = 512 (a whole block of every type) and K = 96 (a
-   * pass of 16-bit groups in fewer than 64 KiB, and odd for no type). */
+   * give ref's bits. K = 512 (a whole block of every type; a pass of 20 KiB
+   * for Q4_1, 64 for f16 / bf16, 128 for f32) and K = 96 (a pass of 24 KiB
+   * in f32). */
   {
     int with_next = 0, x86 = 0;
     static const uint32_t small_k[] = {HMX_GGML_F32, HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_Q8_0,
@@ -216,7 +217,7 @@ int main(void) {
       x86 = 1;
       for (int i = 0; i < hmx_x86_tuning_count(); i++) {
         hmx_x86_tuning_force(hmx_x86_tuning_at(i));
-        with_next += hmx_x86_tuning_at(i)->gemv_next_kib >= 128; /* F32 K = 512: 128 KiB */
+        with_next += hmx_x86_tuning_at(i)->gemv_next_kib >= 24; /* f32 K = 96 */
         for (size_t t = 0; t < sizeof small_k / sizeof small_k[0]; t++)
           run_case(be, small_k[t], 1, 300, 512, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_F32, 1, 300, 96, 0, HMX_QLAYOUT_G16);

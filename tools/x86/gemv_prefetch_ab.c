@@ -14,10 +14,15 @@
  * of 3, measured first), as `hmx bench` reports it.
  *
  *   hmx-gemv-prefetch-ab [--rounds R] [--threads N] [--backend avx512|avx2]
- *                        [--lines 0,8,16,32,64]
+ *                        [--lines 0,8,16,32,64 | --next 0,64,256]
  *
  * Session 44 chose the intel profile's 16 lines with it
- * (docs/results/session44/). */
+ * (docs/results/session44/). --next varies gemv_next_kib instead (the
+ * prefetch of the next pass's groups, for short passes) on SmolLM2-135M's
+ * one-token shapes: the FFN's gate / up (N = 1536, K = 576) and down
+ * (N = 576, K = 1536) in Q4_1, the LM head (N = 49152, K = 576) in Q8_0,
+ * and the gate in f32, each cold; session 52 chose the zen3 profile's 256
+ * KiB with it and with the model's decode (docs/results/session52/). */
 #define _POSIX_C_SOURCE 200809L
 #include "hadamix.h"
 #include "gemm_quant.h" /* src/: hmx_gemm_quant, the G16 layout */
@@ -37,7 +42,8 @@
 
 static void usage(FILE *f) {
   fprintf(f, "usage: hmx-gemv-prefetch-ab [--rounds R (1..%d, default 5)] [--threads N]\n"
-             "                            [--backend avx512|avx2] [--lines L,L,... (up to %d)]\n",
+             "                            [--backend avx512|avx2] [--lines L,L,... | --next "
+             "KIB,KIB,... (up to %d)]\n",
           MAX_ROUNDS, MAX_LINES);
 }
 
@@ -85,20 +91,24 @@ static void fill_weights(uint32_t type, unsigned char *w, int64_t n_el) {
       memcpy(w + 2 * i, &h, 2);
     }
   }
-  if (type != HMX_GGML_Q8_0 && type != HMX_GGML_Q4_0) return;
-  /* blocks of 32: an f16 scale of 1/256, then int8 values or nibbles */
-  const int64_t bs = type == HMX_GGML_Q8_0 ? 34 : 18;
-  const uint16_t d = hmx_f32_to_f16(1.0f / 256);
+  if (type != HMX_GGML_Q8_0 && type != HMX_GGML_Q4_0 && type != HMX_GGML_Q4_1) return;
+  /* blocks of 32: an f16 scale of 1/256 (Q4_1: and a min of -1/32), then
+   * int8 values or nibbles */
+  const int q41 = type == HMX_GGML_Q4_1, head = q41 ? 4 : 2;
+  const int64_t bs = type == HMX_GGML_Q8_0 ? 34 : q41 ? 20 : 18;
+  const uint16_t d = hmx_f32_to_f16(1.0f / 256), mn = hmx_f32_to_f16(-1.0f / 32);
   for (int64_t b = 0; b < n_el / 32; b++) {
     unsigned char *blk = w + b * bs;
     memcpy(blk, &d, 2);
-    for (int64_t j = 2; j < bs; j++) blk[j] = (unsigned char)(hash(b * bs + j) >> 8);
+    if (q41) memcpy(blk + 2, &mn, 2);
+    for (int64_t j = head; j < bs; j++) blk[j] = (unsigned char)(hash(b * bs + j) >> 8);
   }
 }
 
 /* One case: every distance once per round, in a rotating order. */
 static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int rounds,
-                    const hmx_x86_tuning *prof, const int *lines, int nl, double copy_gbs) {
+                    const hmx_x86_tuning *prof, const int *lines, int nl, const char *what,
+                    double copy_gbs) {
   const size_t mb = hmx_qlayout_g16_bytes(c->type, c->n, c->k);
   const int nm = c->cold ? (int)(((size_t)1536 << 20) / mb) : 1;
   int64_t block, bytes;
@@ -117,7 +127,10 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
   hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
   hmx_tensor A = hmx_tensor_2d(a, HMX_F32, 1, c->k), C = hmx_tensor_2d(y, HMX_F32, 1, c->n);
   double gbs[MAX_LINES][MAX_ROUNDS];
-  const int calls = c->cold ? 24 : 200;
+  /* cold: at least 24 calls and 256 MiB a round (small matrices take
+   * tens of microseconds a call) */
+  const int calls = !c->cold ? 200 : mb * 24 >= ((size_t)256 << 20) ? 24
+                                   : (int)(((size_t)256 << 20) / mb);
   int next = 0, err = 0;
   for (int r = 0; r < rounds && !err; r++)
     for (int i = 0; i < nl && !err; i++) {
@@ -142,7 +155,7 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
       double s[MAX_ROUNDS];
       memcpy(s, gbs[d], sizeof s);
       qsort(s, (size_t)rounds, sizeof s[0], hmx_tool_cmp_double);
-      printf("  prefetch %3d lines:", lines[d]);
+      printf("  %s %4d:", what, lines[d]);
       for (int r = 0; r < rounds; r++) printf(" %5.1f", gbs[d][r]);
       printf("  GB/s; median %5.1f = %3.0f%% of the copy\n", s[rounds / 2],
              100.0 * s[rounds / 2] / copy_gbs);
@@ -153,7 +166,7 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
 }
 
 int main(int argc, char **argv) {
-  int rounds = 5, threads = 1, lines[MAX_LINES] = {0, 8, 16, 32, 64}, nl = 5;
+  int rounds = 5, threads = 1, lines[MAX_LINES] = {0, 8, 16, 32, 64}, nl = 5, next = 0;
   const char *backend = "avx512";
   for (int i = 1; i < argc; i++) {
     const int more = i + 1 < argc;
@@ -168,6 +181,9 @@ int main(int argc, char **argv) {
       backend = argv[++i];
     } else if (!strcmp(argv[i], "--lines") && more) {
       nl = parse_lines(argv[++i], lines);
+    } else if (!strcmp(argv[i], "--next") && more) {
+      nl = parse_lines(argv[++i], lines);
+      next = 1;
     } else {
       usage(stderr);
       return 2;
@@ -185,7 +201,8 @@ int main(int argc, char **argv) {
   hmx_x86_tuning prof[MAX_LINES];
   for (int d = 0; d < nl; d++) {
     prof[d] = *hmx_x86_tuning_current();
-    prof[d].gemv_pf_lines = lines[d];
+    if (next) prof[d].gemv_next_kib = lines[d];
+    else prof[d].gemv_pf_lines = lines[d];
   }
   const size_t copy_bytes = (size_t)1200 << 20;
   char *src = malloc(copy_bytes), *dst = malloc(copy_bytes);
@@ -207,6 +224,12 @@ int main(int argc, char **argv) {
   printf("backend %s, %d thread%s, profile %s; copy %.1f GB/s (1 thread, read + write, best of "
          "3)\n",
          backend, threads, threads > 1 ? "s" : "", hmx_x86_tuning_current()->name, copy_gbs);
+  static const gemv_case next_cases[] = {
+      {HMX_GGML_Q4_1, 1536, 576, 1, "Q4_1 N = 1536, K = 576 (SmolLM2 gate / up), cold"},
+      {HMX_GGML_Q4_1, 576, 1536, 1, "Q4_1 N = 576, K = 1536 (SmolLM2 down), cold"},
+      {HMX_GGML_Q8_0, 49152, 576, 1, "Q8_0 N = 49152, K = 576 (SmolLM2 LM head), cold"},
+      {HMX_GGML_F32, 1536, 576, 1, "f32 N = 1536, K = 576, cold"},
+  };
   static const gemv_case cases[] = {
       {HMX_GGML_F32, 2048, 2048, 1, "f32 K = N = 2048, cold"},
       {HMX_GGML_BF16, 2048, 4096, 1, "bf16 K = 4096, N = 2048, cold"},
@@ -216,7 +239,10 @@ int main(int argc, char **argv) {
       {HMX_GGML_BF16, 2048, 2048, 0, "bf16 K = N = 2048, warm"},
   };
   int err = 0;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !err; i++)
-    err = run_case(&cases[i], be, threads, rounds, prof, lines, nl, copy_gbs);
+  const gemv_case *cs = next ? next_cases : cases;
+  const size_t ncs = next ? sizeof next_cases / sizeof next_cases[0] : sizeof cases / sizeof cases[0];
+  for (size_t i = 0; i < ncs && !err; i++)
+    err = run_case(&cs[i], be, threads, rounds, prof, lines, nl,
+                   next ? "next-pass KiB" : "prefetch lines", copy_gbs);
   return err;
 }
