@@ -51,8 +51,15 @@ static const hmx_x86_tuning profiles[] = {
      * lines, f32 from memory 15.1 -> 13.0 GB/s, Q8_0 8.5 -> 7.1, f32 4 MiB
      * warm 36.9 -> 29.5 (bf16 and Q4_0 within the noise); one Zen 4 thread
      * already reads G16 in order above the copy (session 30; not measured
-     * with the prefetch). */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16, 0},
+     * with the prefetch). Session 52 (docs/results/session52/, the H200's
+     * host): the next pass's groups prefetched where a pass takes at most 64
+     * KiB (gemv_next_kib), hmx-gemv-prefetch-ab --next 0,64,256, SmolLM2's
+     * one-token shapes cold, seven rounds: Q4_1 gate / up and down avx512
+     * one thread 4.3 -> 6.7 and 4.2 -> 6.5 GB/s, two threads 7.7 -> 12.0
+     * and 7.8 -> 10.7, avx2 one thread 2.7 -> 3.4 and 2.8 -> 3.2; the Q8_0
+     * LM head (which takes gemv_pf_lines instead) and f32 at K = 576 (passes
+     * of 144 KiB, none) within the rounds' spread. 256 KiB read as 64. */
+    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16, 64},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
      * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each
      * profile in turn, then under intel with one field changed at a time (two

@@ -37,7 +37,8 @@ typedef struct hmx_x86_tuning {
   int gemv_next_kib;          /* one-token G16 GEMVs: while a pass reads its groups, each
                                  stream also prefetches (prefetcht0) the same lines of the
                                  group the next pass reads, when a pass's groups take at
-                                 most this many KiB (small K); 0: never */
+                                 most this many KiB (small K); 0: never. intel and zen3
+                                 64 (session 52); zen and zen4 0, not measured there */
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen", "intel",
