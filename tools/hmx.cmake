@@ -79,6 +79,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$")
   add_executable(hmx-gemv-prefetch-ab ${CMAKE_CURRENT_LIST_DIR}/x86/gemv_prefetch_ab.c)
   target_include_directories(hmx-gemv-prefetch-ab PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(hmx-gemv-prefetch-ab PRIVATE hadamix)
+  # hmx-decode-next-ab (tools/x86/decode_next_ab.c): a model's decode with the
+  # GEMV's next-pass prefetch (gemv_next_kib) varied step by step in one
+  # process, op by op (docs/results/session52/).
+  add_executable(hmx-decode-next-ab ${CMAKE_CURRENT_LIST_DIR}/x86/decode_next_ab.c)
+  target_include_directories(hmx-decode-next-ab PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(hmx-decode-next-ab PRIVATE hadamix)
 endif()
 
 # hmx-read-order-probe (tools/x86/read_order_probe.c): one thread's read rate

@@ -275,9 +275,13 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
       for (int q = 0; q < ng; q++) {
         bk[q] = gb[q] + (p0 / kb) * bb;
         gg_prefetch_block(bk[q], bb, pf, pf_all);
-        if (q < nnext) gg_prefetch_next(bk[q], bb, np);
       }
-      for (int c = 0; c < kb / 32; c++)
+      for (int c = 0; c < kb / 32; c++) {
+        /* the next pass's block a chunk's share at a time (all of a K
+         * type's 36-44 lines a group at the block's start measured 3% slower
+         * on the Zen 3 VM, tiny Q4_K_M decode) */
+        const int64_t o0 = bb * c / (kb / 32) / 64 * 64, o1 = bb * (c + 1) / (kb / 32);
+        for (int q = 0; q < nnext; q++) gg_prefetch_next(bk[q] + o0, o1 - o0, np);
         for (int v = 0; v < GG_V; v++) {
           xv_v ds[2][GG_SIDE], mt[2][GG_SIDE];
           for (int h = 0; h < nh; h++)
@@ -331,6 +335,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
           }
 #undef GG_PACKED_ELEMENT
         }
+      }
     }
   } else {
     const int64_t bs = wt == XW_G16_Q8_0 ? 34 : wt == XW_G16_Q4_0 ? 18 : 20;
