@@ -163,15 +163,27 @@ int main(void) {
             run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2, layout);
     ran++;
   }
-  /* G16 matrices of at least XW_PF_MIN_BYTES (simd/x86/weights16_x86.h) at
-   * M = 1: the x86 GEMV's streams prefetch under the profiles whose
-   * gemv_pf_lines is set; the float types' loop then runs the elements a
-   * cache line at a time up to the prefetch's end and one at a time after
-   * it, the block types' prefetch stops at their group's end. Every profile
-   * must give ref's bits; K odd for the 16-bit types (two elements a line,
-   * the last line half used). */
+  /* The x86 GEMV's prefetches, under every tuning profile (each must give
+   * ref's bits):
+   * - G16 matrices of at least XW_PF_MIN_BYTES (simd/x86/weights16_x86.h)
+   *   at M = 1: the streams prefetch under the profiles whose gemv_pf_lines
+   *   is set; the float types' loop then runs the elements a cache line at
+   *   a time up to the prefetch's end and one at a time after it, the block
+   *   types' prefetch stops at their group's end. K odd for the 16-bit
+   *   types (two elements a line, the last line half used).
+   * - Small K: under the profiles whose gemv_next_kib is set, each pass (4
+   *   groups of 16 outputs) also prefetches the next pass's groups, and the
+   *   float types' loop then runs the elements a line at a time to the end
+   *   of K. N = 300 is 19 groups: 4 whole passes and a tail of 3 on one
+   *   thread, 2 + 2 and tails on two (the last pass before a tail
+   *   prefetches only the tail's groups). K = 512 (a whole block of every
+   *   type; a pass of 20 KiB for Q4_1, 64 for f16 / bf16, 128 for f32) and
+   *   K = 96 (a pass of 24 KiB in f32). */
   {
-    int with_pf = 0, x86 = 0;
+    int with_pf = 0, with_next = 0, x86 = 0;
+    static const uint32_t small_k[] = {HMX_GGML_F32, HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_Q8_0,
+                                       HMX_GGML_Q4_0, HMX_GGML_Q4_1, HMX_GGML_Q4_K, HMX_GGML_Q5_0,
+                                       HMX_GGML_Q6_K, HMX_GGML_IQ4_NL, HMX_GGML_IQ4_XS};
     for (int bi = 0; bi < hmx_backend_count(); bi++) {
       const hmx_backend *be = hmx_backend_at(bi);
       if (!hmx_backend_available(be) || !hmx_x86_tuning_read_by(hmx_backend_name(be))) continue;
@@ -179,6 +191,7 @@ int main(void) {
       for (int i = 0; i < hmx_x86_tuning_count(); i++) {
         hmx_x86_tuning_force(hmx_x86_tuning_at(i));
         with_pf += hmx_x86_tuning_at(i)->gemv_pf_lines > 0;
+        with_next += hmx_x86_tuning_at(i)->gemv_next_kib >= 24; /* f32 K = 96 */
         run_case(be, HMX_GGML_F32, 1, 1100, 1031, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_F16, 1, 1100, 2063, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_BF16, 1, 1100, 2063, 0, HMX_QLAYOUT_G16);
@@ -192,32 +205,6 @@ int main(void) {
         run_case(be, HMX_GGML_Q2_K, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_IQ4_NL, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_IQ4_XS, 1, 1100, 8192, 0, HMX_QLAYOUT_G16);
-      }
-      hmx_x86_tuning_force(NULL);
-    }
-    CHECK(!x86 || with_pf > 0, "no tuning profile prefetched the G16 GEMV's streams");
-  }
-  /* Small K at M = 1: under the profiles whose gemv_next_kib is set, each
-   * pass of the x86 GEMV (4 groups of 16 outputs) also prefetches the next
-   * pass's groups, and the float types' loop then runs the elements a cache
-   * line at a time to the end of K. N = 300 is 19 groups: 4 whole passes
-   * and a tail of 3 on one thread, 2 + 2 and tails on two (the last pass
-   * before a tail prefetches only the tail's groups). Every profile must
-   * give ref's bits. K = 512 (a whole block of every type; a pass of 20 KiB
-   * for Q4_1, 64 for f16 / bf16, 128 for f32) and K = 96 (a pass of 24 KiB
-   * in f32). */
-  {
-    int with_next = 0, x86 = 0;
-    static const uint32_t small_k[] = {HMX_GGML_F32, HMX_GGML_F16, HMX_GGML_BF16, HMX_GGML_Q8_0,
-                                       HMX_GGML_Q4_0, HMX_GGML_Q4_1, HMX_GGML_Q4_K, HMX_GGML_Q5_0,
-                                       HMX_GGML_Q6_K, HMX_GGML_IQ4_NL, HMX_GGML_IQ4_XS};
-    for (int bi = 0; bi < hmx_backend_count(); bi++) {
-      const hmx_backend *be = hmx_backend_at(bi);
-      if (!hmx_backend_available(be) || !hmx_x86_tuning_read_by(hmx_backend_name(be))) continue;
-      x86 = 1;
-      for (int i = 0; i < hmx_x86_tuning_count(); i++) {
-        hmx_x86_tuning_force(hmx_x86_tuning_at(i));
-        with_next += hmx_x86_tuning_at(i)->gemv_next_kib >= 24; /* f32 K = 96 */
         for (size_t t = 0; t < sizeof small_k / sizeof small_k[0]; t++)
           run_case(be, small_k[t], 1, 300, 512, 0, HMX_QLAYOUT_G16);
         run_case(be, HMX_GGML_F32, 1, 300, 96, 0, HMX_QLAYOUT_G16);
@@ -225,6 +212,7 @@ int main(void) {
       }
       hmx_x86_tuning_force(NULL);
     }
+    CHECK(!x86 || with_pf > 0, "no tuning profile prefetched the G16 GEMV's streams");
     CHECK(!x86 || with_next > 0, "no tuning profile prefetched the next pass of the G16 GEMV");
   }
   /* the check can fail: a one-bit change in one block must show. The block

@@ -24,40 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define MAX_TENSORS 32
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-typedef struct op_times {
-  char name[MAX_TENSORS][32];
-  double sec[MAX_TENSORS];
-  int n, on;
-  double last;
-} op_times;
-
-static int on_tensor(void *user, int layer, const char *tensor, const float *data, int64_t rows,
-                     int64_t cols) {
-  op_times *t = user;
-  (void)layer, (void)data, (void)rows, (void)cols;
-  const double x = now();
-  if (t->on) {
-    int i = 0;
-    while (i < t->n && strcmp(t->name[i], tensor) != 0) i++;
-    if (i == t->n && t->n < MAX_TENSORS) {
-      snprintf(t->name[i], sizeof t->name[i], "%s", tensor);
-      t->n++;
-    }
-    if (i < t->n) t->sec[i] += x - t->last;
-  }
-  t->last = x;
-  return 0;
-}
+#include "tool_clock.h"
+#include "op_times.h"
 
 /* Bytes one decode step's op reads (weights; the KV cache for attention at
  * an average depth `depth`), or 0 when it is not a streaming op. */
@@ -130,9 +99,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (int i = 0; i < prompt; i++) tok[i] = (int32_t)((i * 7919) % cfg.vocab);
-  op_times t;
+  hmx_op_times t;
   memset(&t, 0, sizeof t);
-  hmx_forward_opts opts = {0, on_tensor, &t};
+  hmx_forward_opts opts = {0, hmx_op_times_trace, &t};
   const int32_t *tp = tok;
   int64_t nt = prompt;
   if (hmx_model_forward(&ctx, m, 1, &kv, &tp, &nt, &opts, logits) != HMX_OK)
@@ -143,11 +112,11 @@ int main(int argc, char **argv) {
     const int32_t one_tok = (int32_t)((s * 31) % cfg.vocab), *p1 = &one_tok;
     int64_t one = 1;
     t.on = 1;
-    t.last = now();
+    t.last = hmx_tool_seconds();
     const double t0 = t.last;
     if (hmx_model_forward(&ctx, m, 1, &kv, &p1, &one, &opts, logits) != HMX_OK)
       return fail("decode");
-    total += now() - t0;
+    total += hmx_tool_seconds() - t0;
     t.on = 0;
   }
   const double bw1 = hmx_read_bandwidth(threads);
@@ -158,14 +127,14 @@ int main(int argc, char **argv) {
          total / steps * 1e3, steps / total, threads, bw0, bw1, "op", "ms/step", "share",
          "MB/step", "GB/s");
   for (int i = 0; i < t.n; i++) {
-    const double ms = t.sec[i] / steps * 1e3,
+    const double ms = t.sec[0][i] / steps * 1e3,
                  mb = from_file ? 0 : op_bytes(t.name[i], &cfg, hmx_dtype_size(dt), hmx_dtype_size(kvdt),
                                depth) / 1e6;
     if (mb > 0)
-      printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[i] / total, mb,
+      printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[0][i] / total, mb,
              mb / ms);
     else
-      printf("%-12s %9.3f %5.1f%%\n", t.name[i], ms, 100 * t.sec[i] / total);
+      printf("%-12s %9.3f %5.1f%%\n", t.name[i], ms, 100 * t.sec[0][i] / total);
   }
   free(tok);
   free(logits);

@@ -26,31 +26,9 @@
 #include <string.h>
 
 #include "../tool_clock.h"
+#include "../op_times.h"
 
-#define MAX_VARIANTS 6
-#define MAX_TENSORS 32
-
-typedef struct op_times {
-  char name[MAX_TENSORS][32];
-  double sec[MAX_VARIANTS][MAX_TENSORS];
-  int n, on, variant;
-  double last;
-} op_times;
-
-static int on_tensor(void *user, int layer, const char *tensor, const float *data, int64_t rows,
-                     int64_t cols) {
-  op_times *t = user;
-  (void)layer, (void)data, (void)rows, (void)cols;
-  const double x = hmx_tool_seconds();
-  if (t->on) {
-    int i = 0;
-    while (i < t->n && strcmp(t->name[i], tensor) != 0) i++;
-    if (i == t->n && t->n < MAX_TENSORS) snprintf(t->name[t->n++], sizeof t->name[0], "%s", tensor);
-    if (i < t->n) t->sec[t->variant][i] += x - t->last;
-  }
-  t->last = x;
-  return 0;
-}
+#define MAX_VARIANTS HMX_OP_VARIANTS
 
 static int usage(void) {
   fprintf(stderr, "usage: hmx-decode-next-ab MODEL [--threads N] [--steps S] [--prompt P] "
@@ -113,9 +91,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (int i = 0; i < prompt; i++) tok[i] = (int32_t)((i * 7919) % cfg.vocab);
-  op_times t;
+  hmx_op_times t;
   memset(&t, 0, sizeof t);
-  hmx_forward_opts opts = {0, on_tensor, &t};
+  hmx_forward_opts opts = {0, hmx_op_times_trace, &t};
   for (int v = 0; v < nv; v++) {
     prof[v] = *hmx_x86_tuning_current();
     prof[v].gemv_next_kib = kib[v];
