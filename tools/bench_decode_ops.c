@@ -128,8 +128,9 @@ int main(int argc, char **argv) {
          "MB/step", "GB/s");
   for (int i = 0; i < t.n; i++) {
     const double ms = t.sec[0][i] / steps * 1e3,
-                 mb = from_file ? 0 : op_bytes(t.name[i], &cfg, hmx_dtype_size(dt), hmx_dtype_size(kvdt),
-                               depth) / 1e6;
+                 mb = from_file ? 0
+                                : op_bytes(t.name[i], &cfg, hmx_dtype_size(dt),
+                                           hmx_dtype_size(kvdt), depth) / 1e6;
     if (mb > 0)
       printf("%-12s %9.3f %5.1f%% %9.1f %8.1f\n", t.name[i], ms, 100 * t.sec[0][i] / total, mb,
              mb / ms);

@@ -151,13 +151,12 @@ GX_INLINE void gg_prefetch_block(const unsigned char *blk, int64_t bb, int64_t p
 
 /* The M = 1 GEMV's prefetch of the next pass (gemv_next_kib, src/tuning.h):
  * the bb bytes at blk + np, the same place of the group the next pass reads
- * (np = ng groups on; 0: none). Why: with small K a group is a short stream
+ * (np = ng groups on). Why: with small K a group is a short stream
  * (SmolLM2's Q4_1 FFN, K = 576: 90 lines), and each pass starts ng new
  * ones, which the hardware prefetchers take a while to follow; this has the
  * next pass's lines on their way while this pass computes. */
 GX_INLINE void gg_prefetch_next(const unsigned char *blk, int64_t bb, int64_t np) {
-  if (np > 0)
-    for (int64_t o = 0; o < bb; o += 64) _mm_prefetch((const char *)(blk + np + o), _MM_HINT_T0);
+  for (int64_t o = 0; o < bb; o += 64) _mm_prefetch((const char *)(blk + np + o), _MM_HINT_T0);
 }
 
 /* Bytes of one group of 16 rows (K elements each). */
@@ -224,14 +223,17 @@ GX_INLINE void gg_fma_element(gx_v acc[GG_SIDE][GG_V], const unsigned char *cons
 /* M = 1: outputs j .. j + 16 ng (ng <= GG_SIDE, a constant in each
  * instance; the last group may have fewer than 16 rows, j + 16 ng past
  * jend), GG_V accumulators per group, pf the streams' prefetch distance
- * in bytes (xw_g16_pf_bytes; 0: none); for each element p in order, one
+ * in bytes (xw_g16_pf_bytes; 0: none), nnext the groups of the next pass
+ * (ng groups on) whose lines this pass prefetches (gg_prefetch_next; 0:
+ * none); for each element p in order, one
  * broadcast of a[p] and one fma per vector (§gemm). The block scales are
  * loaded once per block; within a block the 32 elements go in order (Q4:
  * low nibbles of the 16 byte rows, then the high nibbles). */
 GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size_t gbytes,
                             const float *bias_pad, int64_t j, int64_t jend, const int ng,
-                            int64_t pf, int64_t np, const int nnext, const int wt) {
+                            int64_t pf, const int nnext, const int wt) {
   const int64_t k = g->k;
+  const int64_t np = (int64_t)ng * (int64_t)gbytes; /* the next pass's groups (nnext of them) */
   const float *a = g->a;
   const unsigned char *gb[GG_SIDE];
   gx_v acc[GG_SIDE][GG_V];
@@ -253,7 +255,7 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
         _mm_prefetch((const char *)(gb[q] + p * HMX_QG * es + pf), _MM_HINT_T0);
       for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
     }
-    if (np > 0) /* (pf and np are not both set: xw_g16_next_bytes) */
+    if (nnext > 0) /* (pf and nnext are never both set: xw_g16_next_on) */
       for (; p + step <= k; p += step) {
         for (int q = 0; q < nnext; q++) gg_prefetch_next(gb[q] + p * HMX_QG * es, 64, np);
         for (int e = 0; e < step; e++) gg_fma_element(acc, gb, a, p + e, ng, wt);
@@ -280,8 +282,10 @@ GX_INLINE void gg_gemv_side(const hmx_gemm_args *g, const unsigned char *b, size
         /* the next pass's block a chunk's share at a time (all of a K
          * type's 36-44 lines a group at the block's start measured 3% slower
          * on the Zen 3 VM, tiny Q4_K_M decode) */
-        const int64_t o0 = bb * c / (kb / 32) / 64 * 64, o1 = bb * (c + 1) / (kb / 32);
-        for (int q = 0; q < nnext; q++) gg_prefetch_next(bk[q] + o0, o1 - o0, np);
+        if (nnext > 0) {
+          const int64_t o0 = bb * c / (kb / 32) / 64 * 64, o1 = bb * (c + 1) / (kb / 32);
+          for (int q = 0; q < nnext; q++) gg_prefetch_next(bk[q] + o0, o1 - o0, np);
+        }
         for (int v = 0; v < GG_V; v++) {
           xv_v ds[2][GG_SIDE], mt[2][GG_SIDE];
           for (int h = 0; h < nh; h++)
@@ -400,21 +404,20 @@ GX_INLINE void gx_gemv_g16(const hmx_gemm_args *g, const void *bv, const float *
   /* the streams' prefetch distance, by the size of the whole matrix */
   const int64_t groups = (g->n + HMX_QG - 1) / HMX_QG;
   const int64_t pf = xw_g16_pf_bytes(groups * (int64_t)gbytes);
-  /* the next pass's prefetch (np = GG_SIDE groups on): each pass but the
-   * last prefetches the groups of the next one that are in this thread's
-   * range (jend) */
-  const int64_t np = xw_g16_next_bytes(GG_SIDE * (int64_t)gbytes, pf);
+  /* the next pass's prefetch: each pass but the last prefetches the groups
+   * of the next one that are in this thread's range (jend) */
+  const int next_on = xw_g16_next_on(GG_SIDE * (int64_t)gbytes, pf);
   const int64_t gend = (jend + HMX_QG - 1) / HMX_QG; /* groups end */
   int64_t j = j0;
   for (; j + (GG_SIDE - 1) * HMX_QG < jend; j += GG_SIDE * HMX_QG) {
     const int64_t after = gend - (j / HMX_QG + GG_SIDE); /* groups after this pass */
-    const int nnext = np == 0 ? 0 : after < GG_SIDE ? (int)after : GG_SIDE;
-    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, pf, np, nnext, wt);
+    const int nnext = !next_on ? 0 : after < GG_SIDE ? (int)after : GG_SIDE;
+    gg_gemv_side(g, b, gbytes, bias_pad, j, jend, GG_SIDE, pf, nnext, wt);
   }
   const int64_t left = (jend - j + HMX_QG - 1) / HMX_QG; /* groups, the last maybe partial */
-  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, pf, 0, 0, wt);
-  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, pf, 0, 0, wt);
-  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, pf, 0, 0, wt);
+  if (left == 3) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 3, pf, 0, wt);
+  else if (left == 2) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 2, pf, 0, wt);
+  else if (left == 1) gg_gemv_side(g, b, gbytes, bias_pad, j, jend, 1, pf, 0, wt);
 }
 
 /* Pack B[p0 .. p0+kc, j0 .. j0+nb) into NR-wide panels (as gx_pack_b_nt;

@@ -270,13 +270,12 @@ static inline int64_t xw_g16_pf_bytes(int64_t matrix_bytes) {
   return (int64_t)hmx_x86_tuning_current()->gemv_pf_lines * 64;
 }
 
-/* The distance in bytes of the next pass's prefetch (gemm_g16_x86.h,
- * gg_prefetch_next) for passes of pass_bytes: that, where the profile's
+/* Whether the one-token GEMV's passes of pass_bytes prefetch the next
+ * pass's groups (gemm_g16_x86.h, gg_prefetch_next): where the profile's
  * gemv_next_kib allows a pass that long and the streams take no prefetch
- * of their own (pf = 0); else 0. A prefetch changes no value. */
-static inline int64_t xw_g16_next_bytes(int64_t pass_bytes, int64_t pf) {
-  const int64_t kib = hmx_x86_tuning_current()->gemv_next_kib;
-  return pf == 0 && pass_bytes <= kib * 1024 ? pass_bytes : 0;
+ * of their own (pf = 0). A prefetch changes no value. */
+static inline int xw_g16_next_on(int64_t pass_bytes, int64_t pf) {
+  return pf == 0 && pass_bytes <= (int64_t)hmx_x86_tuning_current()->gemv_next_kib * 1024;
 }
 
 /* Element p0 of a G16 stream at which its prefetch `pf` bytes ahead

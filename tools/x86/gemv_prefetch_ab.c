@@ -21,8 +21,9 @@
  * prefetch of the next pass's groups, for short passes) on SmolLM2-135M's
  * one-token shapes: the FFN's gate / up (N = 1536, K = 576) and down
  * (N = 576, K = 1536) in Q4_1, the LM head (N = 49152, K = 576) in Q8_0,
- * and the gate in f32, each cold; session 52 chose the zen3 profile's 256
- * KiB with it and with the model's decode (docs/results/session52/). */
+ * and the gate in f32, each cold; session 52 chose the zen3 and intel
+ * profiles' 64 KiB with it and with hmx-decode-next-ab
+ * (docs/results/session52/). */
 #define _POSIX_C_SOURCE 200809L
 #include "hadamix.h"
 #include "gemm_quant.h" /* src/: hmx_gemm_quant, the G16 layout */
