@@ -245,13 +245,23 @@ GX_INLINE void gx_pack_b_nt(const void *b, int64_t k, int64_t p0, int64_t kc, in
   }
 }
 
+/* Floats past a packed A block that gx_pack_a may write (its buffers have
+ * them, one block per thread). */
+#define GX_A_SLACK 16 /* >= GX_VL, and keeps each thread's block on a 64-byte line */
+_Static_assert(GX_A_SLACK >= GX_VL, "gx_pack_a writes up to VL - MR floats past a block");
+
 /* Pack A[i0 .. i0+mb, p0 .. p0+kc) into MR-row panels dst[panel][p][r]
  * (in the last panel, rows past mb are +0 or left unset: the kernel for it
  * reads only its real rows). VL values of p at a time, the panel's rows
  * loaded as vectors and transposed in registers (VL x VL, rows past the
- * panel +0), then the first MR lanes of each stored: one element at a time
- * this was 8% of a 512 x 768 x 768 gemm (the loads of A's rows stalled).
- * Copies only. */
+ * panel +0), then each stored whole: one element at a time this was 8% of a
+ * 512 x 768 x 768 gemm (the loads of A's rows stalled). A whole vector is
+ * VL - MR floats longer than a row of the panel; the stores go up in
+ * address, so each one's extra lanes are overwritten by the next (the next
+ * t, the next p block, the tail's elements, the next panel), and the last
+ * one's land in GX_A_SLACK. With masked stores of MR lanes instead, avx2's
+ * vmaskmovps, this pack took 12% of a 512 x 768 x 2048 gemm on Zen 3
+ * (perf, session 53). Copies only. */
 static void gx_pack_a(const float *a, int64_t k, int64_t i0, int64_t mb, int64_t p0, int64_t kc,
                       float *dst) {
   const int64_t pv = kc - kc % GX_VL; /* p range covered by whole transposes */
@@ -265,7 +275,7 @@ static void gx_pack_a(const float *a, int64_t k, int64_t i0, int64_t mb, int64_t
       for (int i = 0; i < GX_VL; i++) r[i] = i < h ? gx_loadu(s + i * k + p) : gx_zero();
       gx_transpose_cols(r); /* r[t] = a[i0+ip+0 .. +VL][p0+p+t] */
       HMX_UNROLL(16)
-      for (int t = 0; t < GX_VL; t++) gx_storeu_n(d + (p + t) * GX_MR, r[t], GX_MR);
+      for (int t = 0; t < GX_VL; t++) gx_storeu(d + (p + t) * GX_MR, r[t]); /* in this order */
     }
     for (int64_t p = pv; p < kc; p++) /* the last kc % VL values */
       for (int r = 0; r < h; r++) d[p * GX_MR + r] = s[r * k + p];
@@ -520,7 +530,7 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
   const int64_t nc_max = nt < GX_NC ? nt : GX_NC;
   const int64_t mc_max = mt < GX_MC ? mt : GX_MC;
   float *bpack = gx_alloc((size_t)(kc_max * ((nc_max + GX_NR - 1) / GX_NR) * GX_NR));
-  float *apack = gx_alloc((size_t)(kc_max * ((mc_max + GX_MR - 1) / GX_MR) * GX_MR));
+  float *apack = gx_alloc((size_t)(kc_max * ((mc_max + GX_MR - 1) / GX_MR) * GX_MR + GX_A_SLACK));
   if (!bpack || !apack) {
     free(bpack);
     free(apack);
@@ -636,7 +646,9 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
   const int64_t mblocks = (m + GX_MU - 1) / GX_MU;
   const int64_t steps = (n + nc_max - 1) / nc_max * ((k + kc_max - 1) / kc_max);
   const int64_t b_floats = kc_max * npan_max * GX_NR;
-  const int64_t a_floats = kc_max * GX_MU; /* GX_MU is whole MR panels */
+  /* GX_MU is whole MR panels; each thread's block has its own slack, so that
+   * gx_pack_a's last store stays out of the next thread's block */
+  const int64_t a_floats = kc_max * GX_MU + GX_A_SLACK;
   /* pieces of a B pack per step: a few per thread, whole panels each */
   const int64_t pieces = npan_max < 2 * threads ? npan_max : 2 * threads;
   float *bpacks = gx_alloc((size_t)(2 * b_floats));
