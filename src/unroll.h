@@ -26,4 +26,15 @@
 #define HMX_UNROLL(n)
 #endif
 
+/* HMX_UNROLL_BY(n): unroll the next loop, whose trip count is known only at
+ * run time, by n (a remainder loop does the rest): for hot loops whose body
+ * is short beside their counter and branch. No change of arithmetic. */
+#if defined(__clang__)
+#define HMX_UNROLL_BY(n) HMX_PRAGMA(clang loop unroll_count(n))
+#elif defined(__GNUC__)
+#define HMX_UNROLL_BY(n) HMX_PRAGMA(GCC unroll n)
+#else
+#define HMX_UNROLL_BY(n)
+#endif
+
 #endif

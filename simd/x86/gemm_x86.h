@@ -136,12 +136,17 @@ GX_INLINE void gx_kernel(const int mr, int64_t kc, const float *restrict ap,
     GX_EACH_ROW(GX_EACH_V(acc[r][v] = gx_loadu_n(c + r * ldc + v * GX_VL, gx_clamp_lanes(nc - v * GX_VL));))
   }
   /* §gemm: p = 0 .. kc-1 in increasing order, one fma per term per output;
-   * the rows r and vectors v are independent outputs. */
+   * the rows r and vectors v are independent outputs. Unrolled by 4 and
+   * one prefetch per line (avx2's row of B is one line, avx512's two):
+   * +1-14% on one Zen 3 core, most at M = 64, against no unrolling and a
+   * prefetch per vector (interleaved in one process, session 53). */
+  HMX_UNROLL_BY(4)
   for (int64_t p = 0; p < kc; p++) {
 #if GX_PF_B
-    /* Prefetch the packed B row GX_PF_B steps ahead, each of its vectors
-     * (no arithmetic). */
-    GX_EACH_V(__builtin_prefetch(bp + (p + GX_PF_B) * GX_NR + v * GX_VL, 0, 3);)
+    /* Prefetch the packed B row GX_PF_B steps ahead, each of its 64-byte
+     * lines (no arithmetic). */
+    GX_EACH_V(if (v * GX_VL * (int)sizeof(float) % 64 == 0)
+                __builtin_prefetch(bp + (p + GX_PF_B) * GX_NR + v * GX_VL, 0, 3);)
 #endif
     gx_v bv[GX_NV];
     GX_EACH_V(bv[v] = gx_loadu(bp + p * GX_NR + v * GX_VL);)
