@@ -1,0 +1,73 @@
+#!/bin/bash
+# Interleaved A/B of this tree's x86 gemm and attention kernels against those
+# of git revision REV (docs/BENCH.md "A/B of x86 gemm and attention kernels").
+# The library is built once (Release, without CUDA); REV's simd/ is taken out
+# with `git archive` and its simd/<isa>/gemm.c and attention_<isa>.c are
+# compiled with the library's own compile commands and old_ entry points;
+# tools/x86/kernel_ab.c then times both in turn in one process and checks
+# that they give the same bits. Run from the repository root:
+#   REV=<commit> [B=build dir] [PIN=cpus] [CJ=dir] bash tools/x86/kernel_ab.sh \
+#     [ROUNDS (default 7)]
+# It runs issue 3's gemm shapes (one thread; and one on two threads) and
+# three attention cases on avx2 and, where the CPU has it, avx512. PIN: the
+# CPUs of the timed runs (taskset -c); CJ: a folder holding cJSON's include/
+# and lib/ where it is not installed.
+set -euo pipefail
+REV=${REV:?REV=<git revision> to compare with}
+B=${B:-/tmp/x86-kernel-ab}
+ROUNDS=${1:-7}
+mkdir -p "$B"
+cj=()
+[ -n "${CJ:-}" ] && cj=(-DHMX_CJSON_INCLUDE="$CJ/include" -DHMX_CJSON_LIBRARY="$CJ/lib/libcjson.so")
+cmake -S . -B "$B/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=OFF \
+  -DHMX_BUILD_TESTS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${cj[@]}" > "$B/cmake.txt" 2>&1 ||
+  { tail -20 "$B/cmake.txt"; exit 1; }
+cmake --build "$B/lib" -j"$(nproc)" --target hadamix >> "$B/cmake.txt" 2>&1 ||
+  { tail -40 "$B/cmake.txt"; exit 1; }
+rm -rf "$B/old" && mkdir -p "$B/old"
+git archive "$REV" simd | tar -x -C "$B/old"
+objs=()
+for isa in avx2 avx512; do
+  for f in gemm attention_$isa; do
+    fn=$([ "$f" = gemm ] && echo gemm || echo attention)
+    # The library's compile command for this file, the source swapped for REV's.
+    python3 - "$B/lib/compile_commands.json" "simd/$isa/$f.c" "$B/old/simd/$isa/$f.c" \
+      > "$B/cmd.txt" <<'EOF'
+import json, shlex, sys
+for e in json.load(open(sys.argv[1])):
+    if e["file"].endswith(sys.argv[2]):
+        w = shlex.split(e["command"])
+        i = w.index("-o")
+        del w[i:i + 2]
+        w = [sys.argv[3] if x == e["file"] else x for x in w]
+        print("\n".join(w))
+        break
+else:
+    sys.exit("no compile command for " + sys.argv[2])
+EOF
+    mapfile -t cmd < "$B/cmd.txt"
+    (cd "$B/lib" && "${cmd[@]}" -Dhmx_${isa}_$fn=old_${isa}_$fn -o "$B/old_${isa}_$fn.o") ||
+      { echo "REV's simd/$isa/$f.c: compile failed"; exit 1; }
+    objs+=("$B/old_${isa}_$fn.o")
+  done
+done
+cc -O2 -std=c11 -Wall -Wextra -fopenmp -Iinclude -Isrc -Iref tools/x86/kernel_ab.c "${objs[@]}" \
+  "$B/lib/libhadamix.a" -lm -ldl -o "$B/kernel_ab"
+echo "== tools/x86/kernel_ab.sh REV=$REV ($(git rev-parse --short "$REV")) against $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- simd src || echo ' + changes') PIN=${PIN:-}"
+echo "== $(date -u) $(grep -m1 'model name' /proc/cpuinfo) ($(nproc) cpus), $(cc --version | head -1)"
+pin=()
+[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
+for isa in avx2 avx512; do
+  if "$B/kernel_ab" $isa gemm 1 1 1 1 1 | grep -q "not run"; then
+    echo "$isa: not available on this CPU"
+    continue
+  fi
+  for s in "64 768 768" "64 768 2048" "64 2048 768" "64 1536 1536" \
+           "512 768 768" "512 768 2048" "512 2048 768" "512 1536 1536"; do
+    "${pin[@]}" "$B/kernel_ab" $isa gemm "$ROUNDS" 1 $s
+  done
+  "${pin[@]}" "$B/kernel_ab" $isa gemm "$ROUNDS" 2 512 768 2048
+  "${pin[@]}" "$B/kernel_ab" $isa attention "$ROUNDS" 1 512 12 12 512
+  "${pin[@]}" "$B/kernel_ab" $isa attention $((3 * ROUNDS)) 1 512 9 3 1
+  "${pin[@]}" "$B/kernel_ab" $isa attention $((3 * ROUNDS)) 1 4096 12 12 1
+done
