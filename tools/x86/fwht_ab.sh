@@ -17,27 +17,10 @@ set -euo pipefail
 ISA=${ISA:-avx512}
 B=${B:-/tmp/x86-fwht-ab}
 IFS=';' read -ra vs <<< "${VARIANTS:?VARIANTS='name:flags;...' (the first is the base)}"
-mkdir -p "$B"
-cj=()
-[ -n "${CJ:-}" ] && cj=(-DHMX_CJSON_INCLUDE="$CJ/include" -DHMX_CJSON_LIBRARY="$CJ/lib/libcjson.so")
-cmake -S . -B "$B/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=OFF \
-  -DHMX_BUILD_TESTS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${cj[@]}" > "$B/cmake.txt" 2>&1 ||
-  { tail -20 "$B/cmake.txt"; exit 1; }
-cmake --build "$B/lib" -j"$(nproc)" --target hadamix >> "$B/cmake.txt" 2>&1 ||
-  { tail -40 "$B/cmake.txt"; exit 1; }
+. "$(dirname "$0")/ab_common.sh"
+ab_build_library
 # The kernel file's compile command, as the library built it (one word a line).
-python3 - "$B/lib/compile_commands.json" "simd/$ISA/fwht_$ISA.c" > "$B/cmd.txt" <<'EOF'
-import json, shlex, sys
-for e in json.load(open(sys.argv[1])):
-    if e["file"].endswith(sys.argv[2]):
-        w = shlex.split(e["command"])
-        i = w.index("-o")
-        del w[i:i + 2]
-        print("\n".join(w))
-        break
-else:
-    sys.exit("no compile command for " + sys.argv[2])
-EOF
+ab_compile_command "simd/$ISA/fwht_$ISA.c" > "$B/cmd.txt"
 mapfile -t cmd < "$B/cmd.txt"
 table="$B/ab_table.c"
 echo '#include "fwht_ab.h"' > "$table"

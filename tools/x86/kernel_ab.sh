@@ -16,14 +16,8 @@ set -euo pipefail
 REV=${REV:?REV=<git revision> to compare with}
 B=${B:-/tmp/x86-kernel-ab}
 ROUNDS=${1:-7}
-mkdir -p "$B"
-cj=()
-[ -n "${CJ:-}" ] && cj=(-DHMX_CJSON_INCLUDE="$CJ/include" -DHMX_CJSON_LIBRARY="$CJ/lib/libcjson.so")
-cmake -S . -B "$B/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=OFF \
-  -DHMX_BUILD_TESTS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${cj[@]}" > "$B/cmake.txt" 2>&1 ||
-  { tail -20 "$B/cmake.txt"; exit 1; }
-cmake --build "$B/lib" -j"$(nproc)" --target hadamix >> "$B/cmake.txt" 2>&1 ||
-  { tail -40 "$B/cmake.txt"; exit 1; }
+. "$(dirname "$0")/ab_common.sh"
+ab_build_library
 rm -rf "$B/old" && mkdir -p "$B/old"
 git archive "$REV" simd | tar -x -C "$B/old"
 objs=()
@@ -31,20 +25,7 @@ for isa in avx2 avx512; do
   for f in gemm attention_$isa; do
     fn=$([ "$f" = gemm ] && echo gemm || echo attention)
     # The library's compile command for this file, the source swapped for REV's.
-    python3 - "$B/lib/compile_commands.json" "simd/$isa/$f.c" "$B/old/simd/$isa/$f.c" \
-      > "$B/cmd.txt" <<'EOF'
-import json, shlex, sys
-for e in json.load(open(sys.argv[1])):
-    if e["file"].endswith(sys.argv[2]):
-        w = shlex.split(e["command"])
-        i = w.index("-o")
-        del w[i:i + 2]
-        w = [sys.argv[3] if x == e["file"] else x for x in w]
-        print("\n".join(w))
-        break
-else:
-    sys.exit("no compile command for " + sys.argv[2])
-EOF
+    ab_compile_command "simd/$isa/$f.c" "$B/old/simd/$isa/$f.c" > "$B/cmd.txt"
     mapfile -t cmd < "$B/cmd.txt"
     (cd "$B/lib" && "${cmd[@]}" -Dhmx_${isa}_$fn=old_${isa}_$fn -o "$B/old_${isa}_$fn.o") ||
       { echo "REV's simd/$isa/$f.c: compile failed"; exit 1; }
