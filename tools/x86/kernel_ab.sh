@@ -6,12 +6,13 @@
 # compiled with the library's own compile commands and old_ entry points;
 # tools/x86/kernel_ab.c then times both in turn in one process and checks
 # that they give the same bits. Run from the repository root:
-#   REV=<commit> [B=build dir] [PIN=cpus] [CJ=dir] bash tools/x86/kernel_ab.sh \
+#   REV=<commit> [B=build dir] [PIN=cpus] [PIN2=cpus] [CJ=dir] bash tools/x86/kernel_ab.sh \
 #     [ROUNDS (default 7)]
 # It runs issue 3's gemm shapes (one thread; and one on two threads) and
 # three attention cases on avx2 and, where the CPU has it, avx512. PIN: the
-# CPUs of the timed runs (taskset -c); CJ: a folder holding cJSON's include/
-# and lib/ where it is not installed.
+# CPUs of the one-thread runs (taskset -c), PIN2 those of the two-thread run
+# (two of them; default: PIN's); CJ: a folder holding cJSON's include/ and
+# lib/ where it is not installed.
 set -euo pipefail
 REV=${REV:?REV=<git revision> to compare with}
 B=${B:-/tmp/x86-kernel-ab}
@@ -34,10 +35,11 @@ for isa in avx2 avx512; do
 done
 cc -O2 -std=c11 -Wall -Wextra -fopenmp -Iinclude -Isrc -Iref tools/x86/kernel_ab.c "${objs[@]}" \
   "$B/lib/libhadamix.a" -lm -ldl -o "$B/kernel_ab"
-echo "== tools/x86/kernel_ab.sh REV=$REV ($(git rev-parse --short "$REV")) against $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- simd src || echo ' + changes') PIN=${PIN:-}"
+echo "== tools/x86/kernel_ab.sh REV=$REV ($(git rev-parse --short "$REV")) against $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- simd src || echo ' + changes') PIN=${PIN:-} PIN2=${PIN2:-}"
 echo "== $(date -u) $(grep -m1 'model name' /proc/cpuinfo) ($(nproc) cpus), $(cc --version | head -1)"
-pin=()
-[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
+pin=() pin2=()
+[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN") && pin2=(taskset -c "$PIN")
+[ -n "${PIN2:-}" ] && pin2=(taskset -c "$PIN2")
 for isa in avx2 avx512; do
   if "$B/kernel_ab" $isa gemm 1 1 1 1 1 | grep -q "not run"; then
     echo "$isa: not available on this CPU"
@@ -47,7 +49,7 @@ for isa in avx2 avx512; do
            "512 768 768" "512 768 2048" "512 2048 768" "512 1536 1536"; do
     "${pin[@]}" "$B/kernel_ab" $isa gemm "$ROUNDS" 1 $s
   done
-  "${pin[@]}" "$B/kernel_ab" $isa gemm "$ROUNDS" 2 512 768 2048
+  "${pin2[@]}" "$B/kernel_ab" $isa gemm "$ROUNDS" 2 512 768 2048
   "${pin[@]}" "$B/kernel_ab" $isa attention "$ROUNDS" 1 512 12 12 512
   "${pin[@]}" "$B/kernel_ab" $isa attention $((3 * ROUNDS)) 1 512 9 3 1
   "${pin[@]}" "$B/kernel_ab" $isa attention $((3 * ROUNDS)) 1 4096 12 12 1
