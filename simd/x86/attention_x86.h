@@ -119,8 +119,9 @@ XV_INLINE void xa_score_tile(const int QT, const float *const *q, const void *kt
   for (int t = 0; t < QT; t++)
     HMX_UNROLL(4)
     for (int i = 0; i < 4; i++) acc[t][i] = xv_zero();
-  /* unrolled by 4: +17-18% for prefill's attention on one Zen 3 core, +11%
-   * for decode's (with P.V's key loop; interleaved A/B, session 53) */
+  /* unrolled by 4, with P.V's key loop: prefill's attention +14% on one
+   * Zen 3 core and on the Xeon's avx2, +2% on its avx512; a SmolLM2-shaped
+   * decode step +6%, +17%, +12% (tools/x86/kernel_ab.sh, session 53) */
   HMX_UNROLL_BY(4)
   for (int64_t d = 0; d < D; d++) { /* §attention: dot sequential over d */
     xv_v k[4];
