@@ -250,10 +250,16 @@ GX_INLINE void gx_pack_b_nt(const void *b, int64_t k, int64_t p0, int64_t kc, in
   }
 }
 
-/* Floats past a packed A block that gx_pack_a may write (its buffers have
- * them, one block per thread). */
+/* Floats past a packed A block that gx_pack_a may write. */
 #define GX_A_SLACK 16 /* >= GX_VL, and keeps each thread's block on a 64-byte line */
 _Static_assert(GX_A_SLACK >= GX_VL, "gx_pack_a writes up to VL - MR floats past a block");
+
+/* Floats of a buffer for one gx_pack_a block of at most `rows` rows and kc
+ * values of p: whole MR panels, then GX_A_SLACK (so that, one block per
+ * thread, no pack reaches the next thread's block). */
+static inline int64_t gx_a_floats(int64_t rows, int64_t kc) {
+  return kc * ((rows + GX_MR - 1) / GX_MR) * GX_MR + GX_A_SLACK;
+}
 
 /* Pack A[i0 .. i0+mb, p0 .. p0+kc) into MR-row panels dst[panel][p][r]
  * (in the last panel, rows past mb are +0 or left unset: the kernel for it
@@ -535,7 +541,7 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
   const int64_t nc_max = nt < GX_NC ? nt : GX_NC;
   const int64_t mc_max = mt < GX_MC ? mt : GX_MC;
   float *bpack = gx_alloc((size_t)(kc_max * ((nc_max + GX_NR - 1) / GX_NR) * GX_NR));
-  float *apack = gx_alloc((size_t)(kc_max * ((mc_max + GX_MR - 1) / GX_MR) * GX_MR + GX_A_SLACK));
+  float *apack = gx_alloc((size_t)gx_a_floats(mc_max, kc_max));
   if (!bpack || !apack) {
     free(bpack);
     free(apack);
@@ -651,9 +657,7 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
   const int64_t mblocks = (m + GX_MU - 1) / GX_MU;
   const int64_t steps = (n + nc_max - 1) / nc_max * ((k + kc_max - 1) / kc_max);
   const int64_t b_floats = kc_max * npan_max * GX_NR;
-  /* GX_MU is whole MR panels; each thread's block has its own slack, so that
-   * gx_pack_a's last store stays out of the next thread's block */
-  const int64_t a_floats = kc_max * GX_MU + GX_A_SLACK;
+  const int64_t a_floats = gx_a_floats(GX_MU, kc_max); /* one thread's block */
   /* pieces of a B pack per step: a few per thread, whole panels each */
   const int64_t pieces = npan_max < 2 * threads ? npan_max : 2 * threads;
   float *bpacks = gx_alloc((size_t)(2 * b_floats));

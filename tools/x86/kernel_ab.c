@@ -33,11 +33,6 @@ hmx_status old_avx512_attention(const hmx_attention_args *a);
 
 #define MAX_ROUNDS 64
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* n floats in [-0.5, 0.5), a fixed pattern (the values do not matter here). */
 static float *pattern(size_t n, unsigned mul) {
   float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
@@ -139,7 +134,7 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
-  for (int v = 0; v < 2; v++) qsort(t[v], (size_t)rounds, sizeof(double), cmp_double);
+  for (int v = 0; v < 2; v++) qsort(t[v], (size_t)rounds, sizeof(double), hmx_tool_cmp_double);
   const double old_t = t[0][rounds / 2], new_t = t[1][rounds / 2];
   printf(" old %.1f, new %.1f GFLOP/s (medians of %d), new/old %.3f; same bits\n",
          flops / old_t * 1e-9, flops / new_t * 1e-9, rounds, old_t / new_t);

@@ -16,7 +16,8 @@
 set -euo pipefail
 REV=${REV:?REV=<git revision> to compare with}
 B=${B:-/tmp/x86-kernel-ab}
-ROUNDS=${1:-7}
+ROUNDS=${1:-7} # 1 .. 21 (kernel_ab takes at most 64 rounds; decode runs 3x ROUNDS)
+[ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le 21 ] || { echo "ROUNDS: 1 .. 21"; exit 2; }
 . "$(dirname "$0")/ab_common.sh"
 ab_build_library
 rm -rf "$B/old" && mkdir -p "$B/old"
