@@ -187,6 +187,15 @@ static void diff_gemm(const hmx_opspec *op, int cases) {
       m = rnd(128 * many_threads, 128 * many_threads + 44), n = 64 * many_threads + rnd(1, 16);
       k = rnd(257, 520);
     }
+    const int threads_before = many_threads;
+    if (c == 4) { /* the x86 team path over several N blocks, which shares A's packed
+                   * blocks across them (gemm_x86.h, gx_a_cache_ok): 5 threads, 17
+                   * tiles of 32 columns on avx512 (N block 512), 33-34 of 16 on avx2
+                   * (256), neither a multiple of 5; M at least 2 blocks of 64 rows
+                   * (avx512; 48 on avx2) a thread; 2 K blocks */
+      m = rnd(640, 700), n = rnd(513, 544), k = rnd(257, 300);
+      many_threads = test_thread_max(many_threads > 5 ? many_threads : 5);
+    }
     const hmx_dtype wdt = rnd_wdtype();
     buf a = make_buf(m * k, 1), bi = make_buf(n, 1), o = make_buf(m * n, 0);
     wbuf b = make_w(k * n, wdt);
@@ -199,6 +208,7 @@ static void diff_gemm(const hmx_opspec *op, int cases) {
     snprintf(desc, sizeof desc, "gemm m=%lld n=%lld k=%lld trans_b=%d bias=%d b=%s", (long long)m,
              (long long)n, (long long)k, tb, bias, hmx_dtype_name(wdt));
     check_case(op, t, p, 3, desc);
+    many_threads = threads_before;
     free(a.base); free(b.base); free(bi.base); free(o.base);
   }
 }
