@@ -524,28 +524,56 @@ GX_INLINE int gx_init_for(const hmx_gemm_args *g, int64_t pc) {
 #define GX_A_CACHE_MIB 32 /* 0: A packed again for every N block, as before session 54 */
 #endif
 
-/* Floats of a buffer that keeps every packed block of A, nk K blocks times
- * mblocks row blocks of a_block floats each (each block with its own
- * slack: gx_a_floats), or 0 where A is packed again for each N block: with
- * one N block (nothing to reuse) or above GX_A_CACHE_MIB. Packed once, A's
- * blocks are read from L2 / L3 by every later N block instead of packed
- * again from A: the pack copies as many floats as it reads, so this never
- * moves more bytes. Before session 54 the pack ran once per N block: N /
- * 256 times on avx2 (5.8% of a 512 x 768 x 2048 gemm on Zen 3, perf).
- * Copies only; the tiles read the same floats. */
-static inline int64_t gx_a_cache_ok(int several_n_blocks, int64_t nk, int64_t mblocks,
-                                    int64_t a_block) {
-  const int64_t floats = nk * mblocks * a_block;
-  if (!several_n_blocks || floats > (int64_t)GX_A_CACHE_MIB * (1 << 20) / (int64_t)sizeof(float))
-    return 0;
-  return floats;
+/* How the rows [i0, i0+rows) of A are cut into packed blocks: nk K blocks
+ * of kc_max values of p, mblocks row blocks of mc_max rows, each block at
+ * its own place of `block` floats (gx_a_floats: its own slack, so blocks
+ * may be packed by different threads at once). Block u = pi * mblocks + bi
+ * holds rows i0 + bi * mc_max ... and p from pi * kc_max. */
+typedef struct gx_a_layout {
+  int64_t i0, rows, kc_max, mc_max, nk, mblocks, block;
+} gx_a_layout;
+
+static inline gx_a_layout gx_a_layout_of(int64_t i0, int64_t rows, int64_t k, int64_t mc) {
+  gx_a_layout l;
+  l.i0 = i0, l.rows = rows;
+  l.kc_max = k < GX_KC ? k : GX_KC;
+  l.mc_max = rows < mc ? rows : mc;
+  l.nk = (k + l.kc_max - 1) / l.kc_max;
+  l.mblocks = (rows + l.mc_max - 1) / l.mc_max;
+  l.block = gx_a_floats(l.mc_max, l.kc_max);
+  return l;
+}
+
+/* Floats of a buffer that keeps every packed block of A, or 0 where that
+ * is above GX_A_CACHE_MIB (then A is packed again for each N block, one
+ * block at a time). Packed once, A's blocks are read from L2 / L3 by every
+ * later N block instead of packed again from A: the pack copies as many
+ * floats as it reads, so this never moves more bytes. Before session 54 the
+ * pack ran once per N block: N / 256 times on avx2 (5.8% of a 512 x 768 x
+ * 2048 gemm on Zen 3, perf). Copies only; the tiles read the same floats. */
+static inline int64_t gx_a_cache_floats(const gx_a_layout *l) {
+  const int64_t floats = l->nk * l->mblocks * l->block;
+  return floats > (int64_t)GX_A_CACHE_MIB * (1 << 20) / (int64_t)sizeof(float) ? 0 : floats;
+}
+
+/* Pack block u of layout l into dst. */
+static inline void gx_pack_a_block(const hmx_gemm_args *g, const gx_a_layout *l, int64_t u,
+                                   float *dst) {
+  const int64_t pc = u / l->mblocks * l->kc_max, ic = u % l->mblocks * l->mc_max;
+  const int64_t kc = g->k - pc < l->kc_max ? g->k - pc : l->kc_max;
+  const int64_t mb = l->rows - ic < l->mc_max ? l->rows - ic : l->mc_max;
+  gx_pack_a(g->a, g->k, l->i0 + ic, mb, pc, kc, dst);
 }
 
 /* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
+ * a_shared: every block of A's rows [i0, i0+mt) already packed in
+ * gx_a_layout_of(i0, mt, k, GX_MC)'s layout (gx_gemm's threads pack them
+ * together), or NULL: then this thread packs them, into a cache for all its
+ * N blocks where one fits (gx_a_cache_floats), else one block at a time.
  * Returns 0, or -1 when a buffer could not be allocated. */
 GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
-                        gx_kernel_fn const *kernels, int64_t i0, int64_t mt, int64_t j0,
-                        int64_t nt, const int wt) {
+                        gx_kernel_fn const *kernels, const float *a_shared, int64_t i0,
+                        int64_t mt, int64_t j0, int64_t nt, const int wt) {
   const int64_t m = g->m, k = g->k;
   const void *b = gx_b_data(g, wt);
   if (mt <= 0 || nt <= 0) return 0;
@@ -558,16 +586,14 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
       gx_gemv_nn(g, b, bias_pad, j0, nt, wt);
     return 0;
   }
-  const int64_t kc_max = k < GX_KC ? k : GX_KC;
+  const gx_a_layout al = gx_a_layout_of(i0, mt, k, GX_MC);
+  const int64_t kc_max = al.kc_max, mc_max = al.mc_max;
   const int64_t nc_max = nt < GX_NC ? nt : GX_NC;
-  const int64_t mc_max = mt < GX_MC ? mt : GX_MC;
-  /* A's blocks packed once and kept for every N block (gx_a_cache_ok). */
-  const int64_t a_block = gx_a_floats(mc_max, kc_max), mblocks = (mt + mc_max - 1) / mc_max;
-  const int64_t a_cached = gx_a_cache_ok(nt > nc_max, (k + kc_max - 1) / kc_max, mblocks,
-                                         a_block);
+  /* with one N block a cache would be packed once and read once: no gain */
+  const int64_t a_cached = a_shared || nt <= nc_max ? 0 : gx_a_cache_floats(&al);
   float *bpack = gx_alloc((size_t)(kc_max * ((nc_max + GX_NR - 1) / GX_NR) * GX_NR));
-  float *apack = gx_alloc((size_t)(a_cached ? a_cached : a_block));
-  if (!bpack || !apack) {
+  float *apack = a_shared ? NULL : gx_alloc((size_t)(a_cached ? a_cached : al.block));
+  if (!bpack || (!a_shared && !apack)) {
     free(bpack);
     free(apack);
     return -1;
@@ -582,9 +608,15 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
       gx_pack_b_w(g, pc, kc, j0 + jc, nb, bpack, wt);
       /* ic: M blocks (independent outputs). */
       for (int64_t ic = 0, bi = 0; ic < mt; ic += mc_max, bi++) {
-        const int64_t mb = mt - ic < mc_max ? mt - ic : mc_max;
-        float *ablock = a_cached ? apack + (pi * mblocks + bi) * a_block : apack;
-        if (!a_cached || jc == 0) gx_pack_a(g->a, k, i0 + ic, mb, pc, kc, ablock);
+        const int64_t mb = mt - ic < mc_max ? mt - ic : mc_max, u = pi * al.mblocks + bi;
+        const float *ablock;
+        if (a_shared) {
+          ablock = a_shared + u * al.block;
+        } else {
+          float *dst = a_cached ? apack + u * al.block : apack;
+          if (!a_cached || jc == 0) gx_pack_a_block(g, &al, u, dst);
+          ablock = dst;
+        }
         gx_tiles(g, kernels, ablock, bpack, i0 + ic, mb, j0 + jc, nb, kc, gx_init_for(g, pc),
                  bias_pad);
       }
@@ -606,12 +638,12 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
 
 /* gx_rect_w for B's storage type. */
 static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
-                   int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
+                   const float *a_shared, int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
   switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
-#define GX_CASE(T) case T: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, T);
+#define GX_CASE(T) case T: return gx_rect_w(g, bias_pad, kernels, a_shared, i0, mt, j0, nt, T);
   GX_B_TYPES(GX_CASE)
 #undef GX_CASE
-  default: return gx_rect_w(g, bias_pad, kernels, i0, mt, j0, nt, XW_F32);
+  default: return gx_rect_w(g, bias_pad, kernels, a_shared, i0, mt, j0, nt, XW_F32);
   }
 }
 
@@ -678,18 +710,16 @@ static void gx_pack_b_piece(const hmx_gemm_args *g, int64_t s, int64_t kc_max, i
 static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
                           gx_kernel_fn const *kernels, int threads) {
   const int64_t m = g->m, n = g->n, k = g->k;
-  const int64_t kc_max = k < GX_KC ? k : GX_KC;
+  const gx_a_layout al = gx_a_layout_of(0, m, k, GX_MU); /* row blocks: the work units */
+  const int64_t kc_max = al.kc_max, mblocks = al.mblocks, a_floats = al.block;
   const int64_t nc_max = n < GX_NC ? n : GX_NC;
   const int64_t npan_max = (nc_max + GX_NR - 1) / GX_NR;
-  const int64_t mblocks = (m + GX_MU - 1) / GX_MU;
-  const int64_t steps = (n + nc_max - 1) / nc_max * ((k + kc_max - 1) / kc_max);
+  const int64_t steps = (n + nc_max - 1) / nc_max * al.nk;
   const int64_t b_floats = kc_max * npan_max * GX_NR;
-  const int64_t a_floats = gx_a_floats(GX_MU, kc_max); /* one block of GX_MU rows */
   /* A's blocks packed in the first N block's steps and kept, shared by the
-   * threads (gx_a_cache_ok): step s's barrier orders each block's pack
+   * threads (gx_a_cache_floats): step s's barrier orders each block's pack
    * before its reads in later N blocks, whichever thread does them. */
-  const int64_t nk = (k + kc_max - 1) / kc_max;
-  const int64_t a_cached = gx_a_cache_ok(n > nc_max, nk, mblocks, a_floats);
+  const int64_t a_cached = n > nc_max ? gx_a_cache_floats(&al) : 0;
   /* pieces of a B pack per step: a few per thread, whole panels each */
   const int64_t pieces = npan_max < 2 * threads ? npan_max : 2 * threads;
   float *bpacks = gx_alloc((size_t)(2 * b_floats));
@@ -715,8 +745,9 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
         /* rows [i, i+mb) of step s (independent outputs) */
         const gx_step st = gx_step_at(g, s, kc_max, nc_max);
         const int64_t blk = u - npieces, i = blk * GX_MU, mb = m - i < GX_MU ? m - i : GX_MU;
-        float *ablock = a_cached ? apacks + (st.pc / kc_max * mblocks + blk) * a_floats : apack;
-        if (!a_cached || st.jc == 0) gx_pack_a(g->a, k, i, mb, st.pc, st.kc, ablock);
+        const int64_t ablk = st.pc / kc_max * mblocks + blk; /* its block of al */
+        float *ablock = a_cached ? apacks + ablk * a_floats : apack;
+        if (!a_cached || st.jc == 0) gx_pack_a_block(g, &al, ablk, ablock);
         gx_tiles(g, kernels, ablock, bpacks + s % 2 * b_floats, i, mb, st.jc, st.nb, st.kc,
                  gx_init_for(g, st.pc), bias_pad);
       }
@@ -766,8 +797,8 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
    * faster than the team path below on the Xeon host and 2-12% on the VM
    * (avx512 and avx2), interleaved in one process (session 22): the team's
    * shared B pack costs a barrier per K block and an uneven last round of
-   * row blocks. Every thread packs all of A, which the 4 tiles (128+
-   * columns, 8+ fma per packed float) keep small. Fewer or uneven tiles
+   * row blocks. Every thread reads all of A, packed by all of them together
+   * (below). Fewer or uneven tiles
    * (N = 768 over 16 threads; tall, narrow products) keep the team path. */
   const int even_n = GX_EVEN_N_SPLIT && threads > 1 && ntiles >= 4 * threads &&
                      (ntiles % threads == 0 || ntiles >= 8 * threads);
@@ -777,27 +808,42 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
     free(bias_pad);
     return st;
   }
+  /* Split along N, every thread's rectangle has every row of A: the threads
+   * pack A's blocks together, once, into one buffer that all of them read
+   * (before session 54 each thread packed all of A itself). Where no such
+   * buffer fits (gx_a_cache_floats) or can be had, each packs its own. */
+  const gx_a_layout al = gx_a_layout_of(0, m, k, GX_MC);
+  const int64_t a_floats = split_n && threads > 1 && m > 1 ? gx_a_cache_floats(&al) : 0;
+  float *a_shared = a_floats ? gx_alloc((size_t)a_floats) : NULL;
   int failed = 0;
-  HMX_OMP_FOR(threads)
-  for (int t = 0; t < threads; t++) {
-    /* Thread t owns tiles [t*T/threads, (t+1)*T/threads) of the split side. */
-    int64_t tiles = split_n ? ntiles : mtiles;
-    int64_t lo = tiles * t / threads, hi = tiles * (t + 1) / threads;
-    int rc;
-    if (split_n) {
-      int64_t j0 = lo * GX_NR, j1 = hi * GX_NR < n ? hi * GX_NR : n;
-      rc = gx_rect(g, bias_pad, kernels, 0, m, j0, j1 - j0);
-    } else {
-      int64_t i0 = lo * GX_MR, i1 = hi * GX_MR < m ? hi * GX_MR : m;
-      rc = gx_rect(g, bias_pad, kernels, i0, i1 - i0, 0, n);
+  HMX_OMP_PARALLEL(threads) {
+    if (a_shared) {
+      HMX_OMP_FOR_DYNAMIC /* (ends in a barrier: every block packed before any is read) */
+      for (int64_t u = 0; u < al.nk * al.mblocks; u++)
+        gx_pack_a_block(g, &al, u, a_shared + u * al.block);
     }
-    if (rc) {
+    HMX_OMP_FOR_STATIC
+    for (int t = 0; t < threads; t++) {
+      /* Thread t owns tiles [t*T/threads, (t+1)*T/threads) of the split side. */
+      int64_t tiles = split_n ? ntiles : mtiles;
+      int64_t lo = tiles * t / threads, hi = tiles * (t + 1) / threads;
+      int rc;
+      if (split_n) {
+        int64_t j0 = lo * GX_NR, j1 = hi * GX_NR < n ? hi * GX_NR : n;
+        rc = gx_rect(g, bias_pad, kernels, a_shared, 0, m, j0, j1 - j0);
+      } else {
+        int64_t i0 = lo * GX_MR, i1 = hi * GX_MR < m ? hi * GX_MR : m;
+        rc = gx_rect(g, bias_pad, kernels, NULL, i0, i1 - i0, 0, n);
+      }
+      if (rc) {
 #if defined(_OPENMP)
 #pragma omp atomic write
 #endif
-      failed = 1;
+        failed = 1;
+      }
     }
   }
+  free(a_shared);
   free(bias_pad);
   return failed ? HMX_ERR_NO_MEMORY : HMX_OK;
 }
