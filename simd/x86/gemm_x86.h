@@ -85,6 +85,9 @@
 #ifndef GX_PF_C
 #define GX_PF_C 1 /* prefetch the next C tile */
 #endif
+#ifndef GX_PF_A
+#define GX_PF_A 1 /* prefetch the next A micro-panel during this one's tiles */
+#endif
 #ifndef GX_IR_INNER
 #define GX_IR_INNER 0 /* 1: B micro-panel in L1, A micro-panels stream */
 #endif
@@ -507,6 +510,18 @@ static void gx_tiles(const hmx_gemm_args *g, gx_kernel_fn const *kernels, const 
           __builtin_prefetch(cn + r * n, 1, 3);
           __builtin_prefetch(cn + r * n + (nb - nj < GX_NR ? nb - nj : GX_NR) - 1, 1, 3);
         }
+      }
+#endif
+#if GX_PF_A && !GX_IR_INNER
+      /* The next A micro-panel (MR x kc floats), a share of its lines per
+       * tile of this one's jr loop: A's packed blocks may come from L3 (kept
+       * across N blocks, gx_a_cache_floats). */
+      if (ir + GX_MR < mb) {
+        const char *na = (const char *)(apack + (ir + GX_MR) * kc);
+        const int64_t lines = (GX_MR * kc * (int64_t)sizeof(float) + 63) / 64;
+        const int64_t tiles = (nb + GX_NR - 1) / GX_NR, per = (lines + tiles - 1) / tiles;
+        const int64_t l0 = jr / GX_NR * per;
+        for (int64_t l = l0; l < l0 + per && l < lines; l++) __builtin_prefetch(na + l * 64, 0, 2);
       }
 #endif
       kernels[mr - 1](kc, apack + ir * kc, bpack + jr * kc, c, n, init, bias_pad + j + jr, nc);
