@@ -8,6 +8,8 @@
 # that they give the same bits. Run from the repository root:
 #   REV=<commit> [B=build dir] [PIN=cpus] [PIN2=cpus] [CJ=dir] bash tools/x86/kernel_ab.sh \
 #     [ROUNDS (default 7)]
+# OLD_SIMD=<folder> takes REV's simd/ from that folder instead of from git
+# (a copy whose .git lacks REV, e.g. on another machine; REV then only names it).
 # It runs issue 3's gemm shapes (one thread; and one on two threads) and
 # three attention cases on avx2 and, where the CPU has it, avx512. PIN: the
 # CPUs of the one-thread runs (taskset -c), PIN2 those of the two-thread run
@@ -21,7 +23,11 @@ ROUNDS=${1:-7} # 1 .. 21 (kernel_ab takes at most 64 rounds; decode runs 3x ROUN
 . "$(dirname "$0")/ab_common.sh"
 ab_build_library
 rm -rf "$B/old" && mkdir -p "$B/old"
-git archive "$REV" simd | tar -x -C "$B/old"
+if [ -n "${OLD_SIMD:-}" ]; then
+  cp -r "$OLD_SIMD" "$B/old/simd"
+else
+  git archive "$REV" simd | tar -x -C "$B/old"
+fi
 objs=()
 for isa in avx2 avx512; do
   for f in gemm attention_$isa; do
@@ -36,7 +42,7 @@ for isa in avx2 avx512; do
 done
 cc -O2 -std=c11 -Wall -Wextra -fopenmp -Iinclude -Isrc -Iref tools/x86/kernel_ab.c "${objs[@]}" \
   "$B/lib/libhadamix.a" -lm -ldl -o "$B/kernel_ab"
-echo "== tools/x86/kernel_ab.sh REV=$REV ($(git rev-parse --short "$REV")) against $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- simd src || echo ' + changes') PIN=${PIN:-} PIN2=${PIN2:-}"
+echo "== tools/x86/kernel_ab.sh REV=$REV ($(git rev-parse --short "$REV" 2>/dev/null || echo "simd/ from ${OLD_SIMD:-?}")) against $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- simd src || echo ' + changes') PIN=${PIN:-} PIN2=${PIN2:-}"
 echo "== $(date -u) $(grep -m1 'model name' /proc/cpuinfo) ($(nproc) cpus), $(cc --version | head -1)"
 pin=() pin2=()
 [ -n "${PIN:-}" ] && pin=(taskset -c "$PIN") && pin2=(taskset -c "$PIN")
