@@ -482,7 +482,7 @@ GX_INLINE void gx_pack_b_w(const hmx_gemm_args *g, int64_t pc, int64_t kc, int64
  * independent outputs: any order, any thread. */
 static void gx_tiles(const hmx_gemm_args *g, gx_kernel_fn const *kernels, const float *apack,
                      const float *bpack, int64_t i, int64_t mb, int64_t j, int64_t nb, int64_t kc,
-                     int init, const float *bias_pad) {
+                     int init, const float *bias_pad, int a_cold) {
   const int64_t n = g->n;
   /* jr, ir: NR x MR tiles (independent outputs, any order). The A
    * micro-panel (MR x KC) stays in L1 while B's panels stream from L2. */
@@ -514,9 +514,11 @@ static void gx_tiles(const hmx_gemm_args *g, gx_kernel_fn const *kernels, const 
 #endif
 #if GX_PF_A && !GX_IR_INNER
       /* The next A micro-panel (MR x kc floats), a share of its lines per
-       * tile of this one's jr loop: A's packed blocks may come from L3 (kept
-       * across N blocks, gx_a_cache_floats). */
-      if (ir + GX_MR < mb) {
+       * tile of this one's jr loop, where A's block was not packed just now
+       * (kept across N blocks or packed by other threads, gx_a_cache_floats:
+       * it may come from L3). Where it was, the prefetch measured 0-1.6%
+       * slower on the Xeon host (session 54). */
+      if (a_cold && ir + GX_MR < mb) {
         const char *na = (const char *)(apack + (ir + GX_MR) * kc);
         const int64_t lines = (GX_MR * kc * (int64_t)sizeof(float) + 63) / 64;
         const int64_t tiles = (nb + GX_NR - 1) / GX_NR, per = (lines + tiles - 1) / tiles;
@@ -559,16 +561,24 @@ static inline gx_a_layout gx_a_layout_of(int64_t i0, int64_t rows, int64_t k, in
   return l;
 }
 
-/* Floats of a buffer that keeps every packed block of A, or 0 where that
- * is above GX_A_CACHE_MIB (then A is packed again for each N block, one
- * block at a time). Packed once, A's blocks are read from L2 / L3 by every
- * later N block instead of packed again from A: the pack copies as many
- * floats as it reads, so this never moves more bytes. Before session 54 the
- * pack ran once per N block: N / 256 times on avx2 (5.8% of a 512 x 768 x
- * 2048 gemm on Zen 3, perf). Copies only; the tiles read the same floats. */
+/* Floats of a buffer that keeps every packed block of A, or 0 where A is
+ * better packed again for each N block, one block at a time: with one row
+ * block, or above GX_A_CACHE_MIB. Packed once, A's blocks are read from L2 /
+ * L3 by every later N block instead of packed again from A: the pack copies
+ * as many floats as it reads, so this never moves more bytes. Before
+ * session 54 the pack ran once per N block: N / 256 times on avx2 (5.8% of
+ * a 512 x 768 x 2048 gemm on Zen 3, perf). Measured in session 54 (four
+ * variants in one process, docs/results/session54/): M = 512 +1-5% on the
+ * Xeon host (avx512; one thread and two) and +2-8% on Zen 3 (avx2); but M
+ * = 64, one row block, 0.87-0.94x on the Xeon at K = 1536 and 2048: there
+ * the one block packed again is still hot in L1 / L2 when the tiles read
+ * it, while a kept block comes back from the Xeon's slow L3. Copies only;
+ * the tiles read the same floats. */
 static inline int64_t gx_a_cache_floats(const gx_a_layout *l) {
   const int64_t floats = l->nk * l->mblocks * l->block;
-  return floats > (int64_t)GX_A_CACHE_MIB * (1 << 20) / (int64_t)sizeof(float) ? 0 : floats;
+  if (l->mblocks < 2 || floats > (int64_t)GX_A_CACHE_MIB * (1 << 20) / (int64_t)sizeof(float))
+    return 0;
+  return floats;
 }
 
 /* Pack block u of layout l into dst. */
@@ -633,7 +643,7 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
           ablock = dst;
         }
         gx_tiles(g, kernels, ablock, bpack, i0 + ic, mb, j0 + jc, nb, kc, gx_init_for(g, pc),
-                 bias_pad);
+                 bias_pad, a_shared || (a_cached && jc > 0));
       }
     }
   }
@@ -764,7 +774,7 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
         float *ablock = a_cached ? apacks + ablk * a_floats : apack;
         if (!a_cached || st.jc == 0) gx_pack_a_block(g, &al, ablk, ablock);
         gx_tiles(g, kernels, ablock, bpacks + s % 2 * b_floats, i, mb, st.jc, st.nb, st.kc,
-                 gx_init_for(g, st.pc), bias_pad);
+                 gx_init_for(g, st.pc), bias_pad, a_cached && st.jc > 0);
       }
       /* (barrier) */
     }
