@@ -32,22 +32,24 @@ int hmx_thread_count(int requested, int64_t work);
  * time to whichever thread is free, and ends in a barrier that every thread
  * of the team reaches (so every thread must reach the loop). Without OpenMP
  * the block runs once and every loop runs whole, in order.
- * `HMX_OMP_FOR_STATIC` is the same with the iterations cut into one fixed
- * range per thread, thread t's range the same in every call (so that what a
- * thread's cache holds from the last call, e.g. its columns of B, is its
- * own again). hmx_thread_num(): this thread's number in the team (0 without
+ * `HMX_OMP_FOR_STATIC_NOWAIT` hands them out in one fixed range per thread,
+ * thread t's range the same in every call (so that what a thread's cache
+ * holds from the last call, e.g. its columns of B, is its own again), and
+ * has no barrier at its end: for the team's last loop, whose end the
+ * region's end waits for anyway (a parallel for costs one barrier, and so
+ * does this). hmx_thread_num(): this thread's number in the team (0 without
  * OpenMP). */
 #if defined(_OPENMP)
 #define HMX_OMP_FOR_CHUNKS(n, chunk) \
   HMX_PRAGMA(omp parallel for num_threads(n) schedule(dynamic, chunk))
 #define HMX_OMP_PARALLEL(n) HMX_PRAGMA(omp parallel num_threads(n))
 #define HMX_OMP_FOR_DYNAMIC HMX_PRAGMA(omp for schedule(dynamic, 1))
-#define HMX_OMP_FOR_STATIC HMX_PRAGMA(omp for schedule(static))
+#define HMX_OMP_FOR_STATIC_NOWAIT HMX_PRAGMA(omp for schedule(static) nowait)
 #else
 #define HMX_OMP_FOR_CHUNKS(n, chunk) (void)(n), (void)(chunk);
 #define HMX_OMP_PARALLEL(n) (void)(n);
 #define HMX_OMP_FOR_DYNAMIC
-#define HMX_OMP_FOR_STATIC
+#define HMX_OMP_FOR_STATIC_NOWAIT
 #endif
 int hmx_thread_num(void);
 

@@ -847,7 +847,7 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
       for (int64_t u = 0; u < al.nk * al.mblocks; u++)
         gx_pack_a_block(g, &al, u, a_shared + u * al.block);
     }
-    HMX_OMP_FOR_STATIC
+    HMX_OMP_FOR_STATIC_NOWAIT /* (the last loop: one barrier, the region's end) */
     for (int t = 0; t < threads; t++) {
       /* Thread t owns tiles [t*T/threads, (t+1)*T/threads) of the split side. */
       int64_t tiles = split_n ? ntiles : mtiles;
