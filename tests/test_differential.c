@@ -189,7 +189,7 @@ static void diff_gemm(const hmx_opspec *op, int cases) {
     }
     const int threads_before = many_threads;
     if (c == 4) { /* the x86 team path over several N blocks, which shares A's packed
-                   * blocks across them (gemm_x86.h, gx_a_cache_ok): 5 threads, 17
+                   * blocks across them (gemm_x86.h, gx_a_cache_floats): 5 threads, 17
                    * tiles of 32 columns on avx512 (N block 512), 33-34 of 16 on avx2
                    * (256), neither a multiple of 5; M at least 2 blocks of 64 rows
                    * (avx512; 48 on avx2) a thread; 2 K blocks */

@@ -755,7 +755,7 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
     return HMX_ERR_NO_MEMORY;
   }
   HMX_OMP_PARALLEL(threads) {
-    float *apack = apacks + a_floats * hmx_thread_num(); /* without the cache */
+    float *apack = a_cached ? NULL : apacks + a_floats * hmx_thread_num(); /* its own block */
     /* s = -1 only packs step 0's B. Every thread runs every s, so every
      * thread reaches each barrier. Step s reads buffer s % 2 and packs step
      * s + 1 into the other one. */
@@ -838,8 +838,8 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
    * (before session 54 each thread packed all of A itself). Where no such
    * buffer fits (gx_a_cache_floats) or can be had, each packs its own. */
   const gx_a_layout al = gx_a_layout_of(0, m, k, GX_MC);
-  const int64_t a_floats = split_n && threads > 1 && m > 1 ? gx_a_cache_floats(&al) : 0;
-  float *a_shared = a_floats ? gx_alloc((size_t)a_floats) : NULL;
+  const int64_t shared_floats = split_n && threads > 1 && m > 1 ? gx_a_cache_floats(&al) : 0;
+  float *a_shared = shared_floats ? gx_alloc((size_t)shared_floats) : NULL;
   int failed = 0;
   HMX_OMP_PARALLEL(threads) {
     if (a_shared) {
