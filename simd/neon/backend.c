@@ -13,9 +13,10 @@ const hmx_backend hmx_backend_neon = {
     .description = "AArch64 Advanced SIMD (4 lanes x 4 registers), OpenMP threads",
     .probe = probe,
     .priority = 10,
-    /* GGUF blocks decoded while B is packed (neon_gemm.c); the KV cache's
+    /* GGUF blocks decoded while B is packed (neon_gemm.c), G16 matrices a
+     * group of 16 outputs at a time (neon_gemm_g16.c); the KV cache's
      * blocked f32 K read in place (neon_attention.c) */
-    .weights16 = HMX_WQ_GEMM | HMX_KB16_ATTENTION,
+    .weights16 = HMX_WQ_GEMM | HMX_WG16_GEMM | HMX_KB16_ATTENTION,
     .fwht = HMX_NEON_FWHT,
     .hadamard_mix = HMX_NEON_HADAMARD_MIX,
     .gemm = HMX_NEON_GEMM,

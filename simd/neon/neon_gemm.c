@@ -9,8 +9,11 @@
  * [K][N] buffer first; GGUF blocks (g->bq, HMX_WQ_GEMM, always [N, K]) are
  * decoded row by row into that buffer by hmx_gguf_dequantize, the rule of
  * docs/NUMERICS.md "GGUF dequantization" itself, so the bits are those of
- * the dequantized f32 B. Threads split the tiles (independent outputs). */
+ * the dequantized f32 B; B in the G16 layout (HMX_WG16_GEMM) goes to
+ * neon_gemm_g16.c, which reuses the tiles. Threads split the tiles
+ * (independent outputs). */
 #include "neon_gemm.h"
+#include "neon_gemm_g16.h"
 #include "neon_math.h"
 #include "parallel.h"
 #include "internal.h"
@@ -19,10 +22,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define MR 4  /* rows per tile */
+#define MR HMX_NEON_GEMM_MR /* rows per tile (4) */
 #define NR 16 /* columns per tile (4 vectors) */
 
-/* Rows i0 .. i0+mr-1 (mr <= MR) x columns j0 .. j0+NR-1, B as [K][N]. */
 /* Rows i0 .. i0+MR-1 x columns j0 .. j0+NR-1, B as [K][N]: 16 accumulators
  * in named registers (an array of them would be kept on the stack by gcc). */
 static void tile_4x16(const float *a, const float *b, const float *bias, float *c, int64_t lda,
@@ -73,8 +75,8 @@ static void tile_1x16(const float *a, const float *b, const float *bias, float *
   vst1q_f32(c, c0); vst1q_f32(c + 4, c1); vst1q_f32(c + 8, c2); vst1q_f32(c + 12, c3);
 }
 
-static void tile_full(const float *a, const float *b, const float *bias, float *c, int64_t lda,
-                      int64_t ldb, int64_t ldc, int64_t k, int mr) {
+void hmx_neon_gemm_tile(const float *a, const float *b, const float *bias, float *c, int64_t lda,
+                        int64_t ldb, int64_t ldc, int64_t k, int mr) {
   if (mr == MR) {
     tile_4x16(a, b, bias, c, lda, ldb, ldc, k);
     return;
@@ -102,6 +104,7 @@ static void tile_tail(const float *a, const float *b, const float *bias, float *
 }
 
 hmx_status hmx_neon_gemm(const hmx_gemm_args *g) {
+  if (g->bq && g->blayout == HMX_QLAYOUT_G16) return hmx_neon_gemm_g16(g);
   const int64_t m = g->m, n = g->n, k = g->k;
   const float *b = g->b;
   float *packed = NULL;
@@ -144,7 +147,7 @@ hmx_status hmx_neon_gemm(const hmx_gemm_args *g) {
     int mr = (int)(m - i0 < MR ? m - i0 : MR), nc = (int)(n - j0 < NR ? n - j0 : NR);
     const float *bias = g->bias ? g->bias + j0 : NULL;
     if (nc == NR)
-      tile_full(g->a + i0 * k, b + j0, bias, g->c + i0 * n + j0, k, n, n, k, mr);
+      hmx_neon_gemm_tile(g->a + i0 * k, b + j0, bias, g->c + i0 * n + j0, k, n, n, k, mr);
     else
       tile_tail(g->a + i0 * k, b + j0, bias, g->c + i0 * n + j0, k, n, n, k, mr, nc);
   }

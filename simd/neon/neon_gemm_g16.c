@@ -1,0 +1,320 @@
+/* neon gemm with B in the G16 layout (src/gemm_quant.h: rows in groups of
+ * 16, each element's 16 values adjacent; HMX_WG16_GEMM, src/backend.h) of
+ * F32, F16, BF16, Q8_0, Q4_0, Q4_1 and the packed forms of Q2_K .. Q6_K,
+ * Q5_0, Q5_1, IQ4_NL and IQ4_XS: the layout a GGUF model keeps its matrices
+ * in (src/model_gguf.c) and hmx_model_prepare gives float projections.
+ *
+ * Why: without it every call dequantized the whole matrix to an f32 copy
+ * on the host (src/gemm_quant.c's fallback) and neon_gemm.c then transposed
+ * that copy, so each decoded token wrote two f32 copies of every weight.
+ * Here a group of 16 outputs is decoded as it is used, and element p's 16
+ * weights are 4 vectors with no transpose.
+ *
+ * The bits (docs/NUMERICS.md §gemm, "GGUF dequantization"): each weight is
+ * decoded by the rule, lane by lane, with the operations the rule names
+ * (hmx_packed_row is its scalar form for the packed forms): Q8_0 (float)q *
+ * d; Q4_0 (float)(n - 8) * d; Q4_1 ((float)n * d) + m; the packed forms
+ * ds * (float)v (or ds * T[u] for IQ4), then + m (Q5_1) or - ms (Q2_K, Q4_K,
+ * Q5_K), with ds = d * (float)sc and ms = dmin * (float)m formed as
+ * hmx_packed_row forms them; f16 by fcvtl and bf16 by a 16-bit shift, both
+ * exact. Each output then takes acc = fma(a[p], w, acc) for p = 0 .. K-1 in
+ * order from bias or +0 (vfmaq_n_f32 / the tiles of neon_gemm.c), so the
+ * bits are those of "dequantize, then the f32 gemm". Threads split the
+ * groups (independent outputs). */
+#include "neon_gemm_g16.h"
+#include "gemm_quant.h"
+#include "gguf.h"
+#include "internal.h"
+#include "parallel.h"
+
+#include <arm_neon.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KC 32 /* elements of a chunk: a block of the 32-element types, a packed chunk */
+
+/* What a kernel needs to know of a G16 type. */
+typedef struct g16_type {
+  uint32_t type;
+  int packed;          /* the packed form (hmx_qlayout_g16_packed) */
+  hmx_packed_geom pg;  /* its geometry, when packed */
+  size_t group_bytes;  /* bytes of one group of 16 rows (K elements) */
+} g16_type;
+
+static g16_type g16_type_of(uint32_t type, int64_t k) {
+  g16_type t;
+  memset(&t, 0, sizeof t);
+  t.type = type;
+  t.packed = hmx_qlayout_g16_packed(type);
+  if (t.packed) {
+    hmx_packed_geometry(type, &t.pg);
+    t.group_bytes = (size_t)(k / t.pg.kblock * t.pg.block);
+  } else {
+    switch (type) {
+    case HMX_GGML_Q8_0: t.group_bytes = (size_t)(k / 32) * HMX_QG * 34; break;
+    case HMX_GGML_Q4_0: t.group_bytes = (size_t)(k / 32) * HMX_QG * 18; break;
+    case HMX_GGML_Q4_1: t.group_bytes = (size_t)(k / 32) * HMX_QG * 20; break;
+    case HMX_GGML_F32: t.group_bytes = (size_t)k * HMX_QG * 4; break;
+    default: t.group_bytes = (size_t)k * HMX_QG * 2; break; /* F16, BF16 */
+    }
+  }
+  return t;
+}
+
+/* 4 f16 values at p (the layout keeps them 2-byte aligned) as f32, exactly. */
+static inline float32x4_t f16x4(const unsigned char *p) {
+  uint16_t h[4];
+  memcpy(h, p, sizeof h);
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(h)));
+}
+
+static inline float32x4_t f32x4(const unsigned char *p) {
+  float f[4];
+  memcpy(f, p, sizeof f);
+  return vld1q_f32(f);
+}
+
+static inline uint32x4_t u32x4(const unsigned char *p) {
+  uint32_t u[4];
+  memcpy(u, p, sizeof u);
+  return vld1q_u32(u);
+}
+
+/* 16 bytes as four int32x4 (signed: int8; else uint8), lanes in order. */
+static inline void widen16(uint8x16_t b, int sgn, int32x4_t out[4]) {
+  if (sgn) {
+    const int16x8_t lo = vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(b)));
+    const int16x8_t hi = vmovl_s8(vget_high_s8(vreinterpretq_s8_u8(b)));
+    out[0] = vmovl_s16(vget_low_s16(lo)); out[1] = vmovl_s16(vget_high_s16(lo));
+    out[2] = vmovl_s16(vget_low_s16(hi)); out[3] = vmovl_s16(vget_high_s16(hi));
+  } else {
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(b)), hi = vmovl_u8(vget_high_u8(b));
+    out[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+    out[1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(lo)));
+    out[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+    out[3] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(hi)));
+  }
+}
+
+/* Q8_0, Q4_0, Q4_1: the 32 elements of block p0 / 32 of group gb into
+ * w[e * 16 + r]. */
+static void decode_block32(const g16_type *t, const unsigned char *gb, int64_t p0, float *w) {
+  if (t->type == HMX_GGML_Q8_0) {
+    const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * 34;
+    float32x4_t d[4];
+    for (int v = 0; v < 4; v++) d[v] = f16x4(blk + 8 * v);
+    for (int e = 0; e < 32; e++) {
+      int32x4_t q[4];
+      widen16(vld1q_u8(blk + 2 * HMX_QG + e * HMX_QG), 1, q);
+      for (int v = 0; v < 4; v++) vst1q_f32(w + e * 16 + 4 * v, vmulq_f32(vcvtq_f32_s32(q[v]), d[v]));
+    }
+    return;
+  }
+  const int q41 = t->type == HMX_GGML_Q4_1;
+  const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * (q41 ? 20 : 18);
+  const unsigned char *qs = blk + (q41 ? 4 : 2) * HMX_QG;
+  float32x4_t d[4], m[4];
+  for (int v = 0; v < 4; v++) {
+    d[v] = f16x4(blk + 8 * v);
+    m[v] = q41 ? f16x4(blk + 2 * HMX_QG + 8 * v) : vdupq_n_f32(0.0f);
+  }
+  const int32x4_t eight = vdupq_n_s32(8);
+  for (int j = 0; j < 16; j++) { /* byte j: element j (low nibble), j + 16 (high) */
+    const uint8x16_t u = vld1q_u8(qs + j * HMX_QG);
+    int32x4_t lo[4], hi[4];
+    widen16(vandq_u8(u, vdupq_n_u8(0x0F)), 0, lo);
+    widen16(vshrq_n_u8(u, 4), 0, hi);
+    for (int v = 0; v < 4; v++) {
+      float32x4_t wl, wh;
+      if (q41) {
+        wl = vaddq_f32(vmulq_f32(vcvtq_f32_s32(lo[v]), d[v]), m[v]);
+        wh = vaddq_f32(vmulq_f32(vcvtq_f32_s32(hi[v]), d[v]), m[v]);
+      } else {
+        wl = vmulq_f32(vcvtq_f32_s32(vsubq_s32(lo[v], eight)), d[v]);
+        wh = vmulq_f32(vcvtq_f32_s32(vsubq_s32(hi[v], eight)), d[v]);
+      }
+      vst1q_f32(w + j * 16 + 4 * v, wl);
+      vst1q_f32(w + (j + 16) * 16 + 4 * v, wh);
+    }
+  }
+}
+
+/* Field i of the words x (gemm_quant.h "packed"): bits bits at bits * i,
+ * sign-extended where the form stores u - off, else zero-extended. */
+static inline int32x4_t field(uint32x4_t x, int i, int bits, int sgn) {
+  if (sgn) {
+    const int32x4_t up = vreinterpretq_s32_u32(vshlq_u32(x, vdupq_n_s32(32 - bits * (i + 1))));
+    return vshlq_s32(up, vdupq_n_s32(bits - 32)); /* arithmetic shift right */
+  }
+  const uint32x4_t down = vshlq_u32(x, vdupq_n_s32(-bits * i));
+  return vreinterpretq_s32_u32(vandq_u32(down, vdupq_n_u32((1u << bits) - 1u)));
+}
+
+/* IQ4's value T[u] of each lane's u (0 .. 15) as f32: one table lookup of
+ * the lanes' low bytes (the other bytes' index 0xFF reads 0), then the byte
+ * sign-extended and converted (exact). */
+static inline float32x4_t iq4_value(int32x4_t u, int8x16_t table) {
+  const uint32x4_t idx = vorrq_u32(vreinterpretq_u32_s32(u), vdupq_n_u32(0xFFFFFF00u));
+  const int32x4_t b = vreinterpretq_s32_s8(vqtbl1q_s8(table, vreinterpretq_u8_u32(idx)));
+  return vcvtq_f32_s32(vshrq_n_s32(vshlq_n_s32(b, 24), 24));
+}
+
+/* The packed forms: chunk p0 / 32 (32 elements) of group gb into
+ * w[e * 16 + r], by hmx_packed_row's rule. */
+static void decode_packed(const g16_type *t, const unsigned char *gb, int64_t p0, float *w) {
+  const hmx_packed_geom *g = &t->pg;
+  const unsigned char *blk = gb + (size_t)(p0 / g->kblock) * (size_t)g->block;
+  const int c = (int)(p0 % g->kblock) / 32;
+  const unsigned char *ch = blk + g->head + (size_t)c * (size_t)g->chunk;
+  const int bits = g->bits, f = 32 / bits, nf = f * bits, sgn = g->off > 0;
+  const int nh = g->halves ? 2 : 1, q2k = t->type == HMX_GGML_Q2_K, q51 = t->type == HMX_GGML_Q5_1;
+  const int8x16_t table = vld1q_s8(hmx_gguf_iq4_values);
+  for (int v = 0; v < 4; v++) { /* rows 4v .. 4v+3 */
+    const int r0 = 4 * v;
+    float32x4_t ds[2], ms[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+    uint16_t sf16[4];
+    memcpy(sf16, ch + 2 * r0, sizeof sf16);
+    const uint32x4_t sf = vmovl_u16(vld1_u16(sf16));
+    for (int h = 0; h < nh; h++) {
+      if (g->kblock == 32) { /* Q5_0, Q5_1, IQ4_NL: d (Q5_1: and m) */
+        ds[h] = f16x4(ch + 2 * r0);
+        if (q51) ms[h] = f16x4(ch + HMX_QG * 2 + 2 * r0);
+        continue;
+      }
+      const float32x4_t d = f32x4(blk + 4 * r0);
+      const uint32x4_t byte = vandq_u32(vshlq_u32(sf, vdupq_n_s32(-8 * h)), vdupq_n_u32(0xFF));
+      if (q2k) { /* d * sc, dmin * m: the byte's nibbles */
+        const float32x4_t dmin = f32x4(blk + HMX_QG * 4 + 4 * r0);
+        ds[h] = vmulq_f32(d, vcvtq_f32_u32(vandq_u32(byte, vdupq_n_u32(15))));
+        ms[h] = vmulq_f32(dmin, vcvtq_f32_u32(vshrq_n_u32(byte, 4)));
+      } else if (g->has_min) { /* Q4_K, Q5_K: the chunk's 6-bit sc, m */
+        const float32x4_t dmin = f32x4(blk + HMX_QG * 4 + 4 * r0);
+        ds[h] = vmulq_f32(d, vcvtq_f32_u32(byte));
+        ms[h] = vmulq_f32(dmin, vcvtq_f32_u32(vshrq_n_u32(sf, 8)));
+      } else { /* Q3_K, Q6_K, IQ4_XS: d * s, s the signed byte */
+        const int32x4_t s = vshrq_n_s32(vshlq_n_s32(vreinterpretq_s32_u32(byte), 24), 24);
+        ds[h] = vmulq_f32(d, vcvtq_f32_s32(s));
+      }
+    }
+    uint32x4_t words[6]; /* bits <= 6 of them */
+    for (int k = 0; k < 6; k++)
+      words[k] = k < bits ? u32x4(ch + g->scale + (size_t)(k * HMX_QG + r0) * 4) : vdupq_n_u32(0);
+    uint32x4_t tops = vdupq_n_u32(0); /* elements 30, 31 of the 3-, 5- and 6-bit forms */
+    if (nf < 32) {
+      tops = vshrq_n_u32(words[0], 30);
+      for (int k = 1; k < bits; k++)
+        tops = vorrq_u32(tops, vandq_u32(vshlq_u32(words[k], vdupq_n_s32(2 * k - 30)),
+                                         vdupq_n_u32(3u << (2 * k))));
+    }
+    for (int e = 0; e < 32; e++) {
+      const int32x4_t u = e < nf ? field(words[e / f], e % f, bits, sgn)
+                                 : field(tops, e - nf, bits, sgn);
+      const int h = g->halves ? e / 16 : 0;
+      const float32x4_t x = g->lut ? iq4_value(u, table) : vcvtq_f32_s32(u);
+      const float32x4_t p = vmulq_f32(ds[h], x);
+      const float32x4_t y = q51 ? vaddq_f32(p, ms[h]) : g->has_min ? vsubq_f32(p, ms[h]) : p;
+      vst1q_f32(w + e * 16 + r0, y);
+    }
+  }
+}
+
+/* Elements p0 .. p0+kc-1 (kc <= KC; a whole block or chunk for the block
+ * types) of group gb as f32 rows of 16: a pointer into the matrix (F32),
+ * or w filled. */
+static const float *decode_chunk(const g16_type *t, const unsigned char *gb, int64_t p0, int kc,
+                                 float *w) {
+  switch (t->type) {
+  case HMX_GGML_F32: return (const float *)(const void *)(gb + (size_t)p0 * HMX_QG * 4);
+  case HMX_GGML_F16:
+    for (int e = 0; e < kc; e++)
+      for (int v = 0; v < 4; v++)
+        vst1q_f32(w + e * 16 + 4 * v, f16x4(gb + ((size_t)(p0 + e) * HMX_QG + 4 * v) * 2));
+    return w;
+  case HMX_GGML_BF16:
+    for (int e = 0; e < kc; e++)
+      for (int v = 0; v < 4; v++) {
+        uint16_t h[4];
+        memcpy(h, gb + ((size_t)(p0 + e) * HMX_QG + 4 * v) * 2, sizeof h);
+        vst1q_f32(w + e * 16 + 4 * v, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(h), 16)));
+      }
+    return w;
+  default:
+    if (t->packed) decode_packed(t, gb, p0, w);
+    else decode_block32(t, gb, p0, w);
+    return w;
+  }
+}
+
+/* M = 1: outputs j0 .. j0+15 of group gb (cols of them real), chunk by
+ * chunk: 4 accumulators carried over K, one fma per element (§gemm). */
+static void gemv_group(const g16_type *t, const unsigned char *gb, const float *a, int64_t k,
+                       const float *bias16, float *c, int cols, float *w) {
+  float32x4_t acc0 = vld1q_f32(bias16), acc1 = vld1q_f32(bias16 + 4);
+  float32x4_t acc2 = vld1q_f32(bias16 + 8), acc3 = vld1q_f32(bias16 + 12);
+  for (int64_t p0 = 0; p0 < k; p0 += KC) {
+    const int kc = k - p0 < KC ? (int)(k - p0) : KC;
+    const float *wp = decode_chunk(t, gb, p0, kc, w);
+    for (int e = 0; e < kc; e++) {
+      const float x = a[p0 + e];
+      const float *we = wp + e * 16;
+      acc0 = vfmaq_n_f32(acc0, vld1q_f32(we), x);
+      acc1 = vfmaq_n_f32(acc1, vld1q_f32(we + 4), x);
+      acc2 = vfmaq_n_f32(acc2, vld1q_f32(we + 8), x);
+      acc3 = vfmaq_n_f32(acc3, vld1q_f32(we + 12), x);
+    }
+  }
+  float out[16];
+  vst1q_f32(out, acc0); vst1q_f32(out + 4, acc1); vst1q_f32(out + 8, acc2); vst1q_f32(out + 12, acc3);
+  memcpy(c, out, (size_t)cols * sizeof *c);
+}
+
+/* M > 1: the whole group decoded once into panel ([K][16]; F32 read in
+ * place), then every row through neon_gemm.c's tiles (4 rows x 16 columns,
+ * the K loop never split). */
+static void gemm_group(const g16_type *t, const unsigned char *gb, const hmx_gemm_args *g,
+                       const float *bias16, int64_t j0, int cols, float *panel) {
+  const int64_t m = g->m, k = g->k, n = g->n;
+  const float *b = (const float *)(const void *)gb;
+  if (t->type != HMX_GGML_F32) {
+    for (int64_t p0 = 0; p0 < k; p0 += KC)
+      (void)decode_chunk(t, gb, p0, k - p0 < KC ? (int)(k - p0) : KC, panel + p0 * 16);
+    b = panel;
+  }
+  for (int64_t i0 = 0; i0 < m; i0 += HMX_NEON_GEMM_MR) {
+    const int mr = (int)(m - i0 < HMX_NEON_GEMM_MR ? m - i0 : HMX_NEON_GEMM_MR);
+    if (cols == 16) {
+      hmx_neon_gemm_tile(g->a + i0 * k, b, bias16, g->c + i0 * n + j0, k, 16, n, k, mr);
+    } else { /* the last group's rows past N: a tile of 16, then its real columns */
+      float tmp[HMX_NEON_GEMM_MR * 16];
+      hmx_neon_gemm_tile(g->a + i0 * k, b, bias16, tmp, k, 16, 16, k, mr);
+      for (int r = 0; r < mr; r++) memcpy(g->c + (i0 + r) * n + j0, tmp + r * 16, (size_t)cols * sizeof(float));
+    }
+  }
+}
+
+hmx_status hmx_neon_gemm_g16(const hmx_gemm_args *g) {
+  const int64_t m = g->m, n = g->n, k = g->k;
+  if (m < 1 || n < 1) return HMX_OK;
+  const g16_type t = g16_type_of(g->qtype, k);
+  const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
+  const int nt = hmx_thread_count(g->threads, groups);
+  /* per thread: a chunk (M = 1) or the group's panel (M > 1) */
+  const int64_t per = m == 1 ? KC * 16 : k * 16;
+  float *scratch = hmx_alloc_array((size_t)(nt * per), sizeof *scratch);
+  if (!scratch) return HMX_ERR_NO_MEMORY;
+  HMX_OMP_FOR(nt)
+  for (int th = 0; th < nt; th++) {
+    float *w = scratch + th * per;
+    for (int64_t gi = groups * th / nt; gi < groups * (th + 1) / nt; gi++) {
+      const int64_t j0 = gi * HMX_QG;
+      const int cols = (int)(n - j0 < HMX_QG ? n - j0 : HMX_QG);
+      float bias16[16] = {0};
+      if (g->bias) memcpy(bias16, g->bias + j0, (size_t)cols * sizeof *bias16);
+      const unsigned char *gb = (const unsigned char *)g->bq + (size_t)gi * t.group_bytes;
+      if (m == 1) gemv_group(&t, gb, g->a, k, bias16, g->c + j0, cols, w);
+      else gemm_group(&t, gb, g, bias16, j0, cols, w);
+    }
+  }
+  free(scratch);
+  return HMX_OK;
+}
