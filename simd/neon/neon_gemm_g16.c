@@ -26,12 +26,25 @@
 #include "gguf.h"
 #include "internal.h"
 #include "parallel.h"
+#include "unroll.h"
 
 #include <arm_neon.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define KC 32 /* elements of a chunk: a block of the 32-element types, a packed chunk */
+
+/* The decoders below are written once with the ggml type as an argument
+ * and instantiated per type (decode_chunk's switch): inlined with a
+ * constant type, each instance's bits, shifts and element loop are
+ * compile-time constants (the generic loop divided by the fields a word at
+ * every element: 9.8 instructions a weight in a Q4_K_M decode step under
+ * qemu, docs/results/session55). */
+#if defined(__GNUC__) || defined(__clang__)
+#define NG_INLINE static inline __attribute__((always_inline))
+#else
+#define NG_INLINE static inline
+#endif
 
 /* What a kernel needs to know of a G16 type. */
 typedef struct g16_type {
@@ -98,8 +111,8 @@ static inline void widen16(uint8x16_t b, int sgn, int32x4_t out[4]) {
 
 /* Q8_0, Q4_0, Q4_1: the 32 elements of block p0 / 32 of group gb into
  * w[e * 16 + r]. */
-static void decode_block32(const g16_type *t, const unsigned char *gb, int64_t p0, float *w) {
-  if (t->type == HMX_GGML_Q8_0) {
+NG_INLINE void decode_block32(const unsigned char *gb, int64_t p0, float *w, const uint32_t type) {
+  if (type == HMX_GGML_Q8_0) {
     const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * 34;
     float32x4_t d[4];
     for (int v = 0; v < 4; v++) d[v] = f16x4(blk + 8 * v);
@@ -110,7 +123,7 @@ static void decode_block32(const g16_type *t, const unsigned char *gb, int64_t p
     }
     return;
   }
-  const int q41 = t->type == HMX_GGML_Q4_1;
+  const int q41 = type == HMX_GGML_Q4_1;
   const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * (q41 ? 20 : 18);
   const unsigned char *qs = blk + (q41 ? 4 : 2) * HMX_QG;
   float32x4_t d[4], m[4];
@@ -141,7 +154,7 @@ static void decode_block32(const g16_type *t, const unsigned char *gb, int64_t p
 
 /* Field i of the words x (gemm_quant.h "packed"): bits bits at bits * i,
  * sign-extended where the form stores u - off, else zero-extended. */
-static inline int32x4_t field(uint32x4_t x, int i, int bits, int sgn) {
+NG_INLINE int32x4_t field(uint32x4_t x, int i, int bits, int sgn) {
   if (sgn) {
     const int32x4_t up = vreinterpretq_s32_u32(vshlq_u32(x, vdupq_n_s32(32 - bits * (i + 1))));
     return vshlq_s32(up, vdupq_n_s32(bits - 32)); /* arithmetic shift right */
@@ -153,7 +166,7 @@ static inline int32x4_t field(uint32x4_t x, int i, int bits, int sgn) {
 /* IQ4's value T[u] of each lane's u (0 .. 15) as f32: one table lookup of
  * the lanes' low bytes (the other bytes' index 0xFF reads 0), then the byte
  * sign-extended and converted (exact). */
-static inline float32x4_t iq4_value(int32x4_t u, int8x16_t table) {
+NG_INLINE float32x4_t iq4_value(int32x4_t u, int8x16_t table) {
   const uint32x4_t idx = vorrq_u32(vreinterpretq_u32_s32(u), vdupq_n_u32(0xFFFFFF00u));
   const int32x4_t b = vreinterpretq_s32_s8(vqtbl1q_s8(table, vreinterpretq_u8_u32(idx)));
   return vcvtq_f32_s32(vshrq_n_s32(vshlq_n_s32(b, 24), 24));
@@ -161,13 +174,23 @@ static inline float32x4_t iq4_value(int32x4_t u, int8x16_t table) {
 
 /* The packed forms: chunk p0 / 32 (32 elements) of group gb into
  * w[e * 16 + r], by hmx_packed_row's rule. */
-static void decode_packed(const g16_type *t, const unsigned char *gb, int64_t p0, float *w) {
-  const hmx_packed_geom *g = &t->pg;
-  const unsigned char *blk = gb + (size_t)(p0 / g->kblock) * (size_t)g->block;
-  const int c = (int)(p0 % g->kblock) / 32;
+NG_INLINE void decode_packed(const hmx_packed_geom *g, const unsigned char *gb, int64_t p0,
+                             float *w, const uint32_t type) {
+  /* hmx_packed_geometry's properties, as constants of the instance */
+  const int lut = type == HMX_GGML_IQ4_NL || type == HMX_GGML_IQ4_XS;
+  const int bits = type == HMX_GGML_Q2_K ? 2 : type == HMX_GGML_Q3_K ? 3
+                 : type == HMX_GGML_Q4_K || lut ? 4 : type == HMX_GGML_Q6_K ? 6 : 5;
+  const int sgn = type == HMX_GGML_Q3_K || type == HMX_GGML_Q5_0 || type == HMX_GGML_Q6_K;
+  const int has_min = type == HMX_GGML_Q2_K || type == HMX_GGML_Q4_K || type == HMX_GGML_Q5_K ||
+                      type == HMX_GGML_Q5_1;
+  const int halves = type == HMX_GGML_Q2_K || type == HMX_GGML_Q3_K || type == HMX_GGML_Q6_K;
+  const int kblock = type == HMX_GGML_Q5_0 || type == HMX_GGML_Q5_1 || type == HMX_GGML_IQ4_NL
+                     ? 32 : 256;
+  const unsigned char *blk = gb + (size_t)(p0 / kblock) * (size_t)g->block;
+  const int c = (int)(p0 % kblock) / 32;
   const unsigned char *ch = blk + g->head + (size_t)c * (size_t)g->chunk;
-  const int bits = g->bits, f = 32 / bits, nf = f * bits, sgn = g->off > 0;
-  const int nh = g->halves ? 2 : 1, q2k = t->type == HMX_GGML_Q2_K, q51 = t->type == HMX_GGML_Q5_1;
+  const int f = 32 / bits, nf = f * bits;
+  const int nh = halves ? 2 : 1, q2k = type == HMX_GGML_Q2_K, q51 = type == HMX_GGML_Q5_1;
   const int8x16_t table = vld1q_s8(hmx_gguf_iq4_values);
   for (int v = 0; v < 4; v++) { /* rows 4v .. 4v+3 */
     const int r0 = 4 * v;
@@ -176,7 +199,7 @@ static void decode_packed(const g16_type *t, const unsigned char *gb, int64_t p0
     memcpy(sf16, ch + 2 * r0, sizeof sf16);
     const uint32x4_t sf = vmovl_u16(vld1_u16(sf16));
     for (int h = 0; h < nh; h++) {
-      if (g->kblock == 32) { /* Q5_0, Q5_1, IQ4_NL: d (Q5_1: and m) */
+      if (kblock == 32) { /* Q5_0, Q5_1, IQ4_NL: d (Q5_1: and m) */
         ds[h] = f16x4(ch + 2 * r0);
         if (q51) ms[h] = f16x4(ch + HMX_QG * 2 + 2 * r0);
         continue;
@@ -187,7 +210,7 @@ static void decode_packed(const g16_type *t, const unsigned char *gb, int64_t p0
         const float32x4_t dmin = f32x4(blk + HMX_QG * 4 + 4 * r0);
         ds[h] = vmulq_f32(d, vcvtq_f32_u32(vandq_u32(byte, vdupq_n_u32(15))));
         ms[h] = vmulq_f32(dmin, vcvtq_f32_u32(vshrq_n_u32(byte, 4)));
-      } else if (g->has_min) { /* Q4_K, Q5_K: the chunk's 6-bit sc, m */
+      } else if (has_min) { /* Q4_K, Q5_K: the chunk's 6-bit sc, m */
         const float32x4_t dmin = f32x4(blk + HMX_QG * 4 + 4 * r0);
         ds[h] = vmulq_f32(d, vcvtq_f32_u32(byte));
         ms[h] = vmulq_f32(dmin, vcvtq_f32_u32(vshrq_n_u32(sf, 8)));
@@ -206,13 +229,14 @@ static void decode_packed(const g16_type *t, const unsigned char *gb, int64_t p0
         tops = vorrq_u32(tops, vandq_u32(vshlq_u32(words[k], vdupq_n_s32(2 * k - 30)),
                                          vdupq_n_u32(3u << (2 * k))));
     }
+    HMX_UNROLL(32)
     for (int e = 0; e < 32; e++) {
       const int32x4_t u = e < nf ? field(words[e / f], e % f, bits, sgn)
                                  : field(tops, e - nf, bits, sgn);
-      const int h = g->halves ? e / 16 : 0;
-      const float32x4_t x = g->lut ? iq4_value(u, table) : vcvtq_f32_s32(u);
+      const int h = halves ? e / 16 : 0;
+      const float32x4_t x = lut ? iq4_value(u, table) : vcvtq_f32_s32(u);
       const float32x4_t p = vmulq_f32(ds[h], x);
-      const float32x4_t y = q51 ? vaddq_f32(p, ms[h]) : g->has_min ? vsubq_f32(p, ms[h]) : p;
+      const float32x4_t y = q51 ? vaddq_f32(p, ms[h]) : has_min ? vsubq_f32(p, ms[h]) : p;
       vst1q_f32(w + e * 16 + r0, y);
     }
   }
@@ -238,10 +262,15 @@ static const float *decode_chunk(const g16_type *t, const unsigned char *gb, int
         vst1q_f32(w + e * 16 + 4 * v, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(h), 16)));
       }
     return w;
-  default:
-    if (t->packed) decode_packed(t, gb, p0, w);
-    else decode_block32(t, gb, p0, w);
-    return w;
+  case HMX_GGML_Q8_0: decode_block32(gb, p0, w, HMX_GGML_Q8_0); return w;
+  case HMX_GGML_Q4_0: decode_block32(gb, p0, w, HMX_GGML_Q4_0); return w;
+  case HMX_GGML_Q4_1: decode_block32(gb, p0, w, HMX_GGML_Q4_1); return w;
+#define NG_PACKED(ty) case ty: decode_packed(&t->pg, gb, p0, w, ty); return w;
+  NG_PACKED(HMX_GGML_Q2_K) NG_PACKED(HMX_GGML_Q3_K) NG_PACKED(HMX_GGML_Q4_K)
+  NG_PACKED(HMX_GGML_Q5_K) NG_PACKED(HMX_GGML_Q6_K) NG_PACKED(HMX_GGML_Q5_0)
+  NG_PACKED(HMX_GGML_Q5_1) NG_PACKED(HMX_GGML_IQ4_NL) NG_PACKED(HMX_GGML_IQ4_XS)
+#undef NG_PACKED
+  default: return NULL; /* not a G16 type: hmx_gemm_quant admits none */
   }
 }
 
@@ -294,6 +323,7 @@ static void gemm_group(const g16_type *t, const unsigned char *gb, const hmx_gem
 
 hmx_status hmx_neon_gemm_g16(const hmx_gemm_args *g) {
   const int64_t m = g->m, n = g->n, k = g->k;
+  if (!hmx_qlayout_g16_ok(g->qtype)) return HMX_ERR_UNSUPPORTED; /* (hmx_gemm_quant admits none) */
   if (m < 1 || n < 1) return HMX_OK;
   const g16_type t = g16_type_of(g->qtype, k);
   const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
