@@ -109,47 +109,68 @@ static inline void widen16(uint8x16_t b, int sgn, int32x4_t out[4]) {
   }
 }
 
-/* Q8_0, Q4_0, Q4_1: the 32 elements of block p0 / 32 of group gb into
- * w[e * 16 + r]. */
-NG_INLINE void decode_block32(const unsigned char *gb, int64_t p0, float *w, const uint32_t type) {
+/* Where a decoded weight goes. Store (M > 1): w[e * 16 + r], the panel
+ * of a chunk. Fuse (M = 1, the GEMV): straight into the group's four
+ * accumulators, acc[v] = fma(a[e], w, acc[v]) for rows 4v .. 4v+3 (§gemm),
+ * so the chunk is never written and read back; every decoder yields each
+ * row's elements in increasing e, so each accumulator still takes its
+ * fmas for p in order. */
+typedef struct ng_sink {
+  float *w;            /* store: the chunk's [32][16] */
+  float32x4_t acc[4];  /* fuse: the accumulators of the group's 16 outputs */
+  const float *a;      /* fuse: a[p0 ..], the chunk's activations */
+} ng_sink;
+
+/* Q8_0, Q4_0, Q4_1: the 32 elements of block p0 / 32 of group gb, e in
+ * order (Q4: the low nibbles of bytes 0 .. 15, then the high ones). */
+NG_INLINE void decode_block32(const unsigned char *gb, int64_t p0, ng_sink *s, const uint32_t type,
+                              const int fuse) {
+  float32x4_t acc[4];
+  HMX_UNROLL(4)
+  for (int v = 0; v < 4; v++) acc[v] = s->acc[v];
+#define NG_SINK(e, v, y)                                        \
+  do {                                                          \
+    if (fuse) acc[v] = vfmaq_n_f32(acc[v], (y), s->a[e]);       \
+    else vst1q_f32(s->w + (e) * 16 + 4 * (v), (y));             \
+  } while (0)
   if (type == HMX_GGML_Q8_0) {
     const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * 34;
     float32x4_t d[4];
+    HMX_UNROLL(4)
     for (int v = 0; v < 4; v++) d[v] = f16x4(blk + 8 * v);
     for (int e = 0; e < 32; e++) {
       int32x4_t q[4];
       widen16(vld1q_u8(blk + 2 * HMX_QG + e * HMX_QG), 1, q);
-      for (int v = 0; v < 4; v++) vst1q_f32(w + e * 16 + 4 * v, vmulq_f32(vcvtq_f32_s32(q[v]), d[v]));
+      HMX_UNROLL(4)
+      for (int v = 0; v < 4; v++) NG_SINK(e, v, vmulq_f32(vcvtq_f32_s32(q[v]), d[v]));
     }
-    return;
-  }
-  const int q41 = type == HMX_GGML_Q4_1;
-  const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * (q41 ? 20 : 18);
-  const unsigned char *qs = blk + (q41 ? 4 : 2) * HMX_QG;
-  float32x4_t d[4], m[4];
-  for (int v = 0; v < 4; v++) {
-    d[v] = f16x4(blk + 8 * v);
-    m[v] = q41 ? f16x4(blk + 2 * HMX_QG + 8 * v) : vdupq_n_f32(0.0f);
-  }
-  const int32x4_t eight = vdupq_n_s32(8);
-  for (int j = 0; j < 16; j++) { /* byte j: element j (low nibble), j + 16 (high) */
-    const uint8x16_t u = vld1q_u8(qs + j * HMX_QG);
-    int32x4_t lo[4], hi[4];
-    widen16(vandq_u8(u, vdupq_n_u8(0x0F)), 0, lo);
-    widen16(vshrq_n_u8(u, 4), 0, hi);
+  } else {
+    const int q41 = type == HMX_GGML_Q4_1;
+    const unsigned char *blk = gb + (size_t)(p0 / 32) * HMX_QG * (q41 ? 20 : 18);
+    const unsigned char *qs = blk + (q41 ? 4 : 2) * HMX_QG;
+    float32x4_t d[4], m[4];
+    HMX_UNROLL(4)
     for (int v = 0; v < 4; v++) {
-      float32x4_t wl, wh;
-      if (q41) {
-        wl = vaddq_f32(vmulq_f32(vcvtq_f32_s32(lo[v]), d[v]), m[v]);
-        wh = vaddq_f32(vmulq_f32(vcvtq_f32_s32(hi[v]), d[v]), m[v]);
-      } else {
-        wl = vmulq_f32(vcvtq_f32_s32(vsubq_s32(lo[v], eight)), d[v]);
-        wh = vmulq_f32(vcvtq_f32_s32(vsubq_s32(hi[v], eight)), d[v]);
-      }
-      vst1q_f32(w + j * 16 + 4 * v, wl);
-      vst1q_f32(w + (j + 16) * 16 + 4 * v, wh);
+      d[v] = f16x4(blk + 8 * v);
+      m[v] = q41 ? f16x4(blk + 2 * HMX_QG + 8 * v) : vdupq_n_f32(0.0f);
     }
+    const int32x4_t eight = vdupq_n_s32(8);
+    for (int half = 0; half < 2; half++)
+      for (int j = 0; j < 16; j++) { /* element half * 16 + j: a nibble of byte j */
+        const uint8x16_t u = vld1q_u8(qs + j * HMX_QG);
+        int32x4_t n[4];
+        widen16(half ? vshrq_n_u8(u, 4) : vandq_u8(u, vdupq_n_u8(0x0F)), 0, n);
+        HMX_UNROLL(4)
+        for (int v = 0; v < 4; v++) {
+          const float32x4_t y = q41 ? vaddq_f32(vmulq_f32(vcvtq_f32_s32(n[v]), d[v]), m[v])
+                                    : vmulq_f32(vcvtq_f32_s32(vsubq_s32(n[v], eight)), d[v]);
+          NG_SINK(half * 16 + j, v, y);
+        }
+      }
   }
+#undef NG_SINK
+  HMX_UNROLL(4)
+  for (int v = 0; v < 4; v++) s->acc[v] = acc[v];
 }
 
 /* Field i of the words x (gemm_quant.h "packed"): bits bits at bits * i,
@@ -172,10 +193,10 @@ NG_INLINE float32x4_t iq4_value(int32x4_t u, int8x16_t table) {
   return vcvtq_f32_s32(vshrq_n_s32(vshlq_n_s32(b, 24), 24));
 }
 
-/* The packed forms: chunk p0 / 32 (32 elements) of group gb into
- * w[e * 16 + r], by hmx_packed_row's rule. */
+/* The packed forms: chunk p0 / 32 (32 elements) of group gb by
+ * hmx_packed_row's rule, four rows at a time, e in order for each. */
 NG_INLINE void decode_packed(const hmx_packed_geom *g, const unsigned char *gb, int64_t p0,
-                             float *w, const uint32_t type) {
+                             ng_sink *s, const uint32_t type, const int fuse) {
   /* hmx_packed_geometry's properties, as constants of the instance */
   const int lut = type == HMX_GGML_IQ4_NL || type == HMX_GGML_IQ4_XS;
   const int bits = type == HMX_GGML_Q2_K ? 2 : type == HMX_GGML_Q3_K ? 3
@@ -215,8 +236,8 @@ NG_INLINE void decode_packed(const hmx_packed_geom *g, const unsigned char *gb, 
         ds[h] = vmulq_f32(d, vcvtq_f32_u32(byte));
         ms[h] = vmulq_f32(dmin, vcvtq_f32_u32(vshrq_n_u32(sf, 8)));
       } else { /* Q3_K, Q6_K, IQ4_XS: d * s, s the signed byte */
-        const int32x4_t s = vshrq_n_s32(vshlq_n_s32(vreinterpretq_s32_u32(byte), 24), 24);
-        ds[h] = vmulq_f32(d, vcvtq_f32_s32(s));
+        const int32x4_t sc = vshrq_n_s32(vshlq_n_s32(vreinterpretq_s32_u32(byte), 24), 24);
+        ds[h] = vmulq_f32(d, vcvtq_f32_s32(sc));
       }
     }
     uint32x4_t words[6]; /* bits <= 6 of them */
@@ -229,6 +250,7 @@ NG_INLINE void decode_packed(const hmx_packed_geom *g, const unsigned char *gb, 
         tops = vorrq_u32(tops, vandq_u32(vshlq_u32(words[k], vdupq_n_s32(2 * k - 30)),
                                          vdupq_n_u32(3u << (2 * k))));
     }
+    float32x4_t acc = s->acc[v];
     HMX_UNROLL(32)
     for (int e = 0; e < 32; e++) {
       const int32x4_t u = e < nf ? field(words[e / f], e % f, bits, sgn)
@@ -237,63 +259,82 @@ NG_INLINE void decode_packed(const hmx_packed_geom *g, const unsigned char *gb, 
       const float32x4_t x = lut ? iq4_value(u, table) : vcvtq_f32_s32(u);
       const float32x4_t p = vmulq_f32(ds[h], x);
       const float32x4_t y = q51 ? vaddq_f32(p, ms[h]) : has_min ? vsubq_f32(p, ms[h]) : p;
-      vst1q_f32(w + e * 16 + r0, y);
+      if (fuse) acc = vfmaq_n_f32(acc, y, s->a[e]);
+      else vst1q_f32(s->w + e * 16 + r0, y);
+    }
+    s->acc[v] = acc;
+  }
+}
+
+/* The 16-bit and f32 forms: elements p0 .. p0+kc-1 of group gb, in order. */
+NG_INLINE void decode_float(const unsigned char *gb, int64_t p0, int kc, ng_sink *s,
+                            const uint32_t type, const int fuse) {
+  float32x4_t acc[4];
+  HMX_UNROLL(4)
+  for (int v = 0; v < 4; v++) acc[v] = s->acc[v];
+  for (int e = 0; e < kc; e++) {
+    HMX_UNROLL(4)
+    for (int v = 0; v < 4; v++) {
+      const unsigned char *at = gb + ((size_t)(p0 + e) * HMX_QG + 4 * v) * (type == HMX_GGML_F32 ? 4 : 2);
+      float32x4_t y;
+      if (type == HMX_GGML_F32) {
+        y = f32x4(at);
+      } else if (type == HMX_GGML_F16) {
+        y = f16x4(at);
+      } else { /* BF16: the high 16 bits */
+        uint16_t h[4];
+        memcpy(h, at, sizeof h);
+        y = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(h), 16));
+      }
+      if (fuse) acc[v] = vfmaq_n_f32(acc[v], y, s->a[e]);
+      else vst1q_f32(s->w + e * 16 + 4 * v, y);
     }
   }
+  HMX_UNROLL(4)
+  for (int v = 0; v < 4; v++) s->acc[v] = acc[v];
 }
 
 /* Elements p0 .. p0+kc-1 (kc <= KC; a whole block or chunk for the block
- * types) of group gb as f32 rows of 16: a pointer into the matrix (F32),
- * or w filled. */
-static const float *decode_chunk(const g16_type *t, const unsigned char *gb, int64_t p0, int kc,
-                                 float *w) {
+ * types) of group gb into the sink: one instance per type and mode. */
+NG_INLINE void decode_chunk(const g16_type *t, const unsigned char *gb, int64_t p0, int kc,
+                            ng_sink *s, const int fuse) {
   switch (t->type) {
-  case HMX_GGML_F32: return (const float *)(const void *)(gb + (size_t)p0 * HMX_QG * 4);
-  case HMX_GGML_F16:
-    for (int e = 0; e < kc; e++)
-      for (int v = 0; v < 4; v++)
-        vst1q_f32(w + e * 16 + 4 * v, f16x4(gb + ((size_t)(p0 + e) * HMX_QG + 4 * v) * 2));
-    return w;
-  case HMX_GGML_BF16:
-    for (int e = 0; e < kc; e++)
-      for (int v = 0; v < 4; v++) {
-        uint16_t h[4];
-        memcpy(h, gb + ((size_t)(p0 + e) * HMX_QG + 4 * v) * 2, sizeof h);
-        vst1q_f32(w + e * 16 + 4 * v, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(h), 16)));
-      }
-    return w;
-  case HMX_GGML_Q8_0: decode_block32(gb, p0, w, HMX_GGML_Q8_0); return w;
-  case HMX_GGML_Q4_0: decode_block32(gb, p0, w, HMX_GGML_Q4_0); return w;
-  case HMX_GGML_Q4_1: decode_block32(gb, p0, w, HMX_GGML_Q4_1); return w;
-#define NG_PACKED(ty) case ty: decode_packed(&t->pg, gb, p0, w, ty); return w;
+#define NG_FLOAT(ty) case ty: decode_float(gb, p0, kc, s, ty, fuse); return;
+#define NG_BLOCK(ty) case ty: decode_block32(gb, p0, s, ty, fuse); return;
+#define NG_PACKED(ty) case ty: decode_packed(&t->pg, gb, p0, s, ty, fuse); return;
+  NG_FLOAT(HMX_GGML_F32) NG_FLOAT(HMX_GGML_F16) NG_FLOAT(HMX_GGML_BF16)
+  NG_BLOCK(HMX_GGML_Q8_0) NG_BLOCK(HMX_GGML_Q4_0) NG_BLOCK(HMX_GGML_Q4_1)
   NG_PACKED(HMX_GGML_Q2_K) NG_PACKED(HMX_GGML_Q3_K) NG_PACKED(HMX_GGML_Q4_K)
   NG_PACKED(HMX_GGML_Q5_K) NG_PACKED(HMX_GGML_Q6_K) NG_PACKED(HMX_GGML_Q5_0)
   NG_PACKED(HMX_GGML_Q5_1) NG_PACKED(HMX_GGML_IQ4_NL) NG_PACKED(HMX_GGML_IQ4_XS)
+#undef NG_FLOAT
+#undef NG_BLOCK
 #undef NG_PACKED
-  default: return NULL; /* not a G16 type: hmx_gemm_quant admits none */
+  default: return; /* not a G16 type: hmx_neon_gemm_g16 refuses it first */
   }
 }
 
+static void decode_store(const g16_type *t, const unsigned char *gb, int64_t p0, int kc, float *w) {
+  ng_sink s;
+  memset(&s, 0, sizeof s);
+  s.w = w;
+  decode_chunk(t, gb, p0, kc, &s, 0);
+}
+
 /* M = 1: outputs j0 .. j0+15 of group gb (cols of them real), chunk by
- * chunk: 4 accumulators carried over K, one fma per element (§gemm). */
+ * chunk: the four accumulators (from bias or +0) carried over K, each
+ * weight fma'd as it is decoded (§gemm: p in order). */
 static void gemv_group(const g16_type *t, const unsigned char *gb, const float *a, int64_t k,
-                       const float *bias16, float *c, int cols, float *w) {
-  float32x4_t acc0 = vld1q_f32(bias16), acc1 = vld1q_f32(bias16 + 4);
-  float32x4_t acc2 = vld1q_f32(bias16 + 8), acc3 = vld1q_f32(bias16 + 12);
+                       const float *bias16, float *c, int cols) {
+  ng_sink s;
+  s.w = NULL;
+  for (int v = 0; v < 4; v++) s.acc[v] = vld1q_f32(bias16 + 4 * v);
   for (int64_t p0 = 0; p0 < k; p0 += KC) {
-    const int kc = k - p0 < KC ? (int)(k - p0) : KC;
-    const float *wp = decode_chunk(t, gb, p0, kc, w);
-    for (int e = 0; e < kc; e++) {
-      const float x = a[p0 + e];
-      const float *we = wp + e * 16;
-      acc0 = vfmaq_n_f32(acc0, vld1q_f32(we), x);
-      acc1 = vfmaq_n_f32(acc1, vld1q_f32(we + 4), x);
-      acc2 = vfmaq_n_f32(acc2, vld1q_f32(we + 8), x);
-      acc3 = vfmaq_n_f32(acc3, vld1q_f32(we + 12), x);
-    }
+    s.a = a + p0;
+    decode_chunk(t, gb, p0, k - p0 < KC ? (int)(k - p0) : KC, &s, 1);
   }
   float out[16];
-  vst1q_f32(out, acc0); vst1q_f32(out + 4, acc1); vst1q_f32(out + 8, acc2); vst1q_f32(out + 12, acc3);
+  for (int v = 0; v < 4; v++) vst1q_f32(out + 4 * v, s.acc[v]);
   memcpy(c, out, (size_t)cols * sizeof *c);
 }
 
@@ -306,7 +347,7 @@ static void gemm_group(const g16_type *t, const unsigned char *gb, const hmx_gem
   const float *b = (const float *)(const void *)gb;
   if (t->type != HMX_GGML_F32) {
     for (int64_t p0 = 0; p0 < k; p0 += KC)
-      (void)decode_chunk(t, gb, p0, k - p0 < KC ? (int)(k - p0) : KC, panel + p0 * 16);
+      decode_store(t, gb, p0, k - p0 < KC ? (int)(k - p0) : KC, panel + p0 * 16);
     b = panel;
   }
   for (int64_t i0 = 0; i0 < m; i0 += HMX_NEON_GEMM_MR) {
@@ -328,21 +369,21 @@ hmx_status hmx_neon_gemm_g16(const hmx_gemm_args *g) {
   const g16_type t = g16_type_of(g->qtype, k);
   const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
   const int nt = hmx_thread_count(g->threads, groups);
-  /* per thread: a chunk (M = 1) or the group's panel (M > 1) */
-  const int64_t per = m == 1 ? KC * 16 : k * 16;
-  float *scratch = hmx_alloc_array((size_t)(nt * per), sizeof *scratch);
-  if (!scratch) return HMX_ERR_NO_MEMORY;
+  /* per thread (M > 1): the group's panel; M = 1 and F32 need none */
+  const int64_t per = m == 1 || t.type == HMX_GGML_F32 ? 0 : k * 16;
+  float *scratch = per ? hmx_alloc_array((size_t)(nt * per), sizeof *scratch) : NULL;
+  if (per && !scratch) return HMX_ERR_NO_MEMORY;
   HMX_OMP_FOR(nt)
   for (int th = 0; th < nt; th++) {
-    float *w = scratch + th * per;
+    float *panel = scratch ? scratch + th * per : NULL;
     for (int64_t gi = groups * th / nt; gi < groups * (th + 1) / nt; gi++) {
       const int64_t j0 = gi * HMX_QG;
       const int cols = (int)(n - j0 < HMX_QG ? n - j0 : HMX_QG);
       float bias16[16] = {0};
       if (g->bias) memcpy(bias16, g->bias + j0, (size_t)cols * sizeof *bias16);
       const unsigned char *gb = (const unsigned char *)g->bq + (size_t)gi * t.group_bytes;
-      if (m == 1) gemv_group(&t, gb, g->a, k, bias16, g->c + j0, cols, w);
-      else gemm_group(&t, gb, g, bias16, j0, cols, w);
+      if (m == 1) gemv_group(&t, gb, g->a, k, bias16, g->c + j0, cols);
+      else gemm_group(&t, gb, g, bias16, j0, cols, panel);
     }
   }
   free(scratch);
