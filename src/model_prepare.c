@@ -21,7 +21,14 @@
  * (HMX_WG16_SWIGLU): decode then streams 16 hidden units' (or outputs')
  * weights as one block, and prefill reads each group's block in place as a
  * tile's panel (src/swiglu_quant.c runs them). A transpose is not local to a group, so
- * each matrix goes through one scratch copy of itself. */
+ * each matrix goes through one scratch copy of itself.
+ *
+ * 16-bit FFNs also go to G16 for a backend whose swiglu reads neither G16
+ * nor 16-bit weights but whose gemm reads G16 (neon): its swiglu would get
+ * them widened to f32 by the dispatcher on every call, where
+ * hmx_swiglu_quant's composition (gemm, gate, gemm: §swiglu's operations,
+ * the same bits) reads them in place. An f32 FFN stays in rows there: that
+ * swiglu reads f32 rows as they are. */
 #include "model_internal.h"
 #include "backend.h"
 #include "dispatch.h"
@@ -117,13 +124,14 @@ static int ffn_rewritable(const hmx_model *m, int l, int idx[3]) {
 }
 
 /* Each layer's W1, W3 ([d, h]) and W2 ([h, d_out]) in place to the G16 form
- * of W^T, each through one scratch copy (room for the largest). Returns the
- * matrices rewritten, or -1 when out of memory. */
-static int prepare_ffn(hmx_model *m) {
+ * of W^T (with only16, the layers whose FFN is bf16 or f16), each through
+ * one scratch copy (room for the largest). Returns the matrices rewritten,
+ * or -1 when out of memory. */
+static int prepare_ffn(hmx_model *m, int only16) {
   size_t most = 0;
   int idx[3];
   for (int l = 0; l < m->cfg.n_layer; l++) {
-    if (!ffn_rewritable(m, l, idx)) continue;
+    if (!ffn_rewritable(m, l, idx) || (only16 && m->layers[l].w1->dtype == HMX_F32)) continue;
     for (int j = 0; j < 3; j++) {
       const hmx_tensor *w = &m->weights[idx[j]];
       const size_t b = (size_t)(w->shape[0] * w->shape[1]) * hmx_dtype_size(w->dtype);
@@ -135,7 +143,7 @@ static int prepare_ffn(hmx_model *m) {
   if (!tmp) return -1;
   int n_changed = 0;
   for (int l = 0; l < m->cfg.n_layer; l++) {
-    if (!ffn_rewritable(m, l, idx)) continue;
+    if (!ffn_rewritable(m, l, idx) || (only16 && m->layers[l].w1->dtype == HMX_F32)) continue;
     for (int j = 0; j < 3; j++) {
       hmx_tensor *w = &m->weights[idx[j]];
       const int64_t k = w->shape[0], n = w->shape[1]; /* [in, out] */
@@ -167,11 +175,15 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
   if (st || (st = hmx_exec_resolve(ctx, "swiglu", &swiglu))) return st;
   const int proj = reads_g16(&gemm, HMX_WG16_GEMM) && gemm.be->gemm;
   const int ffn = reads_g16(&swiglu, HMX_WG16_SWIGLU) && swiglu.be->swiglu;
-  if (!proj && !ffn) return HMX_OK;
+  /* 16-bit FFNs for hmx_swiglu_quant's composition of in-place G16 gemms,
+   * where the swiglu would get them widened per call (see the top) */
+  const int ffn16 = !ffn && proj && !swiglu.dev && swiglu.tier == HMX_TIER_EXACT &&
+                    !(swiglu.be->weights16 & (HMX_WG16_SWIGLU | HMX_W16_SWIGLU));
+  if (!proj && !ffn && !ffn16) return HMX_OK;
   if (!m->q && !(m->q = calloc((size_t)m->n_weights, sizeof *m->q)))
     return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
   const int a = proj ? prepare_projections(m) : 0;
-  const int b = a >= 0 && ffn ? prepare_ffn(m) : 0;
+  const int b = a >= 0 && (ffn || ffn16) ? prepare_ffn(m, ffn16) : 0;
   if (a < 0 || b < 0) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
   if (changed) *changed = a + b;
   return HMX_OK;

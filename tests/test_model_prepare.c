@@ -62,11 +62,21 @@ static int projections(const hmx_model_config *c) {
   return c->n_layer * (c->outproj == HMX_OUTPROJ_DENSE ? 4 : 3) + 1 + (c->tied ? 0 : 1);
 }
 
-/* The matrices backend be rewrites for config c: the projections when its
- * gemm reads G16, and W1, W3, W2 of every layer when its swiglu does. */
-static int rewritten(const hmx_backend *be, const hmx_model_config *c) {
+/* Whether backend be's FFN of dtype dt goes to G16: when its swiglu reads
+ * G16, or (16-bit weights) when its gemm reads G16 and its swiglu reads
+ * neither G16 nor 16-bit weights (neon: hmx_swiglu_quant's composition). */
+static int ffn_rewritten(const hmx_backend *be, hmx_dtype dt) {
+  const unsigned w = be->weights16;
+  return (w & HMX_WG16_SWIGLU) ||
+         (dt != HMX_F32 && (w & HMX_WG16_GEMM) && !(w & HMX_W16_SWIGLU));
+}
+
+/* The matrices backend be rewrites for config c in dtype dt: the
+ * projections when its gemm reads G16, and W1, W3, W2 of every layer when
+ * ffn_rewritten. */
+static int rewritten(const hmx_backend *be, const hmx_model_config *c, hmx_dtype dt) {
   return ((be->weights16 & HMX_WG16_GEMM) ? projections(c) : 0) +
-         ((be->weights16 & HMX_WG16_SWIGLU) ? 3 * c->n_layer : 0);
+         (ffn_rewritten(be, dt) ? 3 * c->n_layer : 0);
 }
 
 /* hmx_model_prepare for backend be (2 threads, exact tier), checked to
@@ -91,9 +101,9 @@ static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_d
   }
   const int changed = prepare(prep, be);
   const int reads_g16 = (be->weights16 & HMX_WG16_GEMM) != 0;
-  const int ffn_g16 = (be->weights16 & HMX_WG16_SWIGLU) != 0;
-  CHECK(changed == rewritten(be, &cfg), "%s %s: %d matrices rewritten, %d expected",
-        hmx_backend_name(be), dn, changed, rewritten(be, &cfg));
+  const int ffn_g16 = ffn_rewritten(be, dt);
+  CHECK(changed == rewritten(be, &cfg, dt), "%s %s: %d matrices rewritten, %d expected",
+        hmx_backend_name(be), dn, changed, rewritten(be, &cfg, dt));
   const int again = prepare(prep, be);
   CHECK(again == 0, "second prepare rewrote %d", again);
   if (reads_g16) {
@@ -143,7 +153,7 @@ static void check_loaded(const hmx_backend *be, const char *dir) {
     return;
   }
   const int changed = prepare(l, be);
-  CHECK(changed >= 0 && changed <= rewritten(be, &cfg), "loaded: %d rewritten", changed);
+  CHECK(changed >= 0 && changed <= rewritten(be, &cfg, HMX_F32), "loaded: %d rewritten", changed);
   float *a = run(m, be, 2), *b = run(l, be, 2);
   CHECK(a && b && memcmp(a, b, (size_t)((PROMPT + STEPS) * cfg.vocab) * sizeof *a) == 0,
         "%s: loaded + prepared logits differ", hmx_backend_name(be));
