@@ -74,7 +74,9 @@ static g16_type g16_type_of(uint32_t type, int64_t k) {
   return t;
 }
 
-/* 4 f16 values at p (the layout keeps them 2-byte aligned) as f32, exactly. */
+/* 4 f16 values at p as f32, exactly (fcvtl; a signaling NaN comes out
+ * quiet, which changes no result: any NaN operand gives a NaN). The loads
+ * go through memcpy: GGUF block data may be unaligned (gemm_quant.h). */
 static inline float32x4_t f16x4(const unsigned char *p) {
   uint16_t h[4];
   memcpy(h, p, sizeof h);
