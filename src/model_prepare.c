@@ -108,14 +108,15 @@ static int prepare_projections(hmx_model *m) {
   return n_changed;
 }
 
-/* Whether layer l's W1, W3, W2 may all be rewritten: one float dtype, h and
- * d_out multiples of 16 (the forward runs a layer's FFN from one layout, so
- * all three or none). */
-static int ffn_rewritable(const hmx_model *m, int l, int idx[3]) {
+/* Whether layer l's W1, W3, W2 may all be rewritten: one float dtype (with
+ * only16, bf16 or f16), h and d_out multiples of 16 (the forward runs a
+ * layer's FFN from one layout, so all three or none). */
+static int ffn_rewritable(const hmx_model *m, int l, int only16, int idx[3]) {
   const hmx_layer_weights *L = &m->layers[l];
   idx[0] = (int)(L->w1 - m->weights);
   idx[1] = (int)(L->w3 - m->weights);
   idx[2] = (int)(L->w2 - m->weights);
+  if (only16 && L->w1->dtype == HMX_F32) return 0;
   for (int j = 0; j < 3; j++) {
     const hmx_tensor *w = &m->weights[idx[j]];
     if (!rewritable(m, idx[j]) || w->dtype != L->w1->dtype || w->shape[1] % HMX_QG) return 0;
@@ -131,7 +132,7 @@ static int prepare_ffn(hmx_model *m, int only16) {
   size_t most = 0;
   int idx[3];
   for (int l = 0; l < m->cfg.n_layer; l++) {
-    if (!ffn_rewritable(m, l, idx) || (only16 && m->layers[l].w1->dtype == HMX_F32)) continue;
+    if (!ffn_rewritable(m, l, only16, idx)) continue;
     for (int j = 0; j < 3; j++) {
       const hmx_tensor *w = &m->weights[idx[j]];
       const size_t b = (size_t)(w->shape[0] * w->shape[1]) * hmx_dtype_size(w->dtype);
@@ -143,7 +144,7 @@ static int prepare_ffn(hmx_model *m, int only16) {
   if (!tmp) return -1;
   int n_changed = 0;
   for (int l = 0; l < m->cfg.n_layer; l++) {
-    if (!ffn_rewritable(m, l, idx) || (only16 && m->layers[l].w1->dtype == HMX_F32)) continue;
+    if (!ffn_rewritable(m, l, only16, idx)) continue;
     for (int j = 0; j < 3; j++) {
       hmx_tensor *w = &m->weights[idx[j]];
       const int64_t k = w->shape[0], n = w->shape[1]; /* [in, out] */

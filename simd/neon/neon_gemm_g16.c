@@ -49,8 +49,7 @@
 /* What a kernel needs to know of a G16 type. */
 typedef struct g16_type {
   uint32_t type;
-  int packed;          /* the packed form (hmx_qlayout_g16_packed) */
-  hmx_packed_geom pg;  /* its geometry, when packed */
+  hmx_packed_geom pg;  /* its geometry, for the packed forms */
   size_t group_bytes;  /* bytes of one group of 16 rows (K elements) */
 } g16_type;
 
@@ -58,19 +57,8 @@ static g16_type g16_type_of(uint32_t type, int64_t k) {
   g16_type t;
   memset(&t, 0, sizeof t);
   t.type = type;
-  t.packed = hmx_qlayout_g16_packed(type);
-  if (t.packed) {
-    hmx_packed_geometry(type, &t.pg);
-    t.group_bytes = (size_t)(k / t.pg.kblock * t.pg.block);
-  } else {
-    switch (type) {
-    case HMX_GGML_Q8_0: t.group_bytes = (size_t)(k / 32) * HMX_QG * 34; break;
-    case HMX_GGML_Q4_0: t.group_bytes = (size_t)(k / 32) * HMX_QG * 18; break;
-    case HMX_GGML_Q4_1: t.group_bytes = (size_t)(k / 32) * HMX_QG * 20; break;
-    case HMX_GGML_F32: t.group_bytes = (size_t)k * HMX_QG * 4; break;
-    default: t.group_bytes = (size_t)k * HMX_QG * 2; break; /* F16, BF16 */
-    }
-  }
+  if (hmx_qlayout_g16_packed(type)) hmx_packed_geometry(type, &t.pg);
+  t.group_bytes = hmx_qlayout_g16_bytes(type, HMX_QG, k);
   return t;
 }
 
