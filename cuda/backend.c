@@ -14,6 +14,9 @@ const hmx_backend hmx_backend_cuda = {
     .unavailable_reason = hmx_cuda_unavailable_reason,
     .describe = hmx_cuda_describe,
     .priority = 5,
+    /* host calls copy weights (and a 16-bit KV cache) as stored, in fewer
+     * bytes than f32, and widen them on the device (cuda/weights_in.cuh) */
+    .weights16 = HMX_W16_GEMM | HMX_W16_SWIGLU | HMX_W16_ATTENTION | HMX_WQ_GEMM | HMX_WG16_GEMM,
     .fwht = hmx_cuda_fwht,
     .hadamard_mix = hmx_cuda_hadamard_mix,
     .gemm = hmx_cuda_gemm,

@@ -34,7 +34,7 @@ struct Job {
   cudaStream_t stream;
   int device;   /* 1: caller's device buffers and stream */
   int owns_stream;
-  void *ptr[8]; /* device buffers to free at the end */
+  void *ptr[12]; /* device buffers to free at the end */
   int count;
   hmx_status st;
 };

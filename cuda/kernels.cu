@@ -13,6 +13,7 @@
  */
 #include "dev_math.cuh"
 #include "job.cuh"
+#include "weights_in.cuh"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -963,10 +964,29 @@ void gemm_device(Job *j, const float *d_a, const float *d_b, const float *d_bias
   job_launched(j, "gemm_kernel");
 }
 
+/* A host call's weights passed as they are stored, or NULL (src/backend.h,
+ * HMX_W16_*, HMX_WQ_GEMM): widened on the device (cuda/weights_in.cuh). Any
+ * other case, and every device call, has f32 weights. */
+bool weights_stored(Job *j, hmx_dtype wdt, const void *w16) {
+  if (wdt == HMX_F32 && !w16) return false;
+  if (j->device || (wdt != HMX_BF16 && wdt != HMX_F16) || !w16)
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: 16-bit weights in an unexpected form", j->op);
+  return true;
+}
+
 void gemm_body(Job *j, const hmx_gemm_args *g) {
   if (j->st != HMX_OK || g->m <= 0 || g->n <= 0) return;
   const float *d_a = job_in(j, g->a, g->m * g->k);
-  const float *d_b = job_in(j, g->b, g->k * g->n);
+  const float *d_b;
+  if (g->bq) { /* a GGUF matrix [N, K], in rows or in G16 */
+    if (j->device || !g->trans_b)
+      j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda gemm: GGUF weights in an unexpected form");
+    d_b = job_in_blocks(j, g->bq, g->qtype, g->blayout, g->n, g->k);
+  } else if (weights_stored(j, g->wdt, g->b16)) {
+    d_b = job_in16(j, g->b16, g->wdt, g->k * g->n);
+  } else {
+    d_b = job_in(j, g->b, g->k * g->n);
+  }
   const float *d_bias = job_in(j, g->bias, g->n);
   float *d_c = job_out(j, g->c, g->m * g->n);
   if (j->st != HMX_OK) return;
@@ -983,9 +1003,18 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   if (j->st != HMX_OK || s->t <= 0 || s->d_out <= 0) return;
   const int64_t th = s->t * s->h;
   const float *d_x = job_in(j, s->x, s->t * s->d);
-  const float *d_w1 = job_in(j, s->w1, s->d * s->h);
-  const float *d_w3 = job_in(j, s->w3, s->d * s->h);
-  const float *d_w2 = job_in(j, s->w2, s->h * s->d_out);
+  const float *d_w1, *d_w3, *d_w2;
+  if (s->wlayout != HMX_QLAYOUT_ROWS)
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda swiglu: weights in an unexpected layout");
+  if (weights_stored(j, s->wdt, s->w1_16)) {
+    d_w1 = job_in16(j, s->w1_16, s->wdt, s->d * s->h);
+    d_w3 = job_in16(j, s->w3_16, s->wdt, s->d * s->h);
+    d_w2 = job_in16(j, s->w2_16, s->wdt, s->h * s->d_out);
+  } else {
+    d_w1 = job_in(j, s->w1, s->d * s->h);
+    d_w3 = job_in(j, s->w3, s->d * s->h);
+    d_w2 = job_in(j, s->w2, s->h * s->d_out);
+  }
   float *d_a = job_alloc(j, th);
   float *d_b = job_alloc(j, th);
   float *d_y = job_out(j, s->y, s->t * s->d_out);
@@ -1051,8 +1080,16 @@ void attention_body(Job *j, const hmx_attention_args *a) {
     return;
   }
   const float *d_q = job_in(j, a->q, total);
-  const float *d_k = job_in(j, a->k, kv);
-  const float *d_v = job_in(j, a->v, kv);
+  const float *d_k, *d_v;
+  if (a->kblocks > 0)
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda attention: blocked keys (the table claims none)");
+  if (weights_stored(j, a->kvdt, a->k16)) { /* a 16-bit KV cache */
+    d_k = job_in16(j, a->k16, a->kvdt, kv);
+    d_v = job_in16(j, a->v16, a->kvdt, kv);
+  } else {
+    d_k = job_in(j, a->k, kv);
+    d_v = job_in(j, a->v, kv);
+  }
   float *d_o = job_out(j, a->o, total);
   if (j->st != HMX_OK) return;
   const int aligned =

@@ -8,6 +8,7 @@
  * contract, NUMERICS §C): fwht_impl.cuh's Io<D>::widen and ::narrow, the
  * conversions of the fwht kernels' loads and stores. */
 #include "fwht_impl.cuh" /* fw::Io, fw::Dt */
+#include "weights_in.cuh"
 
 namespace {
 
@@ -32,6 +33,16 @@ __global__ void narrow_kernel(typename Io<D>::T *dst, const float *src, int64_t 
 
 using namespace hmx_cuda;
 
+/* also the widening of 16-bit weights that host calls pass as they are
+ * (cuda/weights_in.cuh) */
+void hmx_cuda::widen16_device(Job *j, float *dst, const uint16_t *src, hmx_dtype dt, int64_t n) {
+  if (j->st != HMX_OK || n <= 0) return;
+  const unsigned grid = grid_for(n, 256);
+  if (dt == HMX_BF16) widen_kernel<Dt::BF16><<<grid, 256, 0, j->stream>>>(dst, src, n);
+  else widen_kernel<Dt::F16><<<grid, 256, 0, j->stream>>>(dst, src, n);
+  job_launched(j, "widen_kernel");
+}
+
 extern "C" hmx_status hmx_cuda_stage_alloc(void **p, size_t bytes, void *stream) {
   Job j;
   job_begin_device(&j, "staging", stream);
@@ -55,16 +66,10 @@ extern "C" hmx_status hmx_cuda_convert(void *dst, hmx_dtype ddt, const void *src
   job_begin_device(&j, "staging", stream);
   if (j.st != HMX_OK || n <= 0) return j.st;
   const unsigned grid = grid_for(n, 256);
-  float *fd = (float *)dst;
   const float *fs = (const float *)src;
   unsigned short *hd = (unsigned short *)dst;
-  const unsigned short *hs = (const unsigned short *)src;
-  if (ddt == HMX_F32 && sdt == HMX_BF16) {
-    widen_kernel<Dt::BF16><<<grid, 256, 0, j.stream>>>(fd, hs, n);
-    job_launched(&j, "widen_kernel");
-  } else if (ddt == HMX_F32 && sdt == HMX_F16) {
-    widen_kernel<Dt::F16><<<grid, 256, 0, j.stream>>>(fd, hs, n);
-    job_launched(&j, "widen_kernel");
+  if (ddt == HMX_F32 && (sdt == HMX_BF16 || sdt == HMX_F16)) {
+    widen16_device(&j, (float *)dst, (const uint16_t *)src, sdt, n);
   } else if (sdt == HMX_F32 && ddt == HMX_BF16) {
     narrow_kernel<Dt::BF16><<<grid, 256, 0, j.stream>>>(hd, fs, n);
     job_launched(&j, "narrow_kernel");
