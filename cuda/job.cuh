@@ -2,12 +2,13 @@
  *
  * Two modes (docs/CUDA.md, "Host and device memory"):
  *   - host memory (job_begin): the call owns a non-blocking stream, copies
- *     its inputs to fresh device buffers, runs, copies the output back,
- *     synchronizes, frees everything and destroys the stream, on every path;
+ *     its inputs to device scratch, runs, copies the output back, gives the
+ *     scratch back, synchronizes and destroys the stream, on every path;
  *   - device memory (job_begin_device): the caller's buffers are used as
- *     they are, the work is queued on the caller's stream, scratch comes
- *     from hadamix's stream-ordered pool (scratch_malloc) and goes back with
- *     cudaFreeAsync on that stream, and nothing waits.
+ *     they are, the work is queued on the caller's stream, and nothing
+ *     waits.
+ * Scratch comes from hadamix's stream-ordered pool (scratch_malloc) in both
+ * and goes back with cudaFreeAsync on the call's stream.
  * Every CUDA call is checked; the first error wins and is kept in j->st:
  * cudaErrorMemoryAllocation -> HMX_ERR_NO_MEMORY, anything else ->
  * HMX_ERR_INTERNAL, with the CUDA error name in hmx_last_error(). After an
@@ -88,8 +89,11 @@ inline void job_begin_device(Job *j, const char *op, void *stream) {
 cudaError_t scratch_malloc(void **p, size_t bytes, cudaStream_t stream);
 
 /* Device scratch of `n` elements of `size` bytes (NULL for n == 0 or after
- * an error): cudaMalloc for host calls, scratch_malloc on the caller's
- * stream for device calls (no device-wide synchronization). */
+ * an error): scratch_malloc on the call's stream (the caller's for device
+ * calls: no device-wide synchronization). Host calls took cudaMalloc until
+ * session 56, and cudaFree at their end, which synchronizes the device and
+ * unmaps: with weights copied as stored, that was most of a GGUF model's
+ * decode step on the GPU (docs/CUDA.md, "Host and device memory"). */
 inline void *job_alloc_bytes(Job *j, int64_t n, size_t size) {
   if (j->st != HMX_OK || n <= 0) return NULL;
   size_t bytes;
@@ -102,11 +106,7 @@ inline void *job_alloc_bytes(Job *j, int64_t n, size_t size) {
     return NULL;
   }
   void *d = NULL;
-  if (j->device) {
-    if (!check(j, scratch_malloc(&d, bytes, j->stream), "cudaMalloc(FromPool)Async")) return NULL;
-  } else if (!check(j, cudaMalloc(&d, bytes), "cudaMalloc")) {
-    return NULL;
-  }
+  if (!check(j, scratch_malloc(&d, bytes, j->stream), "cudaMalloc(FromPool)Async")) return NULL;
   j->ptr[j->count++] = d;
   return d;
 }
@@ -163,17 +163,14 @@ inline void job_launched(Job *j, const char *kernel) {
     fprintf(stderr, "hmx cuda: %s: %s\n", j->op, kernel);
 }
 
-/* Host calls: synchronize, free, destroy the stream. Device calls: give the
- * scratch back in stream order and return at once. The first error wins. */
+/* Both: give the scratch back in stream order. Host calls then synchronize
+ * and destroy the stream; device calls return at once. The first error
+ * wins. */
 inline hmx_status job_end(Job *j) {
-  if (j->device) {
-    for (int i = 0; i < j->count; i++) check(j, cudaFreeAsync(j->ptr[i], j->stream), "cudaFreeAsync");
-    j->count = 0;
-    return j->st;
-  }
-  if (j->owns_stream) check(j, cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
-  for (int i = 0; i < j->count; i++) check(j, cudaFree(j->ptr[i]), "cudaFree");
+  for (int i = 0; i < j->count; i++) check(j, cudaFreeAsync(j->ptr[i], j->stream), "cudaFreeAsync");
   j->count = 0;
+  if (j->device) return j->st;
+  if (j->owns_stream) check(j, cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
   if (j->owns_stream) check(j, cudaStreamDestroy(j->stream), "cudaStreamDestroy");
   j->stream = 0;
   j->owns_stream = 0;

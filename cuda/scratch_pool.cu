@@ -1,5 +1,7 @@
-/* Stream-ordered device scratch for the device-memory calls (job.cuh's
- * job_alloc_bytes, stage.cu's 16-bit staging): one memory pool per device,
+/* Stream-ordered device scratch for every call (job.cuh's job_alloc_bytes;
+ * host-memory calls since session 56, whose cudaMalloc / cudaFree cost
+ * more than the rest of a small call) and stage.cu's 16-bit staging: one
+ * memory pool per device,
  * hadamix's own, that keeps up to HMX_CUDA_SCRATCH_KEEP_MIB (default 1024)
  * of freed scratch mapped between calls.
  *

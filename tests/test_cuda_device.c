@@ -468,6 +468,33 @@ static void test_scratch_pool(void) {
             kept, scratch_mib);
     else if (keep_mib == 0)
       CHECK(kept < 32.0, "scratch pool (keep 0): %.1f MiB held after the call, want ~0", kept);
+    /* host-memory calls too (since session 56): a gemm whose f32 b is 512
+     * MiB, more than the pool holds now, leaves it holding what it lacked
+     * more (512 MiB less the free scratch it held: 288 MiB on the H200) with
+     * a keep of 1024 MiB or more, and no more with 0 */
+    const int64_t K = 16384, N = 8192;
+    float *a = calloc((size_t)K, sizeof(float)), *b = calloc((size_t)(K * N), sizeof(float));
+    float *c = malloc((size_t)N * sizeof(float));
+    if (a && b && c) {
+      hmx_tensor A = hmx_tensor_2d(a, HMX_F32, 1, K), B = hmx_tensor_2d(b, HMX_F32, K, N);
+      hmx_tensor C = hmx_tensor_2d(c, HMX_F32, 1, N);
+      CHECK(hmx_gemm(&cuda_ctx, &A, &B, 0, NULL, &C) == HMX_OK, "scratch pool: host gemm: %s",
+            hmx_last_error());
+      cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      const double more = (double)(hmx_cuda_scratch_reserved(dev) - held1) / (1 << 20);
+      printf("scratch pool: %.1f MiB more held after a host-memory gemm with 512 MiB of b\n",
+             more);
+      const double lacked = 512.0 - (double)held1 / (1 << 20);
+      if (keep_mib >= 1024)
+        CHECK(more >= 0.5 * lacked, "scratch pool (keep %lld MiB): %.1f MiB more held after a "
+              "host call with 512 MiB of scratch, want about %.1f", keep_mib, more, lacked);
+      else if (keep_mib == 0)
+        CHECK(more < 32.0, "scratch pool (keep 0): %.1f MiB more held after a host call, want ~0",
+              more);
+    }
+    free(a);
+    free(b);
+    free(c);
   }
   dev_free(&dx);
   dev_free(&dy);
@@ -965,6 +992,10 @@ int main(int argc, char **argv) {
     cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     return check_finish("test_cuda_device pow2");
   }
+  /* first: host-memory calls take their scratch from the same pool (since
+   * session 56), so the tests before it would have filled the pool that it
+   * measures (compute-sanitizer holds memory of its own) */
+  if (!quick) test_scratch_pool();
   test_fwht();
   test_fwht_fast_memory();
   test_fwht_split_store();
@@ -975,7 +1006,6 @@ int main(int argc, char **argv) {
   test_attention_maxguess();
   test_stream_and_default();
   test_empty_and_oom();
-  if (!quick) test_scratch_pool(); /* (compute-sanitizer holds memory of its own) */
   cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   return check_finish(quick ? "test_cuda_device quick" : "test_cuda_device");
 }
