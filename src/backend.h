@@ -58,7 +58,7 @@ enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM =
 /* Block-quantized weights, the same design one step further. A backend whose
  * table sets HMX_WQ_GEMM in `weights16` also takes gemm's b as GGUF blocks
  * in place (src/gemm_quant.c is the only caller that sets them): bq set,
- * qtype its ggml type (Q8_0, Q4_0, Q4_1 or Q6_K: hmx_gguf_can_dequantize),
+ * qtype its ggml type (a block type hmx_gguf_can_dequantize takes),
  * trans_b = 1 ([N, K], blocks along K, the layout of every GGUF matrix), K a
  * whole number of blocks, b and b16 NULL, wdt = HMX_F32. The kernel decodes
  * each element to f32 in registers by exactly the rule of docs/NUMERICS.md
@@ -66,7 +66,10 @@ enum { HMX_W16_GEMM = 1u, HMX_W16_SWIGLU = 2u, HMX_WQ_GEMM = 4u, HMX_WG16_GEMM =
  * as for f32, so the bits are those of "dequantize, then the f32 gemm".
  * HMX_WG16_GEMM: the same for bq in the G16 layout (blayout =
  * HMX_QLAYOUT_G16, src/gemm_quant.h: rows in groups of 16, each element's 16
- * values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16.
+ * values adjacent) of Q8_0, Q4_0, Q4_1, F32, F16 and BF16, and the packed
+ * form of the others (hmx_qlayout_g16_packed). The cuda backend decodes
+ * either on the device into f32 scratch before its f32 kernel
+ * (cuda/weights_in.cu), with the same rule and so the same bits.
  * HMX_WG16_SWIGLU: swiglu's w1, w3, w2 (f32, bf16 or f16, in the pointers
  * above) in the G16 layout of their transposes (wlayout = HMX_QLAYOUT_G16;
  * src/swiglu_quant.c is the only caller that sets it): w1 and w3 as the
