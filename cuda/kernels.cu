@@ -964,9 +964,10 @@ void gemm_device(Job *j, const float *d_a, const float *d_b, const float *d_bias
   job_launched(j, "gemm_kernel");
 }
 
-/* A host call's weights passed as they are stored, or NULL (src/backend.h,
- * HMX_W16_*, HMX_WQ_GEMM): widened on the device (cuda/weights_in.cuh). Any
- * other case, and every device call, has f32 weights. */
+/* Whether a host call passes 16-bit weights as they are stored (src/backend.h,
+ * HMX_W16_*: wdt bf16 / f16 and the 16-bit pointer set), to be widened on the
+ * device (cuda/weights_in.cuh); any other form is an internal error. Other
+ * calls, and every device call, have f32 weights. */
 bool weights_stored(Job *j, hmx_dtype wdt, const void *w16) {
   if (wdt == HMX_F32 && !w16) return false;
   if (j->device || (wdt != HMX_BF16 && wdt != HMX_F16) || !w16)

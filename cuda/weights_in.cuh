@@ -1,7 +1,7 @@
 /* Weights that a host-memory call passes in their stored format (src/backend.h:
- * HMX_WQ_GEMM, HMX_W16_GEMM, HMX_W16_SWIGLU, HMX_W16_ATTENTION in the cuda
- * table): the call copies the stored bytes over PCIe, not f32 (a Q4_K matrix
- * is 4.5 bits a weight, bf16 16), and widens them on the device into f32
+ * HMX_WQ_GEMM, HMX_WG16_GEMM, HMX_W16_GEMM, HMX_W16_SWIGLU, HMX_W16_ATTENTION in
+ * the cuda table): the call copies the stored bytes over PCIe, not f32 (a Q4_K
+ * matrix is 4.5 bits a weight, bf16 16), and widens them on the device into f32
  * scratch that the f32 kernels then read. Widening is exact for bf16 and
  * f16, and a GGUF block is decoded by the rule of docs/NUMERICS.md "GGUF
  * dequantization" with its operations in its order (cuda/weights_in.cu), so
