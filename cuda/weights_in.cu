@@ -8,8 +8,12 @@
  * product or sum rounds to nearest even. So every element has the host
  * rule's bits (a NaN scale gives a NaN, its payload not part of the
  * contract: NUMERICS §C), and the gemm on them is "dequantize, then the f32
- * gemm". The threads of a warp read neighbouring bytes of one or two blocks
- * and write 32 consecutive floats. */
+ * gemm". The same element code reads GGUF's rows and, through a byte
+ * accessor, the G16 interleaved blocks of Q8_0 / Q4_0 / Q4_1; the packed G16
+ * form of the other block types follows hmx_packed_row's operations
+ * (src/gemm_quant_packed.c), and F32 / F16 / BF16 G16 groups are widened.
+ * The threads of a warp read neighbouring bytes of one or two blocks (or
+ * groups) and write 32 consecutive floats. */
 #include "weights_in.cuh"
 
 #include <cuda_fp16.h>
@@ -237,6 +241,12 @@ __global__ void decode_packed(const uchar *__restrict__ q, float *__restrict__ w
 template <uint32_t T>
 void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t total, int64_t k, int g16) {
   const unsigned grid = hmx_cuda::grid_for(total, 256);
+  int64_t block, bytes; /* Geom<T> restates hmx_gguf_type_block as constants */
+  if (!hmx_gguf_type_block(T, &block, &bytes) || block != Geom<T>::B || bytes != Geom<T>::S) {
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: %s blocks: the decoder's geometry disagrees "
+                     "with hmx_gguf_type_block", j->op, hmx_gguf_type_name(T));
+    return;
+  }
   if (!g16) {
     decode_rows<T><<<grid, 256, 0, j->stream>>>(q, w, total);
     hmx_cuda::job_launched(j, "decode_rows");
