@@ -113,16 +113,22 @@ inline void *job_alloc_bytes(Job *j, int64_t n, size_t size) {
 
 inline float *job_alloc(Job *j, int64_t n) { return (float *)job_alloc_bytes(j, n, sizeof(float)); }
 
-/* Copy n floats of host memory to new device memory, whatever the mode
- * (the rope angle table is host memory in both). A pageable source is
- * staged by the driver before cudaMemcpyAsync returns, so the caller may
- * free it right after the call. */
-inline const float *job_upload(Job *j, const float *h, int64_t n) {
-  float *d = job_alloc(j, n);
+/* Copy `bytes` bytes of host memory to new device memory, whatever the mode
+ * (the rope angle table is host memory in both; weights passed as stored,
+ * cuda/weights_in.cu). A pageable source is staged by the driver before
+ * cudaMemcpyAsync returns, so the caller may free it right after the call.
+ * NULL for 0 bytes or after an error. */
+inline const void *job_upload_bytes(Job *j, const void *h, size_t bytes) {
+  void *d = job_alloc_bytes(j, (int64_t)bytes, 1);
   if (j->st != HMX_OK || !d) return NULL;
-  check(j, cudaMemcpyAsync(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, j->stream),
+  check(j, cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, j->stream),
         "cudaMemcpyAsync (to device)");
-  return d;
+  return j->st == HMX_OK ? d : NULL;
+}
+
+/* n floats of host memory to new device memory (job_upload_bytes). */
+inline const float *job_upload(Job *j, const float *h, int64_t n) {
+  return n > 0 ? (const float *)job_upload_bytes(j, h, (size_t)n * sizeof(float)) : NULL;
 }
 
 /* An input buffer: device calls use the caller's pointer, host calls a copy. */

@@ -53,21 +53,6 @@ template <class Bytes> __device__ __forceinline__ float f16_at(const Bytes &b, i
 
 __constant__ signed char kIq4Values[16] = {HMX_GGUF_IQ4_VALUES};
 
-/* Elements B and bytes S of one block (hmx_gguf_type_block). */
-template <uint32_t T> struct Geom;
-template <> struct Geom<HMX_GGML_Q8_0> { static constexpr int B = 32, S = 34; };
-template <> struct Geom<HMX_GGML_Q4_0> { static constexpr int B = 32, S = 18; };
-template <> struct Geom<HMX_GGML_Q4_1> { static constexpr int B = 32, S = 20; };
-template <> struct Geom<HMX_GGML_Q5_0> { static constexpr int B = 32, S = 22; };
-template <> struct Geom<HMX_GGML_Q5_1> { static constexpr int B = 32, S = 24; };
-template <> struct Geom<HMX_GGML_IQ4_NL> { static constexpr int B = 32, S = 18; };
-template <> struct Geom<HMX_GGML_Q2_K> { static constexpr int B = 256, S = 84; };
-template <> struct Geom<HMX_GGML_Q3_K> { static constexpr int B = 256, S = 110; };
-template <> struct Geom<HMX_GGML_Q4_K> { static constexpr int B = 256, S = 144; };
-template <> struct Geom<HMX_GGML_Q5_K> { static constexpr int B = 256, S = 176; };
-template <> struct Geom<HMX_GGML_Q6_K> { static constexpr int B = 256, S = 210; };
-template <> struct Geom<HMX_GGML_IQ4_XS> { static constexpr int B = 256, S = 136; };
-
 /* Element e (0 <= e < B) of the block whose byte f is b(f): hmx_gguf_quant_at,
  * case by case (the bit positions are block_u's, src/gguf_dequant.c). */
 template <uint32_t T, class Bytes> __device__ __forceinline__ float element(const Bytes &b, int e) {
@@ -138,10 +123,11 @@ template <uint32_t T, class Bytes> __device__ __forceinline__ float element(cons
 }
 
 /* w[i] = element i of the row-major matrix at q: rows are whole blocks back
- * to back, so element i is element i % B of block i / B. */
+ * to back (B elements in S bytes each: hmx_gguf_type_block), so element i is
+ * element i % B of block i / B. */
 template <uint32_t T>
-__global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, int64_t total) {
-  constexpr int B = Geom<T>::B, S = Geom<T>::S;
+__global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, int64_t total,
+                            int B, int S) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (int64_t)gridDim.x * blockDim.x)
     w[i] = element<T>(RowBlock{q + (i / B) * S}, (int)(i % B));
@@ -152,8 +138,8 @@ __global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, 
  * group j / 16, whose blocks are 16 S bytes each. */
 template <uint32_t T>
 __global__ void decode_g16(const uchar *__restrict__ q, float *__restrict__ w, int64_t total,
-                           int64_t k) {
-  constexpr int B = Geom<T>::B, S = Geom<T>::S, HDR = T == HMX_GGML_Q4_1 ? 4 : 2;
+                           int64_t k, int B, int S) {
+  constexpr int HDR = T == HMX_GGML_Q4_1 ? 4 : 2;
   const int64_t nb = k / B;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (int64_t)gridDim.x * blockDim.x) {
@@ -238,20 +224,16 @@ __global__ void decode_packed(const uchar *__restrict__ q, float *__restrict__ w
   }
 }
 
+/* The kernel for a block type in its layout; B elements in S bytes a block. */
 template <uint32_t T>
-void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t total, int64_t k, int g16) {
+void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t total, int64_t k, int g16, int B,
+            int S) {
   const unsigned grid = hmx_cuda::grid_for(total, 256);
-  int64_t block, bytes; /* Geom<T> restates hmx_gguf_type_block as constants */
-  if (!hmx_gguf_type_block(T, &block, &bytes) || block != Geom<T>::B || bytes != Geom<T>::S) {
-    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: %s blocks: the decoder's geometry disagrees "
-                     "with hmx_gguf_type_block", j->op, hmx_gguf_type_name(T));
-    return;
-  }
   if (!g16) {
-    decode_rows<T><<<grid, 256, 0, j->stream>>>(q, w, total);
+    decode_rows<T><<<grid, 256, 0, j->stream>>>(q, w, total, B, S);
     hmx_cuda::job_launched(j, "decode_rows");
   } else if constexpr (T == HMX_GGML_Q8_0 || T == HMX_GGML_Q4_0 || T == HMX_GGML_Q4_1) {
-    decode_g16<T><<<grid, 256, 0, j->stream>>>(q, w, total, k);
+    decode_g16<T><<<grid, 256, 0, j->stream>>>(q, w, total, k, B, S);
     hmx_cuda::job_launched(j, "decode_g16");
   } else {
     hmx_packed_geom g;
@@ -273,11 +255,8 @@ namespace hmx_cuda {
 
 const float *job_in16(Job *j, const uint16_t *h, hmx_dtype dt, int64_t n) {
   if (j->st != HMX_OK || !h || n <= 0) return NULL;
-  uint16_t *d16 = (uint16_t *)job_alloc_bytes(j, n, sizeof(uint16_t));
+  const uint16_t *d16 = (const uint16_t *)job_upload_bytes(j, h, (size_t)n * sizeof(uint16_t));
   float *d = job_alloc(j, n);
-  if (j->st != HMX_OK) return NULL;
-  check(j, cudaMemcpyAsync(d16, h, (size_t)n * sizeof(uint16_t), cudaMemcpyHostToDevice,
-                           j->stream), "cudaMemcpyAsync (16-bit weights to device)");
   widen16_device(j, d, d16, dt, n);
   return j->st == HMX_OK ? d : NULL;
 }
@@ -296,28 +275,26 @@ const float *job_in_blocks(Job *j, const void *h, uint32_t type, int layout, int
   }
   const int64_t total = n * k;
   const size_t nbytes = g16 ? hmx_qlayout_g16_bytes(type, n, k) : (size_t)(total / block * bytes);
-  uchar *dq = (uchar *)job_alloc_bytes(j, (int64_t)nbytes, 1);
+  const uchar *dq = (const uchar *)job_upload_bytes(j, h, nbytes);
   float *d = job_alloc(j, total);
   if (j->st != HMX_OK) return NULL;
-  check(j, cudaMemcpyAsync(dq, h, nbytes, cudaMemcpyHostToDevice, j->stream),
-        "cudaMemcpyAsync (GGUF weights to device)");
-  if (j->st != HMX_OK) return NULL;
+  const int B = (int)block, S = (int)bytes;
   switch (type) {
   case HMX_GGML_F32: launch_float<HMX_GGML_F32>(j, dq, d, total, k); break;
   case HMX_GGML_F16: launch_float<HMX_GGML_F16>(j, dq, d, total, k); break;
   case HMX_GGML_BF16: launch_float<HMX_GGML_BF16>(j, dq, d, total, k); break;
-  case HMX_GGML_Q8_0: launch<HMX_GGML_Q8_0>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q4_0: launch<HMX_GGML_Q4_0>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q4_1: launch<HMX_GGML_Q4_1>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q5_0: launch<HMX_GGML_Q5_0>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q5_1: launch<HMX_GGML_Q5_1>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_IQ4_NL: launch<HMX_GGML_IQ4_NL>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q2_K: launch<HMX_GGML_Q2_K>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q3_K: launch<HMX_GGML_Q3_K>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q4_K: launch<HMX_GGML_Q4_K>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q5_K: launch<HMX_GGML_Q5_K>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_Q6_K: launch<HMX_GGML_Q6_K>(j, dq, d, total, k, g16); break;
-  case HMX_GGML_IQ4_XS: launch<HMX_GGML_IQ4_XS>(j, dq, d, total, k, g16); break;
+  case HMX_GGML_Q8_0: launch<HMX_GGML_Q8_0>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q4_0: launch<HMX_GGML_Q4_0>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q4_1: launch<HMX_GGML_Q4_1>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q5_0: launch<HMX_GGML_Q5_0>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q5_1: launch<HMX_GGML_Q5_1>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_IQ4_NL: launch<HMX_GGML_IQ4_NL>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q2_K: launch<HMX_GGML_Q2_K>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q3_K: launch<HMX_GGML_Q3_K>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q4_K: launch<HMX_GGML_Q4_K>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q5_K: launch<HMX_GGML_Q5_K>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_Q6_K: launch<HMX_GGML_Q6_K>(j, dq, d, total, k, g16, B, S); break;
+  case HMX_GGML_IQ4_XS: launch<HMX_GGML_IQ4_XS>(j, dq, d, total, k, g16, B, S); break;
   default:
     j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no device decoder for %s weights", j->op,
                      hmx_gguf_type_name(type));
