@@ -59,6 +59,11 @@ hmx_status hmx_cuda_fast_attention(const hmx_attention_args *a);
 hmx_status hmx_cuda_fast_dev_attention(const hmx_attention_args *a, const hmx_device_call *c);
 
 hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream);
+/* long-lived GPU memory: a model's weights (cuda/resident.cu) */
+hmx_status hmx_cuda_resident_alloc(void **p, size_t bytes);
+hmx_status hmx_cuda_upload(void *dst, const void *src, size_t bytes);
+void hmx_cuda_resident_free(void *p);
+int hmx_cuda_on_current_device(const void *p);
 /* 16-bit device staging (cuda/stage.cu, src/dev_stage.c) */
 hmx_status hmx_cuda_stage_alloc(void **p, size_t bytes, void *stream);
 hmx_status hmx_cuda_stage_free(void *p, void *stream);

@@ -982,7 +982,7 @@ void gemm_body(Job *j, const hmx_gemm_args *g) {
   if (g->bq) { /* a GGUF matrix [N, K], in rows or in G16 */
     if (j->device || !g->trans_b)
       j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda gemm: GGUF weights in an unexpected form");
-    d_b = job_in_blocks(j, g->bq, g->qtype, g->blayout, g->n, g->k);
+    d_b = job_in_blocks(j, g->bq, g->bq_dev, g->qtype, g->blayout, g->n, g->k);
   } else if (weights_stored(j, g->wdt, g->b16)) {
     d_b = job_in16(j, g->b16, g->wdt, g->k * g->n);
   } else {

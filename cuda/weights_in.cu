@@ -261,10 +261,10 @@ const float *job_in16(Job *j, const uint16_t *h, hmx_dtype dt, int64_t n) {
   return j->st == HMX_OK ? d : NULL;
 }
 
-const float *job_in_blocks(Job *j, const void *h, uint32_t type, int layout, int64_t n,
-                           int64_t k) {
+const float *job_in_blocks(Job *j, const void *h, const void *dev, uint32_t type, int layout,
+                           int64_t n, int64_t k) {
   int64_t block, bytes;
-  if (j->st != HMX_OK || !h || n <= 0 || k <= 0) return NULL;
+  if (j->st != HMX_OK || (!h && !dev) || n <= 0 || k <= 0) return NULL;
   const int g16 = layout == HMX_QLAYOUT_G16;
   if (!hmx_gguf_type_block(type, &block, &bytes) || k % block ||
       (layout != HMX_QLAYOUT_ROWS && !g16) || (g16 && !hmx_qlayout_g16_ok(type)) ||
@@ -275,7 +275,15 @@ const float *job_in_blocks(Job *j, const void *h, uint32_t type, int layout, int
   }
   const int64_t total = n * k;
   const size_t nbytes = g16 ? hmx_qlayout_g16_bytes(type, n, k) : (size_t)(total / block * bytes);
-  const uchar *dq = (const uchar *)job_upload_bytes(j, h, nbytes);
+  /* a resident copy (hmx_qmatrix.dev) is decoded where it is: it must be
+   * memory of this call's GPU */
+  if (dev && !hmx_cuda_on_current_device(dev)) {
+    j->st = hmx_fail(HMX_ERR_INVALID_ARGUMENT, "cuda %s: the weights' GPU copy is not memory "
+                     "of the current GPU (hmx_model_prepare ran with another device current)",
+                     j->op);
+    return NULL;
+  }
+  const uchar *dq = dev ? (const uchar *)dev : (const uchar *)job_upload_bytes(j, h, nbytes);
   float *d = job_alloc(j, total);
   if (j->st != HMX_OK) return NULL;
   const int B = (int)block, S = (int)bytes;

@@ -22,9 +22,10 @@ const float *job_in16(Job *j, const uint16_t *h, hmx_dtype dt, int64_t n);
  * hmx_qmatrix: GGUF blocks in the file's rows (layout HMX_QLAYOUT_ROWS, k a
  * whole number of blocks), or the G16 layout of any type that has one
  * (F32, F16 and BF16 too), to new device f32 scratch [n][k]; NULL after an
- * error. */
-const float *job_in_blocks(Job *j, const void *h, uint32_t type, int layout, int64_t n,
-                           int64_t k);
+ * error. With dev (the same bytes in the current GPU's memory: hmx_qmatrix.dev)
+ * nothing is copied: the decode reads dev, and h may be NULL. */
+const float *job_in_blocks(Job *j, const void *h, const void *dev, uint32_t type, int layout,
+                           int64_t n, int64_t k);
 
 /* n f32 at dst from n 16-bit floats at src (both device memory), on j's
  * stream: the widening of cuda/stage.cu's staging. */

@@ -91,6 +91,8 @@ typedef struct hmx_gemm_args {
   const void *bq;      /* b as GGUF blocks (HMX_WQ_GEMM backends only), else NULL */
   uint32_t qtype;      /* bq's ggml type */
   int blayout;         /* bq's layout: HMX_QLAYOUT_ROWS (0) or HMX_QLAYOUT_G16 (1) */
+  const void *bq_dev;  /* bq's bytes in GPU memory (hmx_qmatrix.dev), or NULL; set
+                          only for a backend with device kernels (src/dispatch.h) */
 } hmx_gemm_args;
 
 typedef struct hmx_norm_args {

@@ -36,7 +36,7 @@ enum { CHUNK = 256 };
 
 static hmx_status gemm(const hmx_compose_kernels *k, const float *a, const float *b, float *c,
                        int64_t m, int64_t n, int64_t kk, int threads) {
-  hmx_gemm_args g = {a, b, NULL, c, m, n, kk, 0, threads, HMX_F32, NULL, NULL, 0, 0};
+  hmx_gemm_args g = {a, b, NULL, c, m, n, kk, 0, threads, HMX_F32, NULL, NULL, 0, 0, NULL};
   return k->gemm(&g);
 }
 

@@ -57,7 +57,7 @@ typedef struct sctx {
 
 static hmx_status leaf(const sctx *s, const float *a, const float *b, float *c, int64_t m,
                        int64_t k, int64_t n) {
-  hmx_gemm_args g = {a, b, NULL, c, m, n, k, 0, s->threads, HMX_F32, NULL, NULL, 0, 0};
+  hmx_gemm_args g = {a, b, NULL, c, m, n, k, 0, s->threads, HMX_F32, NULL, NULL, 0, 0, NULL};
   return s->k->gemm(&g);
 }
 

@@ -26,6 +26,12 @@ typedef struct hmx_device_ops {
   /* Copy device memory to the host, ordered after the work queued on stream,
    * and wait for it (rope positions). */
   hmx_status (*to_host)(void *dst, const void *src, size_t bytes, void *stream);
+  /* Long-lived device memory of the current GPU (a model's weights copied by
+   * hmx_model_prepare, read by the backend's host calls: hmx_qmatrix.dev):
+   * allocated, filled from host memory before upload returns, freed. */
+  hmx_status (*resident_alloc)(void **p, size_t bytes);
+  hmx_status (*upload)(void *dst, const void *src, size_t bytes);
+  void (*resident_free)(void *p);
   /* 16-bit tensors of the ops whose device kernels take f32 are staged on
    * the device (src/dev_stage.h): f32 scratch allocated and freed in the
    * order of stream, and n elements converted between f32 and bf16 / f16

@@ -171,13 +171,16 @@ hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx
       b->layout == HMX_QLAYOUT_G16 && m > ex.fast->exact_rows &&
       (hmx_fast_weights16(ex.be) & HMX_FAST_W_BF16_G16)) {
     hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
-                       NULL, b->data, b->type, b->layout};
+                       NULL, b->data, b->type, b->layout, NULL};
     return ex.fast->gemm_g16(&g);
   }
   const int in_place = ex.be->gemm && (ex.be->weights16 & need) && plain;
   if (in_place) {
+    /* b's GPU copy goes only to a backend with device kernels (the one that
+     * made it: cuda is the only such backend) */
     hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
-                       NULL, b->data, b->type, b->layout};
+                       NULL, b->data, b->type, b->layout,
+                       hmx_device_ops_of(ex.be) ? b->dev : NULL};
     return ex.be->gemm(&g);
   }
   /* Any other backend: dequantize (the rule), then the f32 gemm. */

@@ -15,6 +15,11 @@ typedef struct hmx_qmatrix {
   const void *data;
   int64_t n, k;
   int layout; /* HMX_QLAYOUT_* */
+  /* NULL, or a copy of data's bytes in GPU memory (hmx_model_prepare with a
+   * backend that has device kernels: docs/MODEL.md "Weights on the GPU").
+   * Only that backend's host-memory calls read it, instead of copying data
+   * to the GPU on every call; every other backend reads data. */
+  const void *dev;
 } hmx_qmatrix;
 
 /* How the blocks of an [N, K] matrix lie in memory.

@@ -217,10 +217,10 @@ static int weight_span(const hmx_qmatrix *q, const hmx_tensor *w, const char **d
  * bits do not change. Returns 0 when the weights are not adjacent (then three
  * gemms). */
 static int qkv_adjacent(const hmx_model *m, const hmx_layer_weights *L,
-                        const hmx_tensor *order[3]) {
+                        const hmx_tensor *order[3], int *dev_adjacent) {
   const hmx_tensor *w[3] = {L->wq, L->wk, L->wv};
   const hmx_qmatrix *q0 = hmx_model_qweight(m, w[0]);
-  const char *at[3];
+  const char *at[3], *dev[3];
   size_t bytes[3];
   for (int i = 0; i < 3; i++) {
     const hmx_qmatrix *q = hmx_model_qweight(m, w[i]);
@@ -229,19 +229,25 @@ static int qkv_adjacent(const hmx_model *m, const hmx_layer_weights *L,
            : w[i]->dtype != w[0]->dtype || w[i]->shape[1] != w[0]->shape[1]))
       return 0;
     order[i] = w[i];
+    dev[i] = q ? (const char *)q->dev : NULL;
   }
   /* sort by address (three elements) */
   for (int i = 0; i < 3; i++)
     for (int j = i + 1; j < 3; j++)
       if ((uintptr_t)at[j] < (uintptr_t)at[i]) {
         const hmx_tensor *t = order[i];
-        const char *a = at[i];
+        const char *a = at[i], *dv = dev[i];
         const size_t b = bytes[i];
-        order[i] = order[j], at[i] = at[j], bytes[i] = bytes[j];
-        order[j] = t, at[j] = a, bytes[j] = b;
+        order[i] = order[j], at[i] = at[j], bytes[i] = bytes[j], dev[i] = dev[j];
+        order[j] = t, at[j] = a, bytes[j] = b, dev[j] = dv;
       }
-  for (int i = 0; i + 1 < 3; i++)
+  /* the GPU copies (hmx_model_prepare) lie so too, or the fused matrix has none */
+  *dev_adjacent = dev[0] != NULL;
+  for (int i = 0; i + 1 < 3; i++) {
     if (at[i] + bytes[i] != at[i + 1]) return 0;
+    if (!dev[i] || !dev[i + 1] || (uintptr_t)dev[i] + bytes[i] != (uintptr_t)dev[i + 1])
+      *dev_adjacent = 0;
+  }
   return 1;
 }
 
@@ -269,7 +275,8 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
   const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim, n3 = hd + 2 * kvd;
   const hmx_tensor *order[3];
-  if (!qkv_adjacent(f->m, L, order)) {
+  int dev_adjacent;
+  if (!qkv_adjacent(f->m, L, order, &dev_adjacent)) {
     hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
                V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
     hmx_status st = project(f, H, L->wq, &Q);
@@ -283,6 +290,7 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
   if (q0) { /* the three kept matrices as one of n3 rows */
     hmx_qmatrix qkv = *q0;
     qkv.n = n3;
+    if (!dev_adjacent) qkv.dev = NULL;
     st = hmx_gemm_quant(f->ctx, H, &qkv, &QKV);
   } else {
     hmx_tensor W = hmx_tensor_2d((void *)(uintptr_t)order[0]->data, order[0]->dtype, n3, d);

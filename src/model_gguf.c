@@ -258,7 +258,7 @@ static hmx_status load_weights(hmx_model *m, const hmx_gguf *f, const char *path
       if (g16) hmx_qlayout_to_g16(t->type, t->data, t->ne[1], t->ne[0], dst);
       else memcpy(dst, t->data, b);
       m->q[i] = (hmx_qmatrix){t->type, dst, t->ne[1], t->ne[0],
-                              g16 ? HMX_QLAYOUT_G16 : HMX_QLAYOUT_ROWS};
+                              g16 ? HMX_QLAYOUT_G16 : HMX_QLAYOUT_ROWS, NULL};
       m->weights[i] = hmx_tensor_make(NULL, dt, m->specs[i].ndim, m->specs[i].shape); /* no data: m->q */
     } else {
       if (dt != HMX_F32) {

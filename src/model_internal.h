@@ -48,6 +48,11 @@ struct hmx_model {
    * puts in the G16 layout (model_prepare.c). */
   hmx_qmatrix *q;
   int64_t weight_bytes;
+  /* GPU copies of the kept matrices that the forward pass reads by gemm
+   * (hmx_model_prepare with a backend that has device kernels; q[i].dev
+   * point into it), and how to free them; NULL when none */
+  void *dev_weights;
+  void (*dev_free)(void *p);
 };
 
 struct hmx_kv_cache {

@@ -100,7 +100,7 @@ static int prepare_projections(hmx_model *m) {
     const uint32_t type = hmx_dtype_qtype(w->dtype);
     rows_to_g16_in_place(type, (unsigned char *)(uintptr_t)w->data, n, k, hmx_dtype_size(w->dtype),
                          tmp);
-    m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
+    m->q[i] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16, NULL};
     w->data = NULL; /* the G16 matrix has no tensor view (hmx_model_weight: NULL) */
     n_changed++;
   }
@@ -151,13 +151,84 @@ static int prepare_ffn(hmx_model *m, int only16) {
       const uint32_t type = hmx_dtype_qtype(w->dtype);
       memcpy(tmp, w->data, (size_t)(k * n) * hmx_dtype_size(w->dtype));
       hmx_qlayout_cols_to_g16(type, tmp, k, n, (void *)(uintptr_t)w->data);
-      m->q[idx[j]] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16};
+      m->q[idx[j]] = (hmx_qmatrix){type, w->data, n, k, HMX_QLAYOUT_G16, NULL};
       w->data = NULL;
       n_changed++;
     }
   }
   free(tmp);
   return n_changed;
+}
+
+/* Bytes of kept matrix q: its G16 form (padding rows included), or its
+ * rows of blocks. */
+static size_t kept_bytes(const hmx_qmatrix *q) {
+  if (q->layout == HMX_QLAYOUT_G16) return hmx_qlayout_g16_bytes(q->type, q->n, q->k);
+  int64_t block = 1, bsize = 0;
+  (void)hmx_gguf_type_block(q->type, &block, &bsize);
+  return (size_t)(q->n * (q->k / block) * bsize);
+}
+
+/* Whether weight i is a kept matrix that the forward pass reads by gemm:
+ * every one but an untied embedding (read a row at a time on the host). */
+static int read_by_gemm(const hmx_model *m, int i) {
+  return m->q[i].data && (&m->weights[i] != m->tok_emb || m->lm_head == m->tok_emb);
+}
+
+/* The kept matrices that the forward pass reads by gemm, copied to the GPU
+ * of a backend with device kernels (d), whose host calls then read the copy
+ * (hmx_qmatrix.dev) and no longer send the matrix over PCIe on every call
+ * (docs/MODEL.md "Weights on the GPU"). One allocation, the matrices in the
+ * order of their host addresses; matrices adjacent on the host stay
+ * adjacent (model_forward.c runs adjacent Q, K, V as one gemm of one
+ * matrix), others start at 256-byte boundaries. The host bytes stay: the
+ * embedding rows and every other backend read them. When the GPU lacks the
+ * memory the model keeps working from host memory as before (HMX_OK, no
+ * copies). */
+static hmx_status upload_kept(hmx_model *m, const hmx_device_ops *d) {
+  if (m->dev_weights || !m->q) return HMX_OK;
+  int *order = malloc((size_t)m->n_weights * sizeof *order);
+  size_t *off = malloc((size_t)m->n_weights * sizeof *off);
+  if (!order || !off) {
+    free(order), free(off);
+    return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
+  }
+  int n = 0;
+  for (int i = 0; i < m->n_weights; i++)
+    if (read_by_gemm(m, i)) order[n++] = i;
+  /* by host address (insertion sort: a few hundred matrices at most) */
+  for (int a = 1; a < n; a++)
+    for (int b = a; b > 0 && (uintptr_t)m->q[order[b]].data < (uintptr_t)m->q[order[b - 1]].data;
+         b--) {
+      const int t = order[b];
+      order[b] = order[b - 1], order[b - 1] = t;
+    }
+  size_t total = 0;
+  for (int a = 0; a < n; a++) {
+    const hmx_qmatrix *q = &m->q[order[a]], *p = a ? &m->q[order[a - 1]] : NULL;
+    const int adjacent = p && (uintptr_t)p->data + kept_bytes(p) == (uintptr_t)q->data;
+    off[a] = adjacent ? total : (total + 255) / 256 * 256;
+    total = off[a] + kept_bytes(q);
+  }
+  void *base = NULL;
+  hmx_status st = n ? d->resident_alloc(&base, total) : HMX_OK;
+  if (st == HMX_ERR_NO_MEMORY) {
+    hmx_clear_error(); /* not an error: the host copies serve */
+    st = HMX_OK;
+  }
+  for (int a = 0; a < n && base && !st; a++) {
+    const hmx_qmatrix *q = &m->q[order[a]];
+    st = d->upload((char *)base + off[a], q->data, kept_bytes(q));
+  }
+  if (!st && base) {
+    for (int a = 0; a < n; a++) m->q[order[a]].dev = (char *)base + off[a];
+    m->dev_weights = base;
+    m->dev_free = d->resident_free;
+  } else if (base) {
+    d->resident_free(base);
+  }
+  free(order), free(off);
+  return st;
 }
 
 /* Whether an op resolved to ex reads weights in the layout `bit` (HMX_WG16_*)
@@ -176,16 +247,23 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
   if (st || (st = hmx_exec_resolve(ctx, "swiglu", &swiglu))) return st;
   const int proj = reads_g16(&gemm, HMX_WG16_GEMM) && gemm.be->gemm;
   const int ffn = reads_g16(&swiglu, HMX_WG16_SWIGLU) && swiglu.be->swiglu;
-  /* 16-bit FFNs for hmx_swiglu_quant's composition of in-place G16 gemms,
-   * where the swiglu would get them widened per call (see the top) */
-  const int ffn16 = !ffn && proj && !swiglu.dev && swiglu.tier == HMX_TIER_EXACT &&
+  /* a backend with device kernels whose host calls will read the kept
+   * matrices from GPU copies (upload_kept) */
+  const hmx_device_ops *dev = !gemm.dev && gemm.be->gemm && (gemm.be->weights16 & HMX_WQ_GEMM)
+                                  ? hmx_device_ops_of(gemm.be) : NULL;
+  /* FFNs for hmx_swiglu_quant's composition of in-place G16 gemms: 16-bit
+   * ones where the swiglu would get them widened per call (see the top);
+   * every one where the gemms read GPU copies, which a swiglu call on host
+   * tensors cannot */
+  const int ffn16 = !ffn && proj && !dev && !swiglu.dev && swiglu.tier == HMX_TIER_EXACT &&
                     !(swiglu.be->weights16 & (HMX_WG16_SWIGLU | HMX_W16_SWIGLU));
-  if (!proj && !ffn && !ffn16) return HMX_OK;
+  const int ffn_dev = !ffn && proj && dev;
+  if (!proj && !ffn && !ffn16 && !dev) return HMX_OK;
   if (!m->q && !(m->q = calloc((size_t)m->n_weights, sizeof *m->q)))
     return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
   const int a = proj ? prepare_projections(m) : 0;
-  const int b = a >= 0 && (ffn || ffn16) ? prepare_ffn(m, ffn16) : 0;
+  const int b = a >= 0 && (ffn || ffn16 || ffn_dev) ? prepare_ffn(m, ffn16) : 0;
   if (a < 0 || b < 0) return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
   if (changed) *changed = a + b;
-  return HMX_OK;
+  return dev ? upload_kept(m, dev) : HMX_OK;
 }

@@ -195,7 +195,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
     hmx_status (*dfn)(const hmx_gemm_args *, const hmx_device_call *);
     if (ex.fast && ex.fast->dev_gemm) {
       hmx_gemm_args g = {a->data, b->data, bias ? bias->data : NULL, c->data, m, n, k, trans_b,
-                         ex.threads, HMX_F32, NULL, NULL, 0, 0};
+                         ex.threads, HMX_F32, NULL, NULL, 0, 0, NULL};
       return device_finish(ex.fast->dev_gemm(&g, &ex.call), op, &ex);
     }
     if (ex.call.io_dtype != HMX_F32)
@@ -207,7 +207,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
     hmx_status s = hmx_dev_staging_begin(&ds, &ex, dins, 3, c);
     if (s == HMX_OK) {
       hmx_gemm_args g = {ds.in[0], ds.in[1], ds.in[2], ds.out, m, n, k, trans_b,
-                         ex.threads, HMX_F32, NULL, NULL, 0, 0};
+                         ex.threads, HMX_F32, NULL, NULL, 0, 0, NULL};
       s = dfn(&g, &ex.call);
     }
     return device_finish(hmx_dev_staging_finish(&ds, &ex, c, s), op, &ex);
@@ -222,7 +222,7 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   hmx_status s = hmx_staging_begin(&st, ins, 3, c);
   if (s == HMX_OK) {
     hmx_gemm_args g = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, m, n, k, trans_b,
-                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL, NULL, 0, 0};
+                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL, NULL, 0, 0, NULL};
     s = fn(&g);
   }
   return hmx_staging_finish(&st, c, s, op, &ex);

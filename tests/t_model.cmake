@@ -22,6 +22,14 @@ endif()
 # hmx_model_prepare: the G16 layout of the projections changes no bit.
 hmx_add_test(NAME test_model_prepare SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_prepare.c
              ARGS ${CMAKE_CURRENT_BINARY_DIR} LABELS unit model)
+# The same on the cuda backend, whose prepare also copies the weights to the
+# GPU; skipped (77) without a GPU.
+if(HMX_HAVE_CUDA)
+  add_test(NAME test_model_prepare_cuda
+           COMMAND test_model_prepare --backend cuda ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(test_model_prepare_cuda PROPERTIES SKIP_RETURN_CODE 77
+                       LABELS "cuda;model" TIMEOUT 300)
+endif()
 # Without cJSON (tools/test.sh --minimal): the JSON-headed formats are refused
 # as unsupported, GGUF models and tokenizers still load and run.
 if(NOT HMX_HAVE_CJSON)

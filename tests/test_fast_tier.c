@@ -317,7 +317,7 @@ static void gemm_g16_case(int64_t m, int64_t k, int64_t n) {
   double *db = rand_bf16(n * k, &rows), *da = vec_f(a, m * k);
   void *g16 = calloc(1, hmx_qlayout_g16_bytes(HMX_GGML_BF16, n, k));
   hmx_qlayout_to_g16(HMX_GGML_BF16, rows, n, k, g16);
-  hmx_qmatrix q = {HMX_GGML_BF16, g16, n, k, HMX_QLAYOUT_G16};
+  hmx_qmatrix q = {HMX_GGML_BF16, g16, n, k, HMX_QLAYOUT_G16, NULL};
   hmx_tensor ta = hmx_tensor_2d(a, HMX_F32, m, k), tc = hmx_tensor_2d(c, HMX_F32, m, n);
   hmx_tensor tce = hmx_tensor_2d(ce, HMX_F32, m, n);
   hmx_context ctx = fast_ctx(2), ex = {test_be, 2, 0, HMX_TIER_EXACT};
@@ -370,7 +370,7 @@ static void swiglu_bf16_case(int64_t t, int64_t d, int64_t h, int64_t dout, int 
     for (int i = 0; i < 3; i++) {
       gm[i] = calloc(1, hmx_qlayout_g16_bytes(HMX_GGML_BF16, n_of[i], k_of[i]));
       hmx_qlayout_to_g16(HMX_GGML_BF16, src[i], n_of[i], k_of[i], gm[i]);
-      q[i] = (hmx_qmatrix){HMX_GGML_BF16, gm[i], n_of[i], k_of[i], HMX_QLAYOUT_G16};
+      q[i] = (hmx_qmatrix){HMX_GGML_BF16, gm[i], n_of[i], k_of[i], HMX_QLAYOUT_G16, NULL};
     }
     float *ga = malloc((size_t)(t * h) * sizeof(float));
     float *gb = malloc((size_t)(t * h) * sizeof(float));

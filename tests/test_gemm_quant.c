@@ -98,7 +98,7 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
   for (int64_t i = 0; i < m * k; i++) a[i] = uniform();
   /* the definition: dequantize (the GGUF rule), then the reference gemm */
   CHECK(!hmx_gguf_dequantize(type, bq, n * k, bf), "dequantize: %s", hmx_last_error());
-  hmx_gemm_args g = {a, bf, NULL, want, m, n, k, 1, 1, HMX_F32, NULL, NULL, 0, 0};
+  hmx_gemm_args g = {a, bf, NULL, want, m, n, k, 1, 1, HMX_F32, NULL, NULL, 0, 0, NULL};
   hmx_ref_gemm(&g);
   int bad = 0;
   unsigned char *g16 = NULL;
@@ -109,7 +109,7 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
   for (int threads = 1; threads <= test_thread_max(2); threads++) {
     hmx_context ctx = {be, threads, 0, HMX_TIER_EXACT};
     hmx_tensor A = hmx_tensor_2d(a, HMX_F32, m, k), C = hmx_tensor_2d(got, HMX_F32, m, n);
-    hmx_qmatrix B = {type, g16 ? g16 : bq, n, k, layout};
+    hmx_qmatrix B = {type, g16 ? g16 : bq, n, k, layout, NULL};
     memset(got, 0xA5, (size_t)(m * n) * sizeof(float));
     hmx_status st = hmx_gemm_quant(&ctx, &A, &B, &C);
     CHECK(st == HMX_OK, "%s %s: %s", hmx_backend_name(be), hmx_gguf_type_name(type),
@@ -229,7 +229,7 @@ int main(void) {
     float x[64], y0, y1;
     for (int i = 0; i < 64; i++) x[i] = 1.0f;
     hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 64), C = hmx_tensor_2d(&y0, HMX_F32, 1, 1);
-    hmx_qmatrix B = {HMX_GGML_Q4_1, blk, 1, 64, HMX_QLAYOUT_ROWS};
+    hmx_qmatrix B = {HMX_GGML_Q4_1, blk, 1, 64, HMX_QLAYOUT_ROWS, NULL};
     CHECK(!hmx_gemm_quant(NULL, &A, &B, &C), "%s", hmx_last_error());
     blk[30] ^= 1;
     C = hmx_tensor_2d(&y1, HMX_F32, 1, 1);
@@ -241,7 +241,7 @@ int main(void) {
     float x[32] = {0}, y[1];
     unsigned char blk[20] = {0};
     hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 32), C = hmx_tensor_2d(y, HMX_F32, 1, 1);
-    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32, HMX_QLAYOUT_ROWS}; /* K not a multiple of 256 */
+    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32, HMX_QLAYOUT_ROWS, NULL}; /* K not a multiple of 256 */
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) == HMX_ERR_SHAPE, "K %% block accepted");
     B.type = 99;
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "unknown type accepted");

@@ -7,11 +7,20 @@
  * by converting back). Also: which backends rewrite how many matrices, that a
  * second call rewrites none, that a rewritten matrix has no tensor view and
  * hmx_model_save refuses the model, and that the memory-mapped tensors of a
- * loaded weights file are left alone. */
+ * loaded weights file are left alone.
+ *
+ * `--backend NAME` checks that backend only, and exits 77 (skipped) when it
+ * is not available here: the cuda backend (test_model_prepare_cuda), whose
+ * prepare also copies the kept matrices to the GPU, where its host calls
+ * read them (docs/MODEL.md "Weights on the GPU"). For it, the test also
+ * overwrites a prepared matrix's host bytes: cuda's logits must not change
+ * (it reads the GPU copy), ref's must (the planted change is seen at all). */
 #include "check.h"
 #include "threads.h"
 #include "backend.h"
+#include "dispatch.h"
 #include "hadamix_model.h"
+#include "model_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,9 +73,12 @@ static int projections(const hmx_model_config *c) {
 
 /* Whether backend be's FFN of dtype dt goes to G16: when its swiglu reads
  * G16, or (16-bit weights) when its gemm reads G16 and its swiglu reads
- * neither G16 nor 16-bit weights (neon: hmx_swiglu_quant's composition). */
+ * neither G16 nor 16-bit weights (neon: hmx_swiglu_quant's composition), or
+ * (any dtype) when its gemm reads G16 from GPU copies (cuda: the same
+ * composition, each gemm reading the GPU copy). */
 static int ffn_rewritten(const hmx_backend *be, hmx_dtype dt) {
   const unsigned w = be->weights16;
+  if ((w & HMX_WG16_GEMM) && hmx_device_ops_of(be)) return 1;
   return (w & HMX_WG16_SWIGLU) ||
          (dt != HMX_F32 && (w & HMX_WG16_GEMM) && !(w & HMX_W16_SWIGLU));
 }
@@ -86,6 +98,50 @@ static int prepare(hmx_model *m, const hmx_backend *be) {
   int changed = -1;
   CHECK(hmx_model_prepare(m, &ctx, &changed) == HMX_OK, "prepare: %s", hmx_last_error());
   return changed;
+}
+
+/* A backend with device kernels (cuda): every kept matrix that a gemm reads
+ * has a GPU copy, and the forward reads the copies: with layer 0's Q (and
+ * layer 1's W2) overwritten on the host, be's logits stay those of the plain
+ * model while ref's (which reads the host bytes) change; restored after. */
+static void check_gpu_copies(const hmx_model *plain, hmx_model *prep, const hmx_backend *be,
+                             const char *dn) {
+  int copies = 0, kept = 0;
+  for (int i = 0; i < prep->n_weights; i++)
+    if (prep->q[i].data && (&prep->weights[i] != prep->tok_emb || prep->lm_head == prep->tok_emb)) {
+      kept++;
+      copies += prep->q[i].dev != NULL;
+    }
+  CHECK(kept > 0 && copies == kept, "%s %s: %d of %d kept matrices have a GPU copy",
+        hmx_backend_name(be), dn, copies, kept);
+  const hmx_qmatrix *q[2] = {hmx_model_qweight(prep, prep->layers[0].wq),
+                             hmx_model_qweight(prep, prep->layers[1].w2)};
+  size_t bytes[2];
+  unsigned char *saved[2] = {NULL, NULL};
+  for (int j = 0; j < 2; j++) {
+    CHECK(q[j] && q[j]->dev, "%s %s: matrix %d has no GPU copy", hmx_backend_name(be), dn, j);
+    if (!q[j] || !q[j]->dev) return;
+    bytes[j] = (size_t)(q[j]->n * q[j]->k) * hmx_dtype_size(hmx_qtype_dtype(q[j]->type));
+    saved[j] = malloc(bytes[j]);
+    if (saved[j]) {
+      memcpy(saved[j], q[j]->data, bytes[j]);
+      memset((void *)(uintptr_t)q[j]->data, 0x3c, bytes[j]); /* 0x3c3c..: 0.0115 or 1.06 */
+    }
+  }
+  const int64_t n = (int64_t)(PROMPT + STEPS) * hmx_model_get_config(plain)->vocab;
+  float *a = run(plain, be, 1), *b = run(prep, be, 1), *r = run(prep, hmx_backend_find("ref"), 1);
+  CHECK(a && b && r, "forward failed");
+  if (a && b && r) {
+    CHECK(memcmp(a, b, (size_t)n * sizeof *a) == 0, "%s %s: the logits changed with the host "
+          "bytes: the GPU copies are not what the forward reads", hmx_backend_name(be), dn);
+    CHECK(memcmp(a, r, (size_t)n * sizeof *a) != 0, "%s %s: overwriting the host bytes changed "
+          "no logit on ref either (the check cannot fail)", hmx_backend_name(be), dn);
+  }
+  for (int j = 0; j < 2; j++)
+    if (saved[j]) memcpy((void *)(uintptr_t)q[j]->data, saved[j], bytes[j]), free(saved[j]);
+  free(a);
+  free(b);
+  free(r);
 }
 
 static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_dtype dt) {
@@ -133,6 +189,7 @@ static void check_variant(const hmx_backend *be, hmx_outproj op, int tied, hmx_d
     free(b);
     free(r);
   }
+  if (hmx_device_ops_of(be)) check_gpu_copies(plain, prep, be, dn);
   hmx_model_free(plain);
   hmx_model_free(prep);
 }
@@ -166,12 +223,24 @@ static void check_loaded(const hmx_backend *be, const char *dir) {
 #endif
 
 int main(int argc, char **argv) {
+  const char *only = NULL;
+  if (argc > 2 && !strcmp(argv[1], "--backend")) {
+    only = argv[2];
+    argv += 2, argc -= 2;
+    const hmx_backend *b = hmx_backend_find(only);
+    if (!b || !hmx_backend_available(b)) {
+      printf("backend %s not available here: skipped\n", only);
+      return 77;
+    }
+  }
   const char *dir = argc > 1 ? argv[1] : ".";
   int g16 = 0;
   CHECK(hmx_model_prepare(NULL, NULL, NULL) == HMX_ERR_INVALID_ARGUMENT, "NULL model accepted");
   for (int bi = 0; bi < hmx_backend_count(); bi++) {
     const hmx_backend *be = hmx_backend_at(bi);
-    if (!hmx_backend_available(be) || !be->gemm || !strcmp(hmx_backend_name(be), "cuda"))
+    /* cuda only when asked for (test_model_prepare_cuda, labelled cuda) */
+    if (!hmx_backend_available(be) || !be->gemm ||
+        (only ? strcmp(hmx_backend_name(be), only) != 0 : !strcmp(hmx_backend_name(be), "cuda")))
       continue;
     printf("%s: %s%s\n", hmx_backend_name(be),
            (be->weights16 & HMX_WG16_GEMM) ? "reads G16: projections rewritten" : "unchanged",

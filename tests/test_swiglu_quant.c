@@ -62,7 +62,7 @@ static hmx_qmatrix as_qmatrix(const void *w, hmx_dtype dt, int64_t k, int64_t n,
   void *t = transpose(w, k, n, hmx_dtype_size(dt));
   if (layout == HMX_QLAYOUT_ROWS) {
     *store = t;
-    return (hmx_qmatrix){type, t, n, k, layout};
+    return (hmx_qmatrix){type, t, n, k, layout, NULL};
   }
   const size_t bytes = hmx_qlayout_g16_bytes(type, n, k);
   void *g = malloc(bytes);
@@ -76,7 +76,7 @@ static hmx_qmatrix as_qmatrix(const void *w, hmx_dtype dt, int64_t k, int64_t n,
   }
   free(t);
   *store = g;
-  return (hmx_qmatrix){type, g, n, k, layout};
+  return (hmx_qmatrix){type, g, n, k, layout, NULL};
 }
 
 typedef struct shape {
@@ -131,9 +131,9 @@ static void check_errors(void) {
   float x[4 * 32] = {0}, y[4 * 16] = {0}, ga[4 * 16], gb[4 * 16];
   float w[32 * 16] = {0};
   hmx_tensor X = hmx_tensor_2d(x, HMX_F32, 4, 32), Y = hmx_tensor_2d(y, HMX_F32, 4, 16);
-  const hmx_qmatrix q1 = {HMX_GGML_F32, w, 16, 32, HMX_QLAYOUT_G16};
-  const hmx_qmatrix q2 = {HMX_GGML_F32, w, 16, 16, HMX_QLAYOUT_G16};
-  const hmx_qmatrix bad = {HMX_GGML_F32, w, 16, 24, HMX_QLAYOUT_G16}; /* in = 24, d is 32 */
+  const hmx_qmatrix q1 = {HMX_GGML_F32, w, 16, 32, HMX_QLAYOUT_G16, NULL};
+  const hmx_qmatrix q2 = {HMX_GGML_F32, w, 16, 16, HMX_QLAYOUT_G16, NULL};
+  const hmx_qmatrix bad = {HMX_GGML_F32, w, 16, 24, HMX_QLAYOUT_G16, NULL}; /* in = 24, d is 32 */
   hmx_context ctx = {NULL, 1, 0, HMX_TIER_EXACT};
   CHECK(hmx_swiglu_quant(&ctx, &X, &q1, &q1, &q2, &Y, ga, gb) == HMX_OK, "valid call: %s",
         hmx_last_error());

@@ -711,7 +711,7 @@ static int run_gemm_g16(void *p) {
   hmx_context ctx = {x->be, x->threads, 0, HMX_TIER_DEFAULT};
   hmx_tensor a = hmx_tensor_2d(g->a, HMX_F32, g->m, g->k);
   hmx_tensor c = hmx_tensor_2d(g->c, HMX_F32, g->m, g->n);
-  const hmx_qmatrix w = {HMX_GGML_F32, x->w16, g->n, g->k, HMX_QLAYOUT_G16};
+  const hmx_qmatrix w = {HMX_GGML_F32, x->w16, g->n, g->k, HMX_QLAYOUT_G16, NULL};
   return hmx_gemm_quant(&ctx, &a, &w, &c) != HMX_OK;
 }
 
