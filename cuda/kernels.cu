@@ -887,6 +887,51 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B,
   }
 }
 
+/* Few rows of A (decode: one token per sequence): gemm_kernel's 128 x 128
+ * tiles would leave most SMs idle (N / 128 blocks, each a chain of K / 8
+ * barrier-separated steps: about 100 us for a 768 x 768 matrix on the H200,
+ * session 57). Here one thread owns output column j for all M <= kGVRows
+ * rows, with gemm_kernel's order: each accumulator starts from bias[j] (or
+ * +0) and takes one __fmaf_rn per k, k = 0 .. K-1 increasing: the same bits.
+ * The block stages kGVChunk values of each A row in shared memory (every
+ * thread reads the same one: a broadcast); B's column j is read from global
+ * memory: trans_b, row j of B [N][K], each thread its own row (the L1 keeps
+ * the sector its neighbouring k read); else column j of B [K][N], a warp's 32
+ * columns one 128-byte line per k. */
+constexpr int kGVRows = 4, kGVThreads = 64, kGVChunk = 512;
+
+template <bool TB>
+__global__ void __launch_bounds__(kGVThreads)
+gemv_kernel(const float *__restrict__ A, const float *__restrict__ B,
+            const float *__restrict__ bias, float *__restrict__ C, int M, int64_t N, int64_t K) {
+  __shared__ float As[kGVRows][kGVChunk];
+  const int64_t j = (int64_t)blockIdx.x * kGVThreads + threadIdx.x;
+  const bool live = j < N;
+  float acc[kGVRows];
+#pragma unroll
+  for (int i = 0; i < kGVRows; i++) acc[i] = bias && live ? bias[j] : 0.0f;
+  for (int64_t k0 = 0; k0 < K; k0 += kGVChunk) {
+    const int kc = (int)(K - k0 < kGVChunk ? K - k0 : kGVChunk);
+    __syncthreads(); /* the previous chunk's reads are done */
+    for (int t = threadIdx.x; t < M * kc; t += kGVThreads)
+      As[t / kc][t % kc] = A[(int64_t)(t / kc) * K + k0 + t % kc];
+    __syncthreads();
+    if (!live) continue;
+    const float *b = TB ? B + j * K + k0 : B + k0 * N + j;
+#pragma unroll 8
+    for (int kk = 0; kk < kc; kk++) {
+      const float w = TB ? b[kk] : b[(int64_t)kk * N];
+#pragma unroll
+      for (int i = 0; i < kGVRows; i++)
+        if (i < M) acc[i] = __fmaf_rn(As[i][kk], w, acc[i]);
+    }
+  }
+  if (live)
+#pragma unroll
+    for (int i = 0; i < kGVRows; i++)
+      if (i < M) C[(int64_t)i * N + j] = acc[i];
+}
+
 /* ------------------------------------------------------------------ bodies
  * One body per op, shared by the host-memory and device-memory entry points:
  * job_in / job_out give the caller's device pointers or fresh copies. */
@@ -936,7 +981,15 @@ void rope_body(Job *j, const hmx_rope_args *a) {
   job_out_done(j, a->y, d_y, total);
 }
 
-/* C[M][N] = A[M][K] * B (+ bias) on device buffers, by gemm_kernel: each
+/* HMX_CUDA_GEMV=0 (a -D at build time) keeps gemm_kernel for M <= kGVRows
+ * too: the A/B of session 57 (docs/results/session57/). */
+#ifndef HMX_CUDA_GEMV
+#define HMX_CUDA_GEMV 1
+#endif
+
+/* C[M][N] = A[M][K] * B (+ bias) on device buffers, by gemm_kernel (by
+ * gemv_kernel for M <= kGVRows, with K > 0: K = 0 stays with gemm_kernel's
+ * bias-or-zero path): each
  * output from bias[j] or +0, one __fmaf_rn per k in increasing k. The
  * 16-byte load/store variant needs K (and N for B[K][N], C) a multiple of 4
  * and 16-byte aligned A, B, C; otherwise the scalar variant (same order, same
@@ -944,6 +997,22 @@ void rope_body(Job *j, const hmx_rope_args *a) {
 void gemm_device(Job *j, const float *d_a, const float *d_b, const float *d_bias, float *d_c,
                  int64_t m, int64_t n, int64_t k, int trans_b) {
   if (j->st != HMX_OK || m <= 0 || n <= 0) return;
+  if (m <= kGVRows && k > 0 && HMX_CUDA_GEMV) {
+    const int64_t blocks = (n + kGVThreads - 1) / kGVThreads;
+    if (blocks > INT32_MAX) {
+      j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: N = %lld is too large", j->op,
+                       (long long)n);
+      return;
+    }
+    if (trans_b)
+      gemv_kernel<true><<<(unsigned)blocks, kGVThreads, 0, j->stream>>>(d_a, d_b, d_bias, d_c,
+                                                                       (int)m, n, k);
+    else
+      gemv_kernel<false><<<(unsigned)blocks, kGVThreads, 0, j->stream>>>(d_a, d_b, d_bias, d_c,
+                                                                        (int)m, n, k);
+    job_launched(j, "gemv_kernel");
+    return;
+  }
   const int64_t mt = (m + kGBM - 1) / kGBM, nt = (n + kGBN - 1) / kGBN;
   if (mt > INT32_MAX || nt > 65535) {
     j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: %lld x %lld is too large", j->op,
