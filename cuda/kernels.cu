@@ -1074,9 +1074,15 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   const int64_t th = s->t * s->h;
   const float *d_x = job_in(j, s->x, s->t * s->d);
   const float *d_w1, *d_w3, *d_w2;
-  if (s->wlayout != HMX_QLAYOUT_ROWS)
+  int tb = 0; /* the weights as [out, in] (trans_b) */
+  if (s->wlayout != HMX_QLAYOUT_ROWS || (s->wq1 && j->device))
     j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda swiglu: weights in an unexpected layout");
-  if (weights_stored(j, s->wdt, s->w1_16)) {
+  if (s->wq1) { /* GPU copies of kept matrices (src/swiglu_quant.c, resident_ok) */
+    d_w1 = job_in_blocks(j, NULL, s->wq1->dev, s->wq1->type, s->wq1->layout, s->h, s->d);
+    d_w3 = job_in_blocks(j, NULL, s->wq3->dev, s->wq3->type, s->wq3->layout, s->h, s->d);
+    d_w2 = job_in_blocks(j, NULL, s->wq2->dev, s->wq2->type, s->wq2->layout, s->d_out, s->h);
+    tb = 1;
+  } else if (weights_stored(j, s->wdt, s->w1_16)) {
     d_w1 = job_in16(j, s->w1_16, s->wdt, s->d * s->h);
     d_w3 = job_in16(j, s->w3_16, s->wdt, s->d * s->h);
     d_w2 = job_in16(j, s->w2_16, s->wdt, s->h * s->d_out);
@@ -1089,13 +1095,13 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   float *d_b = job_alloc(j, th);
   float *d_y = job_out(j, s->y, s->t * s->d_out);
   if (j->st != HMX_OK) return;
-  gemm_device(j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, 0);
-  gemm_device(j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, 0);
+  gemm_device(j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, tb);
+  gemm_device(j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, tb);
   if (j->st == HMX_OK && th > 0) {
     swiglu_gate<<<grid_for(th, 256), 256, 0, j->stream>>>(d_a, d_b, th);
     job_launched(j, "swiglu_gate");
   }
-  gemm_device(j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, 0); /* h = 0: y = +0 */
+  gemm_device(j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, tb); /* h = 0: y = +0 */
   job_out_done(j, s->y, d_y, s->t * s->d_out);
 }
 

@@ -140,6 +140,11 @@ typedef struct hmx_swiglu_args {
   const uint16_t *w1_16, *w3_16, *w2_16; /* HMX_W16_SWIGLU backends only */
   int wlayout;     /* HMX_QLAYOUT_ROWS (0): w1, w3 [d, h], w2 [h, d_out] row-major;
                       HMX_QLAYOUT_G16 (1): see HMX_WG16_SWIGLU */
+  /* Set only for a backend with device kernels (src/dispatch.h), when all
+   * three matrices are kept ones with GPU copies (hmx_qmatrix.dev, from
+   * hmx_model_prepare): W1^T, W3^T [h, d] and W2^T [d_out, h], each of its
+   * own ggml type and layout; the other weight fields are then NULL. */
+  const hmx_qmatrix *wq1, *wq3, *wq2;
 } hmx_swiglu_args;
 
 typedef struct hmx_strassen_args {

@@ -73,7 +73,7 @@ static hmx_status mhffn_head(const hmx_mhffn_args *s, const hmx_compose_kernels 
   gather_cols(q, hd, i * dh, dh, rows, qi);
   hmx_swiglu_args sw = {qi, s->w1 + i * dh * f, s->w3 + i * dh * f, s->w2 + i * f * dh, oi,
                         rows, dh, f, dh, f < 256 ? f : 256, threads, HMX_F32, NULL, NULL, NULL,
-                        HMX_QLAYOUT_ROWS};
+                        HMX_QLAYOUT_ROWS, NULL, NULL, NULL};
   hmx_status st = k->swiglu(&sw);
   scatter_cols(oi, dh, rows, o, hd, i * dh);
   return st;

@@ -251,10 +251,11 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
    * matrices from GPU copies (upload_kept) */
   const hmx_device_ops *dev = !gemm.dev && gemm.be->gemm && (gemm.be->weights16 & HMX_WQ_GEMM)
                                   ? hmx_device_ops_of(gemm.be) : NULL;
-  /* FFNs for hmx_swiglu_quant's composition of in-place G16 gemms: 16-bit
-   * ones where the swiglu would get them widened per call (see the top);
-   * every one where the gemms read GPU copies, which a swiglu call on host
-   * tensors cannot */
+  /* FFNs to G16 for hmx_swiglu_quant: 16-bit ones where the swiglu would
+   * get them widened per call (its composition of in-place G16 gemms: see
+   * the top); every one where they get GPU copies, which hmx_swiglu_quant
+   * hands to the backend's swiglu (a swiglu on host tensors copies its
+   * weights every call) */
   const int ffn16 = !ffn && proj && !dev && !swiglu.dev && swiglu.tier == HMX_TIER_EXACT &&
                     !(swiglu.be->weights16 & (HMX_WG16_SWIGLU | HMX_W16_SWIGLU));
   const int ffn_dev = !ffn && proj && dev;

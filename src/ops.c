@@ -584,7 +584,7 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
     hmx_status s = hmx_dev_staging_begin(&ds, &ex, ins, 4, y);
     if (s == HMX_OK) {
       hmx_swiglu_args a = {ds.in[0], ds.in[1], ds.in[2], ds.in[3], ds.out, t, d, h, d_out, block,
-                           ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS};
+                           ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS, NULL, NULL, NULL};
       s = dfn(&a, &ex.call);
     }
     return device_finish(hmx_dev_staging_finish(&ds, &ex, y, s), op, &ex);
@@ -601,7 +601,7 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
     hmx_swiglu_args a = {st.in[0].p, st.in[1].p, st.in[2].p, st.in[3].p, st.out.p, t, d, h,
                          d_out, block, ex.threads, w16 ? w1->dtype : HMX_F32,
                          w16 ? w1->data : NULL, w16 ? w3->data : NULL, w16 ? w2->data : NULL,
-                         HMX_QLAYOUT_ROWS};
+                         HMX_QLAYOUT_ROWS, NULL, NULL, NULL};
     s = fn(&a);
   }
   return hmx_staging_finish(&st, y, s, op, &ex);

@@ -41,6 +41,27 @@ static int fast_g16_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatri
          hmx_tensor_is_contiguous(x) && hmx_tensor_is_contiguous(y);
 }
 
+/* Whether the backend's swiglu takes the GPU copies of the three matrices
+ * (hmx_qmatrix.dev: hmx_model_prepare for cuda): one host call decodes them
+ * where they are, runs both gemms, the gate and the last gemm on the GPU,
+ * and copies y back: the composition below in one call instead of three,
+ * without two T x h round trips through host memory; the same operations
+ * in the same order (each gemm from +0 in increasing k; the gate's silu the
+ * canonical one, on the device). Host f32 x and y, either tier (GGUF
+ * matrices run the exact kernels in both, as in hmx_gemm_quant). */
+static int resident_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
+                       const hmx_qmatrix *w3, const hmx_qmatrix *w2, const hmx_tensor *y) {
+  const hmx_qmatrix *w[] = {w1, w3, w2};
+  for (int i = 0; i < 3; i++) /* float matrices in rows are plain tensors (hmx_gemm_quant) */
+    if (!w[i]->dev || (w[i]->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(w[i]->type)))
+      return 0;
+  return !ex->dev && ex->be->swiglu && hmx_device_ops_of(ex->be) &&
+         (ex->be->weights16 & HMX_WQ_GEMM) &&
+         x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
+         y->memory == HMX_MEMORY_HOST && hmx_tensor_is_contiguous(x) &&
+         hmx_tensor_is_contiguous(y);
+}
+
 /* a[i] = silu(a[i]) * b[i] for i < n (§swiglu, §E): the backend's vector
  * gated_silu with w = 1 (times 1 is exact: the same bits), in chunks over
  * its threads (independent elements); else, and on ref, one scalar loop.
@@ -85,17 +106,24 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
     hmx_swiglu_args a = {x->data, f32 ? w1->data : NULL, f32 ? w3->data : NULL,
                          f32 ? w2->data : NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
                          ex.threads, dt, f32 ? NULL : w1->data, f32 ? NULL : w3->data,
-                         f32 ? NULL : w2->data, HMX_QLAYOUT_G16};
+                         f32 ? NULL : w2->data, HMX_QLAYOUT_G16, NULL, NULL, NULL};
     if ((st = ex.be->swiglu(&a)))
       return hmx_fail(st, "%s: backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
     return HMX_OK;
   }
   if (fast_g16_ok(&ex, x, w1, w3, w2, y)) {
     hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
-                         ex.threads, HMX_BF16, w1->data, w3->data, w2->data, HMX_QLAYOUT_G16};
+                         ex.threads, HMX_BF16, w1->data, w3->data, w2->data, HMX_QLAYOUT_G16, NULL, NULL, NULL};
     st = ex.fast->swiglu_g16(&a);
     if (st && hmx_last_error()[0] == '\0')
       hmx_fail(st, "%s (fast): backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
+    return st;
+  }
+  if (resident_ok(&ex, x, w1, w3, w2, y)) {
+    hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
+                         ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS, w1, w3, w2};
+    if ((st = ex.be->swiglu(&a)) && hmx_last_error()[0] == '\0')
+      hmx_fail(st, "%s: backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
     return st;
   }
   /* a = x W1^T, b = x W3^T (gemms from +0), g = silu(a) * b, y = g W2^T */

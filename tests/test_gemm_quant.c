@@ -13,6 +13,7 @@
 #include "threads.h"
 #include "backend.h"
 #include "compare.h"
+#include "dispatch.h"
 #include "gemm_quant.h"
 #include "gguf.h"
 #include "tuning.h" /* src/: the x86 tuning profiles */
@@ -121,6 +122,35 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
           "dequantize + ref gemm", hmx_backend_name(be), hmx_gguf_type_name(type),
           layout ? " (G16)" : "", (long long)m, (long long)n, (long long)k, threads, specials);
     bad |= !same;
+  }
+  /* A backend with device kernels (cuda) also reads a GPU copy of the
+   * stored bytes (hmx_qmatrix.dev, as hmx_model_prepare makes one): with the
+   * host bytes zeroed, the bits must still be ref's, so the copy is what it
+   * decodes. */
+  const hmx_device_ops *dops = hmx_device_ops_of(be);
+  if (dops && (be->weights16 & HMX_WQ_GEMM)) {
+    const size_t nb = g16 ? hmx_qlayout_g16_bytes(type, n, k) : (size_t)(n * k / block * bytes);
+    void *dev = NULL;
+    unsigned char *zero = calloc(nb, 1);
+    const int up = zero && dops->resident_alloc(&dev, nb) == HMX_OK &&
+                   dops->upload(dev, g16 ? (const void *)g16 : bq, nb) == HMX_OK;
+    CHECK(up, "%s: GPU copy: %s", hmx_backend_name(be), hmx_last_error());
+    if (up) {
+      hmx_context ctx = {be, 1, 0, HMX_TIER_EXACT};
+      hmx_tensor A = hmx_tensor_2d(a, HMX_F32, m, k), C = hmx_tensor_2d(got, HMX_F32, m, n);
+      hmx_qmatrix B = {type, zero, n, k, layout, dev};
+      memset(got, 0xA5, (size_t)(m * n) * sizeof(float));
+      CHECK(hmx_gemm_quant(&ctx, &A, &B, &C) == HMX_OK, "%s %s (GPU copy): %s",
+            hmx_backend_name(be), hmx_gguf_type_name(type), hmx_last_error());
+      hmx_tensor W = hmx_tensor_2d(want, HMX_F32, m, n);
+      hmx_diff_stats ds;
+      CHECK(hmx_compare(&C, &W, &ds) == HMX_OK && ds.differing == 0, "%s %s%s M=%lld N=%lld "
+            "K=%lld from the GPU copy: not the bits of dequantize + ref gemm",
+            hmx_backend_name(be), hmx_gguf_type_name(type), layout ? " (G16)" : "",
+            (long long)m, (long long)n, (long long)k);
+    }
+    if (dev) dops->resident_free(dev);
+    free(zero);
   }
   free(g16); free(bq); free(a); free(bf); free(want); free(got);
   return bad;

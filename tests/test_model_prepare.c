@@ -74,8 +74,8 @@ static int projections(const hmx_model_config *c) {
 /* Whether backend be's FFN of dtype dt goes to G16: when its swiglu reads
  * G16, or (16-bit weights) when its gemm reads G16 and its swiglu reads
  * neither G16 nor 16-bit weights (neon: hmx_swiglu_quant's composition), or
- * (any dtype) when its gemm reads G16 from GPU copies (cuda: the same
- * composition, each gemm reading the GPU copy). */
+ * (any dtype) when it reads G16 from GPU copies (cuda: hmx_swiglu_quant
+ * hands the three copies to its swiglu in one call). */
 static int ffn_rewritten(const hmx_backend *be, hmx_dtype dt) {
   const unsigned w = be->weights16;
   if ((w & HMX_WG16_GEMM) && hmx_device_ops_of(be)) return 1;

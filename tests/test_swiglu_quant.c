@@ -12,6 +12,7 @@
 #include "check.h"
 #include "threads.h"
 #include "backend.h"
+#include "dispatch.h"
 #include "gemm_quant.h"
 #include "gguf.h"
 #include "swiglu_quant.h"
@@ -83,6 +84,43 @@ typedef struct shape {
   int64_t t, d, h, dout;
 } shape;
 
+/* A backend with device kernels (cuda): the three matrices' GPU copies
+ * (hmx_qmatrix.dev, as hmx_model_prepare makes them) with the host bytes
+ * zeroed give ref's bits: the copies are what its swiglu reads (one call:
+ * src/swiglu_quant.c, resident_ok). */
+static void check_gpu_copies(const hmx_backend *be, shape s, const hmx_tensor *X, hmx_tensor *Y,
+                             const hmx_qmatrix *const q[3], const float *want, float *ga,
+                             float *gb) {
+  const hmx_device_ops *d = hmx_device_ops_of(be);
+  hmx_qmatrix c[3];
+  void *dev[3] = {NULL, NULL, NULL}, *zero[3] = {NULL, NULL, NULL};
+  int ok = 1;
+  for (int i = 0; i < 3; i++) {
+    const size_t nb = hmx_qlayout_g16_bytes(q[i]->type, q[i]->n, q[i]->k);
+    zero[i] = calloc(nb, 1);
+    ok = ok && zero[i] && d->resident_alloc(&dev[i], nb) == HMX_OK &&
+         d->upload(dev[i], q[i]->data, nb) == HMX_OK;
+    c[i] = *q[i];
+    c[i].data = zero[i];
+    c[i].dev = dev[i];
+  }
+  CHECK(ok, "%s: GPU copies: %s", hmx_backend_name(be), hmx_last_error());
+  if (ok) {
+    hmx_context ctx = {be, 1, 0, HMX_TIER_EXACT};
+    memset(Y->data, 0xFF, (size_t)(s.t * s.dout) * sizeof(float));
+    const hmx_status st = hmx_swiglu_quant(&ctx, X, &c[0], &c[1], &c[2], Y, ga, gb);
+    CHECK(st == HMX_OK, "%s (GPU copies): %s", hmx_backend_name(be), hmx_last_error());
+    CHECK(st || memcmp(want, Y->data, (size_t)(s.t * s.dout) * sizeof(float)) == 0,
+          "%s %s T %lld d %lld h %lld d_out %lld from the GPU copies: differs from ref",
+          hmx_backend_name(be), hmx_gguf_type_name(q[0]->type), (long long)s.t,
+          (long long)s.d, (long long)s.h, (long long)s.dout);
+  }
+  for (int i = 0; i < 3; i++) {
+    if (dev[i]) d->resident_free(dev[i]);
+    free(zero[i]);
+  }
+}
+
 static void check_case(const hmx_backend *be, shape s, hmx_dtype dt) {
   const hmx_backend *ref = hmx_backend_find("ref");
   float *x = random_matrix(HMX_F32, s.t, s.d);
@@ -112,6 +150,8 @@ static void check_case(const hmx_backend *be, shape s, hmx_dtype dt) {
             hmx_backend_name(be), hmx_dtype_name(dt), layout ? "G16" : "rows", (long long)s.t,
             (long long)s.d, (long long)s.h, (long long)s.dout, threads);
     }
+    if (layout == HMX_QLAYOUT_G16 && hmx_device_ops_of(be))
+      check_gpu_copies(be, s, &X, &Yg, (const hmx_qmatrix *[]){&q1, &q3, &q2}, want, ga, gb);
     free(s1);
     free(s3);
     free(s2);
