@@ -18,7 +18,9 @@ typedef struct hmx_qmatrix {
   /* NULL, or a copy of data's bytes in GPU memory (hmx_model_prepare with a
    * backend that has device kernels: docs/MODEL.md "Weights on the GPU").
    * Only that backend's host-memory calls read it, instead of copying data
-   * to the GPU on every call; every other backend reads data. */
+   * to the GPU on every call (block types in either layout, float types in
+   * G16; float types in rows are plain tensors: data); every other backend
+   * reads data. */
   const void *dev;
 } hmx_qmatrix;
 

@@ -172,7 +172,11 @@ static size_t kept_bytes(const hmx_qmatrix *q) {
 /* Whether weight i is a kept matrix that the forward pass reads by gemm:
  * every one but an untied embedding (read a row at a time on the host). */
 static int read_by_gemm(const hmx_model *m, int i) {
-  return m->q[i].data && (&m->weights[i] != m->tok_emb || m->lm_head == m->tok_emb);
+  const hmx_qmatrix *q = &m->q[i];
+  /* float matrices in rows are read as plain tensors (hmx_gemm_quant): from
+   * host memory; none is kept so today (prepare and GGUF loads use G16) */
+  if (!q->data || (q->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(q->type))) return 0;
+  return &m->weights[i] != m->tok_emb || m->lm_head == m->tok_emb;
 }
 
 /* The kept matrices that the forward pass reads by gemm, copied to the GPU

@@ -128,7 +128,9 @@ static int run_case(const hmx_backend *be, uint32_t type, int64_t m, int64_t n, 
    * host bytes zeroed, the bits must still be ref's, so the copy is what it
    * decodes. */
   const hmx_device_ops *dops = hmx_device_ops_of(be);
-  if (dops && (be->weights16 & HMX_WQ_GEMM)) {
+  /* (f32 / f16 / bf16 in rows are plain tensors, read from host memory:
+   * hmx_gemm_quant; hmx_model_prepare makes no GPU copy of them) */
+  if (dops && (be->weights16 & HMX_WQ_GEMM) && (g16 || !hmx_qtype_is_float(type))) {
     const size_t nb = g16 ? hmx_qlayout_g16_bytes(type, n, k) : (size_t)(n * k / block * bytes);
     void *dev = NULL;
     unsigned char *zero = calloc(nb, 1);
