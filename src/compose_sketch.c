@@ -54,7 +54,8 @@ hmx_status hmx_compose_linformer(const hmx_sketch_args *a, const hmx_compose_ker
           for (int64_t j = 0; j < n; j++) memcpy(kg + j * d, src + j * ld, (size_t)d * sizeof(float));
           kv = kg;
         }
-        hmx_gemm_args gm = {side ? a->f : a->e, kv, NULL, pg, kp, d, n, 0, a->threads, HMX_F32, NULL, NULL, 0, 0, NULL};
+        hmx_gemm_args gm = {side ? a->f : a->e, kv, NULL, pg, kp, d, n, 0, a->threads, HMX_F32,
+                            NULL, NULL, 0, 0, NULL};
         st = k->gemm(&gm);
         for (int64_t r = 0; r < kp; r++) memcpy(dst + r * ld, pg + r * d, (size_t)d * sizeof(float));
       }

@@ -222,7 +222,8 @@ hmx_status hmx_gemm(const hmx_context *ctx, const hmx_tensor *a, const hmx_tenso
   hmx_status s = hmx_staging_begin(&st, ins, 3, c);
   if (s == HMX_OK) {
     hmx_gemm_args g = {st.in[0].p, st.in[1].p, st.in[2].p, st.out.p, m, n, k, trans_b,
-                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL, NULL, 0, 0, NULL};
+                       ex.threads, w16 ? b->dtype : HMX_F32, w16 ? b->data : NULL, NULL, 0, 0,
+                       NULL};
     s = fn(&g);
   }
   return hmx_staging_finish(&st, c, s, op, &ex);
@@ -584,7 +585,8 @@ hmx_status hmx_swiglu(const hmx_context *ctx, const hmx_tensor *x, const hmx_ten
     hmx_status s = hmx_dev_staging_begin(&ds, &ex, ins, 4, y);
     if (s == HMX_OK) {
       hmx_swiglu_args a = {ds.in[0], ds.in[1], ds.in[2], ds.in[3], ds.out, t, d, h, d_out, block,
-                           ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS, NULL, NULL, NULL};
+                           ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS, NULL, NULL,
+                           NULL};
       s = dfn(&a, &ex.call);
     }
     return device_finish(hmx_dev_staging_finish(&ds, &ex, y, s), op, &ex);

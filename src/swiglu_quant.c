@@ -113,7 +113,8 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
   }
   if (fast_g16_ok(&ex, x, w1, w3, w2, y)) {
     hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
-                         ex.threads, HMX_BF16, w1->data, w3->data, w2->data, HMX_QLAYOUT_G16, NULL, NULL, NULL};
+                         ex.threads, HMX_BF16, w1->data, w3->data, w2->data, HMX_QLAYOUT_G16,
+                         NULL, NULL, NULL};
     st = ex.fast->swiglu_g16(&a);
     if (st && hmx_last_error()[0] == '\0')
       hmx_fail(st, "%s (fast): backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));

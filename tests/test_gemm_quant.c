@@ -273,7 +273,8 @@ int main(void) {
     float x[32] = {0}, y[1];
     unsigned char blk[20] = {0};
     hmx_tensor A = hmx_tensor_2d(x, HMX_F32, 1, 32), C = hmx_tensor_2d(y, HMX_F32, 1, 1);
-    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32, HMX_QLAYOUT_ROWS, NULL}; /* K not a multiple of 256 */
+    /* K not a multiple of 256 */
+    hmx_qmatrix B = {HMX_GGML_Q6_K, blk, 1, 32, HMX_QLAYOUT_ROWS, NULL};
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) == HMX_ERR_SHAPE, "K %% block accepted");
     B.type = 99;
     CHECK(hmx_gemm_quant(NULL, &A, &B, &C) != HMX_OK, "unknown type accepted");

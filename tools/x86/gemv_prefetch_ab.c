@@ -139,7 +139,8 @@ static int run_case(const gemv_case *c, const hmx_backend *be, int threads, int 
       hmx_x86_tuning_force(&prof[d]);
       const double t0 = hmx_tool_seconds();
       for (int j = 0; j < calls && !err; j++) {
-        const hmx_qmatrix B = {c->type, pool + mb * (size_t)next, c->n, c->k, HMX_QLAYOUT_G16, NULL};
+        const hmx_qmatrix B = {c->type, pool + mb * (size_t)next, c->n, c->k, HMX_QLAYOUT_G16,
+                               NULL};
         if (hmx_gemm_quant(&ctx, &A, &B, &C) != HMX_OK) {
           fprintf(stderr, "hmx-gemv-prefetch-ab: %s\n", hmx_last_error());
           err = 1;
