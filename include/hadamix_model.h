@@ -97,6 +97,12 @@ const hmx_tensor *hmx_model_weight(const hmx_model *m, const char *name);
  * place (synthetic, GGUF and Hugging Face loads; not the memory-mapped
  * tensors of a hadamix weights file); those then have no tensor view
  * (hmx_model_weight returns NULL) and hmx_model_save refuses the model.
+ * For a ctx whose gemm runs on the cuda backend it also lays the FFN out so
+ * and copies every matrix the forward pass reads by gemm to the current GPU,
+ * once (docs/MODEL.md "Weights on the GPU"): cuda's calls then read that
+ * copy instead of sending the weights over PCIe every call; the host bytes
+ * stay, so the model still runs on any backend; hmx_model_free frees the
+ * copy; without the GPU memory for it, no copy (same bits, slower).
  * *changed (may be NULL): the number of matrices rewritten. Call it before
  * any forward pass, never during one. */
 hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed);
