@@ -24,7 +24,7 @@ hmx_add_test(NAME test_model_prepare SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mo
              ARGS ${CMAKE_CURRENT_BINARY_DIR} LABELS unit model)
 # The same on the cuda backend, whose prepare also copies the weights to the
 # GPU; skipped (77) without a GPU.
-if(HMX_HAVE_CUDA)
+if("cuda" IN_LIST HMX_BACKEND_NAMES)
   add_test(NAME test_model_prepare_cuda
            COMMAND test_model_prepare --backend cuda ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(test_model_prepare_cuda PROPERTIES SKIP_RETURN_CODE 77
