@@ -274,7 +274,7 @@ const float *job_in_blocks(Job *j, const void *h, const void *dev, uint32_t type
     return NULL;
   }
   const int64_t total = n * k;
-  const size_t nbytes = g16 ? hmx_qlayout_g16_bytes(type, n, k) : (size_t)(total / block * bytes);
+  const size_t nbytes = hmx_qlayout_bytes(type, layout, n, k);
   /* a resident copy (hmx_qmatrix.dev) is decoded where it is: it must be
    * memory of this call's GPU */
   if (dev && !hmx_cuda_on_current_device(dev)) {

@@ -126,6 +126,10 @@ hmx_status hmx_exec_place(const hmx_context *ctx, const char *op, hmx_exec *ex,
 
 /* ---------------------------------------------------------------- checks */
 
+int hmx_exec_reads_gpu_copies(const hmx_exec *ex) {
+  return !ex->dev && (ex->be->weights16 & HMX_WQ_GEMM) && hmx_device_ops_of(ex->be) != NULL;
+}
+
 hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex) {
   hmx_clear_error();
   ex->dev = NULL;

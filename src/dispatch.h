@@ -66,6 +66,11 @@ typedef struct hmx_exec {
 
 hmx_status hmx_exec_resolve(const hmx_context *ctx, const char *op, hmx_exec *ex);
 
+/* Whether a call resolved to ex reads kept matrices from their GPU copies
+ * (hmx_qmatrix.dev; hmx_model_prepare makes them for it): a host-memory
+ * call on a backend with device kernels that decodes GGUF blocks (cuda). */
+int hmx_exec_reads_gpu_copies(const hmx_exec *ex);
+
 /* Where the call's tensors live (after their shapes and dtypes are checked).
  * ts[0..n-1] (NULL entries skipped) are all host or all device memory. For
  * device memory: each contiguous and element-aligned, float tensors f32

@@ -40,6 +40,17 @@ int hmx_qlayout_g16_ok(uint32_t type) {
          hmx_qlayout_g16_packed(type);
 }
 
+size_t hmx_qlayout_bytes(uint32_t type, int layout, int64_t n, int64_t k) {
+  if (layout == HMX_QLAYOUT_G16) return hmx_qlayout_g16_bytes(type, n, k);
+  int64_t block = 1, bytes = 0;
+  (void)hmx_gguf_type_block(type, &block, &bytes);
+  return (size_t)(n * (k / block) * bytes);
+}
+
+int hmx_qmatrix_is_plain(const hmx_qmatrix *q) {
+  return q->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(q->type);
+}
+
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k) {
   const int64_t groups = (n + HMX_QG - 1) / HMX_QG;
   if (hmx_qlayout_g16_packed(type)) return hmx_packed_bytes(type, n, k);
@@ -145,7 +156,7 @@ hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx
     return hmx_fail(HMX_ERR_UNSUPPORTED, "gemm: layout %d of %s weights is not supported",
                     b->layout, hmx_gguf_type_name(b->type));
   /* 16-bit and f32 matrices in rows are ordinary tensors */
-  if (b->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(b->type)) {
+  if (hmx_qmatrix_is_plain(b)) {
     hmx_tensor w = hmx_tensor_2d((void *)(uintptr_t)b->data, hmx_qtype_dtype(b->type), b->n, b->k);
     return hmx_gemm(ctx, a, &w, 1, NULL, c);
   }
@@ -176,11 +187,11 @@ hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx
   }
   const int in_place = ex.be->gemm && (ex.be->weights16 & need) && plain;
   if (in_place) {
-    /* b's GPU copy goes only to a backend with device kernels (the one that
-     * made it: cuda is the only such backend) */
+    /* b's GPU copy goes only to a backend that reads such copies (the one
+     * that made it: cuda is the only such backend) */
     hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
                        NULL, b->data, b->type, b->layout,
-                       hmx_device_ops_of(ex.be) ? b->dev : NULL};
+                       hmx_exec_reads_gpu_copies(&ex) ? b->dev : NULL};
     return ex.be->gemm(&g);
   }
   /* Any other backend: dequantize (the rule), then the f32 gemm. */

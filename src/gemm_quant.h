@@ -93,6 +93,12 @@ void hmx_packed_row(uint32_t type, const void *src, int64_t k, int64_t j, float 
 
 /* Bytes of the G16 form of an [N, K] matrix (N rounded up to 16). */
 size_t hmx_qlayout_g16_bytes(uint32_t type, int64_t n, int64_t k);
+/* Bytes of an [n, k] matrix of `type` in `layout`: hmx_qlayout_g16_bytes for
+ * G16, else its rows of blocks (k a whole number of blocks). */
+size_t hmx_qlayout_bytes(uint32_t type, int layout, int64_t n, int64_t k);
+/* Whether q is an f32 / f16 / bf16 matrix in rows: an ordinary tensor, which
+ * hmx_gemm_quant runs as hmx_gemm on q->data (never on a GPU copy). */
+int hmx_qmatrix_is_plain(const hmx_qmatrix *q);
 /* GGUF rows [N, K] at src -> the G16 form at dst (hmx_qlayout_g16_bytes). */
 void hmx_qlayout_to_g16(uint32_t type, const void *src, int64_t n, int64_t k, void *dst);
 /* A row-major [K, N] matrix of F32, F16 or BF16 at src (N a multiple of 16)

@@ -160,22 +160,18 @@ static int prepare_ffn(hmx_model *m, int only16) {
   return n_changed;
 }
 
-/* Bytes of kept matrix q: its G16 form (padding rows included), or its
- * rows of blocks. */
+/* Bytes of kept matrix q (padding rows of G16 included). */
 static size_t kept_bytes(const hmx_qmatrix *q) {
-  if (q->layout == HMX_QLAYOUT_G16) return hmx_qlayout_g16_bytes(q->type, q->n, q->k);
-  int64_t block = 1, bsize = 0;
-  (void)hmx_gguf_type_block(q->type, &block, &bsize);
-  return (size_t)(q->n * (q->k / block) * bsize);
+  return hmx_qlayout_bytes(q->type, q->layout, q->n, q->k);
 }
 
 /* Whether weight i is a kept matrix that the forward pass reads by gemm:
  * every one but an untied embedding (read a row at a time on the host). */
 static int read_by_gemm(const hmx_model *m, int i) {
   const hmx_qmatrix *q = &m->q[i];
-  /* float matrices in rows are read as plain tensors (hmx_gemm_quant): from
-   * host memory; none is kept so today (prepare and GGUF loads use G16) */
-  if (!q->data || (q->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(q->type))) return 0;
+  /* plain float matrices are read from host memory (hmx_gemm_quant); none
+   * is kept so today (prepare and GGUF loads use G16) */
+  if (!q->data || hmx_qmatrix_is_plain(q)) return 0;
   return &m->weights[i] != m->tok_emb || m->lm_head == m->tok_emb;
 }
 
@@ -253,8 +249,8 @@ hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed)
   const int ffn = reads_g16(&swiglu, HMX_WG16_SWIGLU) && swiglu.be->swiglu;
   /* a backend with device kernels whose host calls will read the kept
    * matrices from GPU copies (upload_kept) */
-  const hmx_device_ops *dev = !gemm.dev && gemm.be->gemm && (gemm.be->weights16 & HMX_WQ_GEMM)
-                                  ? hmx_device_ops_of(gemm.be) : NULL;
+  const hmx_device_ops *dev =
+      gemm.be->gemm && hmx_exec_reads_gpu_copies(&gemm) ? hmx_device_ops_of(gemm.be) : NULL;
   /* FFNs to G16 for hmx_swiglu_quant: 16-bit ones where the swiglu would
    * get them widened per call (its composition of in-place G16 gemms: see
    * the top); every one where they get GPU copies, which hmx_swiglu_quant

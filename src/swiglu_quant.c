@@ -52,12 +52,9 @@ static int fast_g16_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatri
 static int resident_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
                        const hmx_qmatrix *w3, const hmx_qmatrix *w2, const hmx_tensor *y) {
   const hmx_qmatrix *w[] = {w1, w3, w2};
-  for (int i = 0; i < 3; i++) /* float matrices in rows are plain tensors (hmx_gemm_quant) */
-    if (!w[i]->dev || (w[i]->layout == HMX_QLAYOUT_ROWS && hmx_qtype_is_float(w[i]->type)))
-      return 0;
-  return !ex->dev && ex->be->swiglu && hmx_device_ops_of(ex->be) &&
-         (ex->be->weights16 & HMX_WQ_GEMM) &&
-         x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
+  for (int i = 0; i < 3; i++) /* plain tensors are read from host memory (hmx_gemm_quant) */
+    if (!w[i]->dev || hmx_qmatrix_is_plain(w[i])) return 0;
+  return ex->be->swiglu && hmx_exec_reads_gpu_copies(ex) && x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
          y->memory == HMX_MEMORY_HOST && hmx_tensor_is_contiguous(x) &&
          hmx_tensor_is_contiguous(y);
 }
