@@ -59,6 +59,11 @@ hmx_status hmx_cuda_fast_attention(const hmx_attention_args *a);
 hmx_status hmx_cuda_fast_dev_attention(const hmx_attention_args *a, const hmx_device_call *c);
 
 hmx_status hmx_cuda_to_host(void *dst, const void *src, size_t bytes, void *stream);
+/* a forward pass on the GPU (cuda/forward_ops.cu) */
+hmx_status hmx_cuda_to_device(void *dst, const void *src, size_t bytes, void *stream);
+hmx_status hmx_cuda_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                           size_t rows, void *stream);
+hmx_status hmx_cuda_add(float *x, const float *y, int64_t n, void *stream);
 /* long-lived GPU memory: a model's weights (cuda/resident.cu) */
 hmx_status hmx_cuda_resident_alloc(void **p, size_t bytes);
 hmx_status hmx_cuda_upload(void *dst, const void *src, size_t bytes);

@@ -1048,8 +1048,9 @@ void gemm_body(Job *j, const hmx_gemm_args *g) {
   if (j->st != HMX_OK || g->m <= 0 || g->n <= 0) return;
   const float *d_a = job_in(j, g->a, g->m * g->k);
   const float *d_b;
-  if (g->bq) { /* a GGUF matrix [N, K], in rows or in G16 */
-    if (j->device || !g->trans_b)
+  if (g->bq || g->bq_dev) { /* a kept matrix [N, K], in rows or in G16 */
+    /* device calls pass its GPU copy only (src/gemm_quant.c) */
+    if (!g->trans_b || (j->device && (g->bq || !g->bq_dev)))
       j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda gemm: GGUF weights in an unexpected form");
     d_b = job_in_blocks(j, g->bq, g->bq_dev, g->qtype, g->blayout, g->n, g->k);
   } else if (weights_stored(j, g->wdt, g->b16)) {
@@ -1075,7 +1076,7 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   const float *d_x = job_in(j, s->x, s->t * s->d);
   const float *d_w1, *d_w3, *d_w2;
   int tb = 0; /* the weights as [out, in] (trans_b) */
-  if (s->wlayout != HMX_QLAYOUT_ROWS || (s->wq1 && j->device))
+  if (s->wlayout != HMX_QLAYOUT_ROWS)
     j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda swiglu: weights in an unexpected layout");
   if (s->wq1) { /* GPU copies of kept matrices (src/swiglu_quant.c, resident_ok) */
     d_w1 = job_in_blocks(j, NULL, s->wq1->dev, s->wq1->type, s->wq1->layout, s->h, s->d);

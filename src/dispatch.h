@@ -26,6 +26,15 @@ typedef struct hmx_device_ops {
   /* Copy device memory to the host, ordered after the work queued on stream,
    * and wait for it (rope positions). */
   hmx_status (*to_host)(void *dst, const void *src, size_t bytes, void *stream);
+  /* The data movement of a forward pass on the GPU (src/model_forward.c),
+   * queued on stream without waiting: host memory to the device (the source
+   * may be reused when it returns); a device-to-device copy of `rows` rows
+   * of `width` bytes (pitches in bytes); x[i] += y[i] for i < n, one f32
+   * addition each (device f32). */
+  hmx_status (*to_device)(void *dst, const void *src, size_t bytes, void *stream);
+  hmx_status (*copy2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                       size_t rows, void *stream);
+  hmx_status (*add)(float *x, const float *y, int64_t n, void *stream);
   /* Long-lived device memory of the current GPU (a model's weights copied by
    * hmx_model_prepare, read by the backend's host calls: hmx_qmatrix.dev):
    * allocated, filled from host memory before upload returns, freed. */

@@ -170,6 +170,25 @@ hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx
                     "not fit c [%lld, %lld]", (long long)m, (long long)a->shape[1],
                     (long long)b->n, (long long)b->k, (long long)c->shape[0],
                     (long long)c->shape[1]);
+  /* a and c in device memory (a forward pass on the GPU, src/model_forward.c):
+   * the backend's device gemm decodes b's GPU copy where it is, with the
+   * decoders and the kernel of its host calls (the same bits). f32 only. */
+  if (a->memory == HMX_MEMORY_CUDA || c->memory == HMX_MEMORY_CUDA) {
+    const hmx_tensor *place[] = {a, c};
+    static const char *const names[] = {"a", "c"};
+    hmx_status (*fn)(const hmx_gemm_args *, const hmx_device_call *);
+    if ((st = hmx_check_alias(op, "c", c, "a", a, 0)) ||
+        (st = hmx_exec_place(ctx, op, &ex, place, names, 2, 0)))
+      return st;
+    HMX_PICK_DEVICE(ex, gemm, fn);
+    if (!b->dev)
+      return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "gemm: device tensors with %s weights need the "
+                      "weights' GPU copy (hmx_model_prepare with a cuda context makes it)",
+                      hmx_gguf_type_name(b->type));
+    hmx_gemm_args g = {a->data, NULL, NULL, c->data, m, b->n, b->k, 1, ex.threads, HMX_F32,
+                       NULL, NULL, b->type, b->layout, b->dev};
+    return fn(&g, &ex.call);
+  }
   const unsigned need = b->layout == HMX_QLAYOUT_G16 ? HMX_WG16_GEMM : HMX_WQ_GEMM;
   const int plain = a->dtype == HMX_F32 && c->dtype == HMX_F32 &&
                     a->memory == HMX_MEMORY_HOST && c->memory == HMX_MEMORY_HOST &&

@@ -113,7 +113,10 @@ void hmx_qmatrix_row_f32(const hmx_qmatrix *q, int64_t j, float *dst);
  * both host memory. The bits are those of dequantizing B to f32 (the GGUF
  * rule) and calling hmx_gemm: a backend with HMX_WQ_GEMM decodes the blocks
  * in registers; for any other this function dequantizes B to a temporary
- * f32 copy and calls hmx_gemm. F16/BF16 go to hmx_gemm as 16-bit tensors. */
+ * f32 copy and calls hmx_gemm. F16/BF16 go to hmx_gemm as 16-bit tensors.
+ * a and c may instead both be f32 device tensors when B has a GPU copy
+ * (B->dev, not a plain matrix): the device gemm of the backend that made the
+ * copy decodes it, the same bits (a forward pass on the GPU). */
 hmx_status hmx_gemm_quant(const hmx_context *ctx, const hmx_tensor *a, const hmx_qmatrix *b,
                           hmx_tensor *c);
 

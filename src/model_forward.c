@@ -1,4 +1,4 @@
-/* The forward pass and the KV cache (docs/MODEL.md).
+/* The forward pass (docs/MODEL.md; the KV cache: src/kv_cache.c).
  *
  * Every arithmetic step is a public op on the context's backend, except the
  * embedding lookup (an exact conversion) and the residual additions (one f32
@@ -6,7 +6,15 @@
  * on every backend, and rows that do not depend on what else is in the step
  * (gemm, norms and swiglu are row-wise with a fixed order per row; attention
  * computes each query row alone). That is why prefill, decode and batching
- * agree bit for bit. */
+ * agree bit for bit.
+ *
+ * On the GPU (docs/MODEL.md "The forward pass on the GPU"): when every
+ * weight the pass reads has a GPU copy (hmx_model_prepare for cuda) and the
+ * context runs cuda, the activations and the KV cache stay on the GPU too.
+ * The same ops run on device tensors (the same kernels, so the same bits);
+ * the step's embedding rows go up and its logits come down, and nothing
+ * waits in between. Only the data movement differs (fwd.dev: resid_add,
+ * copy_cols, the cache's store and views). */
 #include "model_internal.h"
 #include "dispatch.h" /* hmx_tensor_is_contiguous */
 #include "internal.h"
@@ -20,108 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ KV cache */
-
-hmx_status hmx_kv_cache_new_typed(const hmx_model *m, int64_t capacity, hmx_dtype dtype,
-                                  hmx_kv_cache **out) {
-  hmx_clear_error();
-  if (!m || !out) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_new: NULL argument");
-  *out = NULL;
-  if (dtype != HMX_F32 && dtype != HMX_BF16 && dtype != HMX_F16)
-    return hmx_fail(HMX_ERR_DTYPE, "hmx_kv_cache_new: the cache stores f32, bf16 or f16, not %s",
-                    hmx_dtype_name(dtype));
-  if (capacity == 0) capacity = m->cfg.context;
-  if (capacity < 1 || capacity > m->cfg.context)
-    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_new: capacity %lld is outside [1, "
-                    "context = %d]", (long long)capacity, m->cfg.context);
-  hmx_kv_cache *c = calloc(1, sizeof *c);
-  if (!c) return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: out of memory");
-  c->model = m;
-  c->n_layer = m->cfg.n_layer;
-  c->capacity = capacity;
-  c->row = (int64_t)m->cfg.n_kv_head * m->cfg.head_dim;
-  c->dtype = dtype;
-  c->kblocks = (capacity + 63) / 64 * 4;
-  size_t n; /* elements of K, and of V: n_layer x 16 * kblocks positions x row */
-  if (!hmx_mul_size((size_t)m->cfg.n_layer * 16, (size_t)c->kblocks, &n) ||
-      !hmx_mul_size(n, (size_t)c->row, &n) ||
-      !(c->k = hmx_alloc_array(n, hmx_dtype_size(dtype))) ||
-      !(c->v = hmx_alloc_array(n, hmx_dtype_size(dtype)))) {
-    const long long row = (long long)c->row;
-    hmx_kv_cache_free(c);
-    return hmx_fail(HMX_ERR_NO_MEMORY, "KV cache: cannot allocate 2 x %d layers x %lld "
-                    "positions x %lld %s values", m->cfg.n_layer, (long long)capacity, row,
-                    hmx_dtype_name(dtype));
-  }
-  *out = c;
-  return HMX_OK;
-}
-
-hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out) {
-  return hmx_kv_cache_new_typed(m, capacity, HMX_F32, out);
-}
-
-hmx_dtype hmx_kv_cache_dtype(const hmx_kv_cache *c) { return c ? c->dtype : HMX_F32; }
-
-void hmx_kv_cache_free(hmx_kv_cache *c) {
-  if (!c) return;
-  free(c->k);
-  free(c->v);
-  free(c);
-}
-
-int64_t hmx_kv_cache_len(const hmx_kv_cache *c) { return c ? c->len : 0; }
-
-hmx_status hmx_kv_cache_truncate(hmx_kv_cache *c, int64_t new_len) {
-  hmx_clear_error();
-  if (!c) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_truncate: cache is NULL");
-  if (new_len < 0 || new_len > c->len)
-    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_kv_cache_truncate: length %lld is outside "
-                    "[0, %lld]", (long long)new_len, (long long)c->len);
-  c->len = new_len;
-  return HMX_OK;
-}
-
-/* Layer `layer`'s K blocks (or V runs), as a tensor of `len` positions
- * whose data is in the cache layout (read by hmx_attention_kb16 only). */
-static hmx_tensor cache_tensor(const hmx_kv_cache *c, void *base, int layer, int64_t len) {
-  const hmx_model_config *cfg = &c->model->cfg;
-  char *p = (char *)base + (size_t)layer * (size_t)c->kblocks * 16 * (size_t)c->row *
-                               hmx_dtype_size(c->dtype);
-  return hmx_tensor_4d(p, c->dtype, 1, len, cfg->n_kv_head, cfg->head_dim);
-}
-
-/* One value as the cache stores it: copied, or rounded to nearest even for
- * a 16-bit cache (the conversion every 16-bit output of the library uses). */
-static void cache_put(hmx_dtype dt, void *dst, size_t i, float x) {
-  if (dt == HMX_F32) ((float *)dst)[i] = x;
-  else if (dt == HMX_BF16) ((uint16_t *)dst)[i] = hmx_f32_to_bf16(x);
-  else ((uint16_t *)dst)[i] = hmx_f32_to_f16(x);
-}
-
-/* Append n rows of k (is_k) or v at position `at`, each value to its place
- * in the layer's blocks (K) or head runs (V): hmx_kb16_k_index /
- * hmx_kb16_v_index with batch 0. Heads are independent (each writes its own
- * part of the cache), so they are split over `threads` (a prefill stores
- * 2 x 512 x 768 values per layer of tiny; on one thread the other waited).
- * Moves values only. */
-static void cache_store(const hmx_kv_cache *c, void *base, int is_k, int layer, int64_t at,
-                        const float *src, int64_t n, int threads) {
-  const hmx_model_config *cfg = &c->model->cfg;
-  const int64_t D = cfg->head_dim, H = cfg->n_kv_head;
-  void *dst = cache_tensor(c, base, layer, 0).data;
-  const int nt = hmx_thread_count(threads, n * H * D >= 65536 ? H : 1);
-  HMX_OMP_FOR(nt)
-  for (int64_t g = 0; g < H; g++)
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t e = 0; e < D; e++) {
-        const int64_t t = at + i;
-        const int64_t to = is_k ? hmx_kb16_k_index(c->kblocks, H, D, 0, g, t, e)
-                                : hmx_kb16_v_index(c->kblocks, H, D, 0, g, t, e);
-        cache_put(c->dtype, dst, (size_t)to, src[i * c->row + g * D + e]);
-      }
-}
-
 /* ------------------------------------------------------------------ forward */
 
 typedef struct fwd {
@@ -129,11 +35,38 @@ typedef struct fwd {
   const hmx_model *m;
   const hmx_forward_opts *opts;
   int64_t t; /* tokens in the step */
+  /* non-NULL: the pass runs on this backend's GPU, on `stream` (the calling
+   * thread's, hmx_get_cuda_stream): x .. qkv and logits_dev are device
+   * memory there */
+  const hmx_device_ops *dev;
+  void *stream;
   float *x, *h, *q, *k, *v, *att, *o, *qkv;
-  float *ga, *gb; /* [T, d_ff] each: the kept-format FFN's hidden units (ffn_kept) */
+  float *ga, *gb; /* [T, d_ff] each: the kept-format FFN's hidden units (ffn_kept; host) */
+  float *xh;      /* dev: [T, d], the step's embedding rows on the host */
+  float *logits_dev; /* dev: [rows, vocab] */
   int32_t *pos;
-  float *rope_cos, *rope_sin; /* [T, head_dim/2]: the step's angle table, made once */
+  float *rope_cos, *rope_sin; /* [T, head_dim/2]: the step's angle table, made once (host) */
 } fwd;
+
+/* An activation of the pass as a tensor: device memory when it runs on the GPU. */
+static hmx_tensor act(const fwd *f, hmx_tensor t) {
+  if (f->dev) t.memory = HMX_MEMORY_CUDA;
+  return t;
+}
+static hmx_tensor act2(const fwd *f, float *p, int64_t rows, int64_t cols) {
+  return act(f, hmx_tensor_2d(p, HMX_F32, rows, cols));
+}
+
+/* Vector weight w (a norm's weight, alpha, beta) where the pass reads it:
+ * its GPU copy when it runs on the GPU. */
+static hmx_tensor vec(const fwd *f, const hmx_tensor *w) {
+  hmx_tensor t = *w;
+  if (f->dev) {
+    t.data = (void *)(uintptr_t)f->m->vdev[w - f->m->weights];
+    t.memory = HMX_MEMORY_CUDA;
+  }
+  return t;
+}
 
 static hmx_status trace(const fwd *f, int layer, const char *name, const float *data,
                         int64_t rows, int64_t cols) {
@@ -169,10 +102,11 @@ static int rows_threads(int threads, int64_t rows, int64_t cols) {
 }
 
 /* x += y elementwise, [rows, cols]: one f32 addition each (the residual
- * stream). */
-static void add_inplace(float *restrict x, const float *restrict y, int64_t rows, int64_t cols,
-                        int threads) {
-  const int nt = rows_threads(threads, rows, cols);
+ * stream); on the GPU its add. */
+static hmx_status resid_add(const fwd *f, float *restrict x, const float *restrict y,
+                            int64_t rows, int64_t cols) {
+  if (f->dev) return f->dev->add(x, y, rows * cols, f->stream);
+  const int nt = rows_threads(f->ctx ? f->ctx->threads : 0, rows, cols);
   HMX_OMP_FOR(nt)
   for (int64_t r = 0; r < rows; r++) {
     float *restrict xr = x + r * cols;
@@ -184,6 +118,20 @@ static void add_inplace(float *restrict x, const float *restrict y, int64_t rows
 #endif
     for (int64_t i = 0; i < cols; i++) xr[i] += yr[i];
   }
+  return HMX_OK;
+}
+
+/* dst [rows, w] = columns [col, col + w) of src [rows, n] (moves values). */
+static hmx_status copy_cols(const fwd *f, float *dst, const float *src, int64_t rows, int64_t w,
+                            int64_t n, int64_t col) {
+  if (f->dev)
+    return f->dev->copy2d(dst, (size_t)w * sizeof(float), src + col, (size_t)n * sizeof(float),
+                          (size_t)w * sizeof(float), (size_t)rows, f->stream);
+  const int nt = rows_threads(f->ctx ? f->ctx->threads : 0, rows, w);
+  HMX_OMP_FOR(nt)
+  for (int64_t t = 0; t < rows; t++)
+    memcpy(dst + t * w, src + t * n + col, (size_t)w * sizeof(float));
+  return HMX_OK;
 }
 
 /* Where weight w's values start and how many bytes they take: its tensor
@@ -276,15 +224,14 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
                 kvd = (int64_t)c->n_kv_head * c->head_dim, n3 = hd + 2 * kvd;
   const hmx_tensor *order[3];
   int dev_adjacent;
-  if (!qkv_adjacent(f->m, L, order, &dev_adjacent)) {
-    hmx_tensor Q = hmx_tensor_2d(f->q, HMX_F32, T, hd), K = hmx_tensor_2d(f->k, HMX_F32, T, kvd),
-               V = hmx_tensor_2d(f->v, HMX_F32, T, kvd);
+  if (!qkv_adjacent(f->m, L, order, &dev_adjacent) || (f->dev && !dev_adjacent)) {
+    hmx_tensor Q = act2(f, f->q, T, hd), K = act2(f, f->k, T, kvd), V = act2(f, f->v, T, kvd);
     hmx_status st = project(f, H, L->wq, &Q);
     if (!st) st = project(f, H, L->wk, &K);
     if (!st) st = project(f, H, L->wv, &V);
     return st;
   }
-  hmx_tensor QKV = hmx_tensor_2d(f->qkv, HMX_F32, T, n3);
+  hmx_tensor QKV = act2(f, f->qkv, T, n3);
   const hmx_qmatrix *q0 = hmx_model_qweight(f->m, order[0]);
   hmx_status st;
   if (q0) { /* the three kept matrices as one of n3 rows */
@@ -292,7 +239,7 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
     qkv.n = n3;
     if (!dev_adjacent) qkv.dev = NULL;
     st = hmx_gemm_quant(f->ctx, H, &qkv, &QKV);
-  } else {
+  } else { /* plain tensors: host passes only (the GPU pass has kept matrices) */
     hmx_tensor W = hmx_tensor_2d((void *)(uintptr_t)order[0]->data, order[0]->dtype, n3, d);
     st = hmx_gemm(f->ctx, H, &W, 1, NULL, &QKV);
   }
@@ -302,10 +249,7 @@ static hmx_status qkv_project(fwd *f, const hmx_layer_weights *L, const hmx_tens
   for (int i = 0; i < 3; i++) {
     const int64_t w = order[i]->shape[0];
     float *dst = order[i] == L->wq ? f->q : order[i] == L->wk ? f->k : f->v;
-    const int nt = rows_threads(f->ctx ? f->ctx->threads : 0, T, w);
-    HMX_OMP_FOR(nt)
-    for (int64_t t = 0; t < T; t++)
-      memcpy(dst + t * w, f->qkv + t * n3 + col, (size_t)w * sizeof(float));
+    if ((st = copy_cols(f, dst, f->qkv, T, w, n3, col))) return st;
     col += w;
   }
   return HMX_OK;
@@ -323,18 +267,19 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   const hmx_layer_weights *L = &f->m->layers[l];
   const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
-  hmx_tensor X = hmx_tensor_2d(f->x, HMX_F32, T, d), H = hmx_tensor_2d(f->h, HMX_F32, T, d);
-  hmx_tensor O = hmx_tensor_2d(f->o, HMX_F32, T, d), A = hmx_tensor_2d(f->att, HMX_F32, T, hd);
+  hmx_tensor X = act2(f, f->x, T, d), H = act2(f, f->h, T, d);
+  hmx_tensor O = act2(f, f->o, T, d), A = act2(f, f->att, T, hd);
+  const hmx_tensor attn_norm = vec(f, L->attn_norm), ffn_norm = vec(f, L->ffn_norm);
 
   /* attention block: h = rmsnorm(x); q, k, v = h W^T; rope; attend; project */
-  TRY(hmx_rmsnorm(f->ctx, &X, L->attn_norm, c->norm_eps, &H));
+  TRY(hmx_rmsnorm(f->ctx, &X, &attn_norm, c->norm_eps, &H));
   TRY(trace(f, l, "attn_norm", f->h, T, d));
   TRY(qkv_project(f, L, &H));
   TRY(trace(f, l, "q", f->q, T, hd));
   TRY(trace(f, l, "k", f->k, T, kvd));
   TRY(trace(f, l, "v", f->v, T, kvd));
-  hmx_tensor Q3 = hmx_tensor_3d(f->q, HMX_F32, T, c->n_head, c->head_dim);
-  hmx_tensor K3 = hmx_tensor_3d(f->k, HMX_F32, T, c->n_kv_head, c->head_dim);
+  hmx_tensor Q3 = act(f, hmx_tensor_3d(f->q, HMX_F32, T, c->n_head, c->head_dim));
+  hmx_tensor K3 = act(f, hmx_tensor_3d(f->k, HMX_F32, T, c->n_kv_head, c->head_dim));
   TRY(hmx_rope_tabled(f->ctx, &Q3, f->rope_cos, f->rope_sin, c->head_dim, c->rope_style, &Q3));
   TRY(hmx_rope_tabled(f->ctx, &K3, f->rope_cos, f->rope_sin, c->head_dim, c->rope_style, &K3));
   TRY(trace(f, l, "q_rope", f->q, T, hd));
@@ -345,30 +290,40 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   for (int s = 0; s < n_seq; s++) {
     hmx_kv_cache *kc = caches[s];
     const int64_t n = n_tokens[s], len = kc->len;
-    cache_store(kc, kc->k, 1, l, len, f->k + off * kvd, n, f->ctx ? f->ctx->threads : 0);
-    cache_store(kc, kc->v, 0, l, len, f->v + off * kvd, n, f->ctx ? f->ctx->threads : 0);
-    hmx_tensor q4 = hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
-    hmx_tensor o4 = hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim);
-    hmx_tensor k4 = cache_tensor(kc, kc->k, l, len + n);
-    hmx_tensor v4 = cache_tensor(kc, kc->v, l, len + n);
+    hmx_tensor q4 = act(f, hmx_tensor_4d(f->q + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim));
+    hmx_tensor o4 = act(f, hmx_tensor_4d(f->att + off * hd, HMX_F32, 1, n, c->n_head, c->head_dim));
     hmx_attention_params ap = {1, len, 0.0f}; /* causal, queries at len.., scale 1/sqrt(D) */
-    TRY(hmx_attention_kb16(f->ctx, &q4, &k4, &v4, &ap, &o4, kc->kblocks));
+    if (f->dev) { /* the cache's rows on the GPU: the kernel of hmx_attention_kb16's rows */
+      TRY(hmx_kv_cache_store_gpu(kc, 1, l, len, f->k + off * kvd, n, f->stream));
+      TRY(hmx_kv_cache_store_gpu(kc, 0, l, len, f->v + off * kvd, n, f->stream));
+      hmx_tensor k4 = hmx_kv_cache_rows(kc, 1, l, len + n), v4 = hmx_kv_cache_rows(kc, 0, l, len + n);
+      TRY(hmx_attention(f->ctx, &q4, &k4, &v4, &ap, &o4));
+    } else {
+      hmx_kv_cache_store(kc, 1, l, len, f->k + off * kvd, n, f->ctx ? f->ctx->threads : 0);
+      hmx_kv_cache_store(kc, 0, l, len, f->v + off * kvd, n, f->ctx ? f->ctx->threads : 0);
+      hmx_tensor k4 = hmx_kv_cache_blocks(kc, 1, l, len + n);
+      hmx_tensor v4 = hmx_kv_cache_blocks(kc, 0, l, len + n);
+      TRY(hmx_attention_kb16(f->ctx, &q4, &k4, &v4, &ap, &o4, kc->kblocks));
+    }
     off += n;
   }
   TRY(trace(f, l, "attn", f->att, T, hd));
   if (c->outproj == HMX_OUTPROJ_DENSE) TRY(project(f, &A, L->wo, &O));
-  else TRY(hmx_hadamard_mix(f->ctx, &A, L->alpha, L->beta, &O));
+  else {
+    const hmx_tensor alpha = vec(f, L->alpha), beta = vec(f, L->beta);
+    TRY(hmx_hadamard_mix(f->ctx, &A, &alpha, &beta, &O));
+  }
   TRY(trace(f, l, "attn_out", f->o, T, d));
-  add_inplace(f->x, f->o, T, d, f->ctx ? f->ctx->threads : 0);
+  TRY(resid_add(f, f->x, f->o, T, d));
   TRY(trace(f, l, "resid_attn", f->x, T, d));
 
   /* feed-forward block: x += swiglu(rmsnorm(x)) */
-  TRY(hmx_rmsnorm(f->ctx, &X, L->ffn_norm, c->norm_eps, &H));
+  TRY(hmx_rmsnorm(f->ctx, &X, &ffn_norm, c->norm_eps, &H));
   TRY(trace(f, l, "ffn_norm", f->h, T, d));
   if (hmx_model_qweight(f->m, L->w1)) TRY(ffn_kept(f, L, &H, &O));
   else TRY(hmx_swiglu(f->ctx, &H, L->w1, L->w3, L->w2, 0, &O));
   TRY(trace(f, l, "ffn", f->o, T, d));
-  add_inplace(f->x, f->o, T, d, f->ctx ? f->ctx->threads : 0);
+  TRY(resid_add(f, f->x, f->o, T, d));
   TRY(trace(f, l, "resid_ffn", f->x, T, d));
   return HMX_OK;
 }
@@ -406,18 +361,32 @@ static hmx_status check_step(const hmx_model *m, int n_seq, hmx_kv_cache *const 
   return HMX_OK;
 }
 
+/* Rows `from` to `to` of x ([., d]): the last row of a sequence gathered
+ * into its place among the rows that get logits. */
+static hmx_status move_row(const fwd *f, int64_t to, int64_t from) {
+  const int64_t d = f->m->cfg.d_model;
+  if (to == from) return HMX_OK;
+  if (f->dev)
+    return f->dev->copy2d(f->x + to * d, (size_t)d * sizeof(float), f->x + from * d,
+                          (size_t)d * sizeof(float), (size_t)d * sizeof(float), 1, f->stream);
+  memcpy(f->x + to * d, f->x + from * d, (size_t)d * sizeof(float)); /* to < from: distinct rows */
+  return HMX_OK;
+}
+
 static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
                                const int32_t *const *tokens, const int64_t *n_tokens,
                                float *logits) {
   const hmx_model *m = f->m;
   const hmx_model_config *c = &m->cfg;
   const int64_t d = c->d_model;
+  float *emb = f->dev ? f->xh : f->x; /* the embedding rows are made on the host */
   int64_t row = 0;
   for (int s = 0; s < n_seq; s++)
     for (int64_t i = 0; i < n_tokens[s]; i++, row++) {
-      embed_row(m, m->tok_emb, tokens[s][i], f->x + row * d);
+      embed_row(m, m->tok_emb, tokens[s][i], emb + row * d);
       f->pos[row] = (int32_t)(caches[s]->len + i);
     }
+  if (f->dev) TRY(f->dev->to_device(f->x, f->xh, (size_t)(f->t * d) * sizeof(float), f->stream));
   /* the angle table of the step's positions: hmx_rope would make it anew
    * for Q and K in every layer (in double: 60 tables of 143 us each for a
    * 64-token SmolLM2 step) */
@@ -433,16 +402,58 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
     int64_t end = 0;
     for (int s = 0; s < n_seq; s++) {
       end += n_tokens[s];
-      memmove(f->x + (int64_t)s * d, f->x + (end - 1) * d, (size_t)d * sizeof(float));
+      TRY(move_row(f, s, end - 1));
     }
     rows = n_seq;
   }
-  hmx_tensor X = hmx_tensor_2d(f->x, HMX_F32, rows, d), H = hmx_tensor_2d(f->h, HMX_F32, rows, d);
-  hmx_tensor Y = hmx_tensor_2d(logits, HMX_F32, rows, c->vocab);
-  TRY(hmx_rmsnorm(f->ctx, &X, m->norm, c->norm_eps, &H));
+  hmx_tensor X = act2(f, f->x, rows, d), H = act2(f, f->h, rows, d);
+  hmx_tensor Y = act2(f, f->dev ? f->logits_dev : logits, rows, c->vocab);
+  const hmx_tensor norm = vec(f, m->norm);
+  TRY(hmx_rmsnorm(f->ctx, &X, &norm, c->norm_eps, &H));
   TRY(trace(f, -1, "final_norm", f->h, rows, d));
   TRY(project(f, &H, m->lm_head, &Y));
+  if (f->dev) /* waits for the step */
+    TRY(f->dev->to_host(logits, f->logits_dev, (size_t)(rows * c->vocab) * sizeof(float),
+                        f->stream));
   TRY(trace(f, -1, "logits", logits, rows, c->vocab));
+  return HMX_OK;
+}
+
+/* The device kernels that run the whole pass on the GPU, or NULL for a pass
+ * on the host (any backend, cuda's host calls included): every weight the
+ * pass reads has a GPU copy (hmx_model_prepare for cuda: m->dev_forward),
+ * gemm resolves to the backend that made them, no trace callback (it reads
+ * host memory), and HMX_GPU_FORWARD is not "0" (the host pass on cuda, for
+ * A/B runs: docs/MODEL.md). */
+static const hmx_device_ops *gpu_pass(const hmx_context *ctx, const hmx_model *m,
+                                      const hmx_forward_opts *opts) {
+  if (!m->dev_forward || (opts && opts->trace)) return NULL;
+  const char *env = getenv("HMX_GPU_FORWARD");
+  if (env && strcmp(env, "0") == 0) return NULL;
+  hmx_exec ex;
+  if (hmx_exec_resolve(ctx, "gemm", &ex) || !hmx_exec_reads_gpu_copies(&ex)) {
+    hmx_clear_error(); /* the host pass reports it, op by op */
+    return NULL;
+  }
+  return hmx_device_ops_of(ex.be);
+}
+
+/* Every cache current where the pass runs: on the GPU (its copy made at the
+ * first such pass; *dev set to NULL when it does not fit, for a pass on the
+ * host), or on the host. */
+static hmx_status caches_where(const hmx_device_ops **dev, void *stream, int n_seq,
+                               hmx_kv_cache *const *caches) {
+  for (int s = 0; s < n_seq && *dev; s++) {
+    const hmx_status st = hmx_kv_cache_to_gpu(caches[s], *dev, stream);
+    if (st == HMX_ERR_NO_MEMORY) {
+      hmx_clear_error(); /* not an error: the host pass serves */
+      *dev = NULL;
+    } else if (st) {
+      return st;
+    }
+  }
+  if (!*dev)
+    for (int s = 0; s < n_seq; s++) TRY(hmx_kv_cache_to_host(caches[s], stream));
   return HMX_OK;
 }
 
@@ -458,32 +469,63 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   const int64_t d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
                 kvd = (int64_t)c->n_kv_head * c->head_dim;
   fwd f = {.ctx = ctx, .m = m, .opts = opts, .t = T}; /* the buffers: below */
-  /* one scratch block: x, h, o [T, d]; q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd];
-   * the RoPE table [T, head_dim] */
-  const int64_t ffs = m->q ? 2 * (int64_t)c->d_ff : 0; /* ga, gb: kept FFNs only (ffn_kept) */
-  size_t per_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs + c->head_dim), n;
-  if (!hmx_mul_size(per_tok, (size_t)T, &n) || !(f.x = hmx_alloc_array(n, sizeof(float))) ||
-      !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t)))) {
-    free(f.x);
-    return hmx_fail(HMX_ERR_NO_MEMORY, "model forward: cannot allocate scratch for %lld tokens",
-                    (long long)T);
+  f.dev = gpu_pass(ctx, m, opts);
+  f.stream = hmx_get_cuda_stream();
+  if ((st = caches_where(&f.dev, f.stream, n_seq, caches))) return st;
+  /* the activations, in one block (device memory on the GPU): x, h, o [T, d];
+   * q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd]; then on the host
+   * ga, gb [T, d_ff] (kept FFNs on the host only: ffn_kept), on the GPU
+   * the logits [rows, vocab]; and on the host the RoPE table [T, head_dim]
+   * and, on the GPU, the embedding rows xh [T, d] */
+  const int64_t rows = opts && opts->all_logits ? T : n_seq;
+  const int64_t ffs = m->q && !f.dev ? 2 * (int64_t)c->d_ff : 0;
+  const size_t act_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs);
+  const size_t host_tok = (size_t)(c->head_dim + (f.dev ? d : 0)) + (f.dev ? 0 : act_tok);
+  size_t n_act = 0, n_host;
+  void *dblock = NULL;
+  float *hblock = NULL;
+  st = HMX_OK;
+  if (!hmx_mul_size(host_tok, (size_t)T, &n_host) ||
+      (f.dev && (!hmx_mul_size(act_tok, (size_t)T, &n_act) ||
+                 (size_t)(rows * c->vocab) > SIZE_MAX / sizeof(float) - n_act)) ||
+      !(hblock = hmx_alloc_array(n_host, sizeof(float))) ||
+      !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t))))
+    st = hmx_fail(HMX_ERR_NO_MEMORY, "model forward: cannot allocate scratch for %lld tokens",
+                  (long long)T);
+  if (!st && f.dev)
+    st = f.dev->stage_alloc(&dblock, (n_act + (size_t)(rows * c->vocab)) * sizeof(float),
+                            f.stream);
+  if (!st) {
+    f.x = f.dev ? (float *)dblock : hblock;
+    f.h = f.x + T * d;
+    f.o = f.h + T * d;
+    f.q = f.o + T * d;
+    f.att = f.q + T * hd;
+    f.k = f.att + T * hd;
+    f.v = f.k + T * kvd;
+    f.qkv = f.v + T * kvd;
+    f.ga = ffs ? f.qkv + T * (hd + 2 * kvd) : NULL;
+    f.gb = ffs ? f.ga + T * c->d_ff : NULL;
+    f.logits_dev = f.dev ? f.qkv + T * (hd + 2 * kvd) : NULL;
+    f.rope_cos = f.dev ? hblock : f.qkv + T * (hd + 2 * kvd + ffs);
+    f.rope_sin = f.rope_cos + T * (c->head_dim / 2);
+    f.xh = f.dev ? f.rope_sin + T * (c->head_dim / 2) : NULL;
+    st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
   }
-  f.h = f.x + T * d;
-  f.o = f.h + T * d;
-  f.q = f.o + T * d;
-  f.att = f.q + T * hd;
-  f.k = f.att + T * hd;
-  f.v = f.k + T * kvd;
-  f.qkv = f.v + T * kvd;
-  f.ga = ffs ? f.qkv + T * (hd + 2 * kvd) : NULL;
-  f.gb = ffs ? f.ga + T * c->d_ff : NULL;
-  f.rope_cos = f.qkv + T * (hd + 2 * kvd + ffs);
-  f.rope_sin = f.rope_cos + T * (c->head_dim / 2);
-  st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
-  free(f.x);
+  if (dblock) {
+    const hmx_status fs = f.dev->stage_free(dblock, f.stream);
+    if (!st) st = fs;
+  }
+  free(hblock);
   free(f.pos);
   if (st) return st;
-  /* only now do the new positions become part of the caches */
-  for (int s = 0; s < n_seq; s++) caches[s]->len += n_tokens[s];
+  /* only now do the new positions become part of the caches, on the side
+   * that holds them */
+  for (int s = 0; s < n_seq; s++) {
+    hmx_kv_cache *kc = caches[s];
+    kc->len += n_tokens[s];
+    if (f.dev) kc->dev_len = kc->len;
+    else kc->host_len = kc->len;
+  }
   return HMX_OK;
 }

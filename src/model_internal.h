@@ -53,6 +53,14 @@ struct hmx_model {
    * point into it), and how to free them; NULL when none */
   void *dev_weights;
   void (*dev_free)(void *p);
+  /* NULL, or n_weights entries: the GPU copy (inside dev_weights) of each
+   * vector weight (norm weights, alpha, beta), NULL for the others */
+  const void **vdev;
+  /* 1 when every weight the forward pass reads on the GPU has a copy there
+   * (each matrix it reads by gemm, each vector): hmx_model_forward on the
+   * backend that made them then keeps the whole pass on the GPU
+   * (model_forward.c, docs/MODEL.md "The forward pass on the GPU") */
+  int dev_forward;
 };
 
 struct hmx_kv_cache {
@@ -67,6 +75,14 @@ struct hmx_kv_cache {
                                of head g in block t / 16, lane t % 16 (HMX_KB16_ATTENTION) */
   void *v;                  /* [n_layer][n_kv_head][16 * kblocks][head_dim]: position t of
                                head g in row t of the head's run (HMX_KB16_ATTENTION) */
+  /* The copy on the GPU (src/kv_cache.c), made by the first forward pass
+   * there: K and V as rows, [n_layer][capacity][row] of dtype each, in one
+   * allocation of dev (dk its start); NULL until then. */
+  const struct hmx_device_ops *dev;
+  void *dk, *dv;
+  /* positions [0, host_len) are current in k and v, [0, dev_len) in dk and
+   * dv; one of the two equals len */
+  int64_t host_len, dev_len;
 };
 
 /* For the loaders of other formats (model_gguf.c), from model_weights.c: an
@@ -107,6 +123,25 @@ static inline const hmx_qmatrix *hmx_model_qweight(const hmx_model *m, const hmx
   const hmx_qmatrix *q = &m->q[w - m->weights];
   return q->data ? q : NULL;
 }
+
+/* The KV cache's layouts and moves (src/kv_cache.c). Layer `layer`'s K
+ * (is_k) or V as a tensor of `len` positions: in the blocked host layout
+ * (read by hmx_attention_kb16 only), or as the rows of the GPU copy (a
+ * device tensor [1, len, n_kv_head, head_dim]). */
+hmx_tensor hmx_kv_cache_blocks(const hmx_kv_cache *c, int is_k, int layer, int64_t len);
+hmx_tensor hmx_kv_cache_rows(const hmx_kv_cache *c, int is_k, int layer, int64_t len);
+/* Append n rows of K (is_k) or V ([n][row] f32) at position `at`: from host
+ * memory into the blocks, heads split over `threads`; or from device memory
+ * into the GPU copy, on stream. Each value is stored as the cache's dtype
+ * (rounded to nearest even for a 16-bit cache). */
+void hmx_kv_cache_store(hmx_kv_cache *c, int is_k, int layer, int64_t at, const float *src,
+                        int64_t n, int threads);
+hmx_status hmx_kv_cache_store_gpu(hmx_kv_cache *c, int is_k, int layer, int64_t at,
+                                  const float *src, int64_t n, void *stream);
+/* Make every position current on the GPU of d (allocating the copy at the
+ * first call: HMX_ERR_NO_MEMORY when it does not fit), or on the host. */
+hmx_status hmx_kv_cache_to_gpu(hmx_kv_cache *c, const struct hmx_device_ops *d, void *stream);
+hmx_status hmx_kv_cache_to_host(hmx_kv_cache *c, void *stream);
 
 /* The weights of a config in their canonical order; *n set. Caller frees. */
 hmx_status hmx_model_layout(const hmx_model_config *cfg, hmx_weight_spec **specs, int *n);

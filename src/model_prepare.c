@@ -175,22 +175,50 @@ static int read_by_gemm(const hmx_model *m, int i) {
   return &m->weights[i] != m->tok_emb || m->lm_head == m->tok_emb;
 }
 
-/* The kept matrices that the forward pass reads by gemm, copied to the GPU
- * of a backend with device kernels (d), whose host calls then read the copy
- * (hmx_qmatrix.dev) and no longer send the matrix over PCIe on every call
- * (docs/MODEL.md "Weights on the GPU"). One allocation, the matrices in the
- * order of their host addresses; matrices adjacent on the host stay
- * adjacent (model_forward.c runs adjacent Q, K, V as one gemm of one
- * matrix), others start at 256-byte boundaries. The host bytes stay: the
- * embedding rows and every other backend read them. When the GPU lacks the
- * memory the model keeps working from host memory as before (HMX_OK, no
- * copies). */
+/* Bytes of vector weight i (a norm's weight, alpha, beta) when the forward
+ * pass on the GPU needs a copy of it, else 0. */
+static size_t vector_bytes(const hmx_model *m, int i) {
+  const hmx_tensor *w = &m->weights[i];
+  if (m->specs[i].ndim != 1 || !w->data || w->memory != HMX_MEMORY_HOST ||
+      !hmx_tensor_is_contiguous(w))
+    return 0;
+  return (size_t)w->shape[0] * hmx_dtype_size(w->dtype);
+}
+
+/* Whether every weight the forward pass reads lies on the GPU: each matrix
+ * it reads by gemm (all but an untied embedding, which is read a row at a
+ * time on the host) and each vector. model_forward.c then keeps the whole
+ * pass there. */
+static int all_on_gpu(const hmx_model *m) {
+  for (int i = 0; i < m->n_weights; i++) {
+    if (m->specs[i].ndim == 1) {
+      if (!m->vdev[i]) return 0;
+    } else if (&m->weights[i] != m->tok_emb || m->lm_head == m->tok_emb) {
+      if (!read_by_gemm(m, i) || !m->q[i].dev) return 0;
+    }
+  }
+  return 1;
+}
+
+/* The weights that the forward pass reads on the GPU, copied to the GPU of
+ * a backend with device kernels (d): the kept matrices read by gemm, whose
+ * host calls then read the copy (hmx_qmatrix.dev) and no longer send the
+ * matrix over PCIe on every call (docs/MODEL.md "Weights on the GPU"), and
+ * the vectors (norm weights, alpha, beta: m->vdev), which with the matrices
+ * let the whole forward pass run on the GPU (model_forward.c). One
+ * allocation, the matrices in the order of their host addresses; matrices
+ * adjacent on the host stay adjacent (model_forward.c runs adjacent Q, K, V
+ * as one gemm of one matrix), others start at 256-byte boundaries, and so
+ * do the vectors, after them. The host bytes stay: the embedding rows and
+ * every other backend read them. When the GPU lacks the memory the model
+ * keeps working from host memory as before (HMX_OK, no copies). */
 static hmx_status upload_kept(hmx_model *m, const hmx_device_ops *d) {
   if (m->dev_weights || !m->q) return HMX_OK;
   int *order = malloc((size_t)m->n_weights * sizeof *order);
   size_t *off = malloc((size_t)m->n_weights * sizeof *off);
-  if (!order || !off) {
-    free(order), free(off);
+  const void **vdev = calloc((size_t)m->n_weights, sizeof *vdev);
+  if (!order || !off || !vdev) {
+    free(order), free(off), free(vdev);
     return hmx_fail(HMX_ERR_NO_MEMORY, "hmx_model_prepare: out of memory");
   }
   int n = 0;
@@ -210,6 +238,13 @@ static hmx_status upload_kept(hmx_model *m, const hmx_device_ops *d) {
     off[a] = adjacent ? total : (total + 255) / 256 * 256;
     total = off[a] + kept_bytes(q);
   }
+  const int n_mat = n;
+  for (int i = 0; i < m->n_weights; i++)
+    if (vector_bytes(m, i)) {
+      order[n] = i;
+      off[n] = (total + 255) / 256 * 256;
+      total = off[n++] + vector_bytes(m, i);
+    }
   void *base = NULL;
   hmx_status st = n ? d->resident_alloc(&base, total) : HMX_OK;
   if (st == HMX_ERR_NO_MEMORY) {
@@ -217,17 +252,24 @@ static hmx_status upload_kept(hmx_model *m, const hmx_device_ops *d) {
     st = HMX_OK;
   }
   for (int a = 0; a < n && base && !st; a++) {
-    const hmx_qmatrix *q = &m->q[order[a]];
-    st = d->upload((char *)base + off[a], q->data, kept_bytes(q));
+    const int i = order[a];
+    st = a < n_mat ? d->upload((char *)base + off[a], m->q[i].data, kept_bytes(&m->q[i]))
+                   : d->upload((char *)base + off[a], m->weights[i].data, vector_bytes(m, i));
   }
   if (!st && base) {
-    for (int a = 0; a < n; a++) m->q[order[a]].dev = (char *)base + off[a];
+    for (int a = 0; a < n; a++) {
+      if (a < n_mat) m->q[order[a]].dev = (char *)base + off[a];
+      else vdev[order[a]] = (char *)base + off[a];
+    }
     m->dev_weights = base;
     m->dev_free = d->resident_free;
+    m->vdev = vdev;
+    vdev = NULL;
+    m->dev_forward = all_on_gpu(m);
   } else if (base) {
     d->resident_free(base);
   }
-  free(order), free(off);
+  free(order), free(off), free(vdev);
   return st;
 }
 

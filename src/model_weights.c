@@ -138,6 +138,7 @@ static hmx_status arena_size(const hmx_model *m, const hmx_dtype *dtypes, size_t
 void hmx_model_free(hmx_model *m) {
   if (!m) return;
   if (m->dev_weights) m->dev_free(m->dev_weights);
+  free(m->vdev);
   hmx_st_free(m->file);
   free(m->arena);
   free(m->q);

@@ -59,6 +59,31 @@ static int resident_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatri
          hmx_tensor_is_contiguous(y);
 }
 
+/* x and y in device memory (a forward pass on the GPU, src/model_forward.c):
+ * the backend's device swiglu on the three GPU copies, resident_ok's call
+ * with no copy of x or y. f32 only. */
+static hmx_status swiglu_quant_device(const hmx_context *ctx, hmx_exec *ex, const hmx_tensor *x,
+                                      const hmx_qmatrix *w1, const hmx_qmatrix *w3,
+                                      const hmx_qmatrix *w2, hmx_tensor *y) {
+  static const char op[] = "swiglu";
+  const hmx_tensor *place[] = {x, y};
+  static const char *const names[] = {"x", "y"};
+  hmx_status (*fn)(const hmx_swiglu_args *, const hmx_device_call *);
+  hmx_status st = hmx_exec_place(ctx, op, ex, place, names, 2, 0);
+  if (st) return st;
+  HMX_PICK_DEVICE(*ex, swiglu, fn);
+  const hmx_qmatrix *w[] = {w1, w3, w2};
+  for (int i = 0; i < 3; i++)
+    if (!w[i]->dev || hmx_qmatrix_is_plain(w[i]))
+      return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu: device tensors need the GPU copies of "
+                      "the three matrices (hmx_model_prepare with a cuda context makes them)");
+  const int64_t h = w1->n;
+  hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, x->shape[0], x->shape[1], h, w2->n,
+                       h < 256 ? h : 256, ex->threads, HMX_F32, NULL, NULL, NULL,
+                       HMX_QLAYOUT_ROWS, w1, w3, w2};
+  return fn(&a, &ex->call);
+}
+
 /* a[i] = silu(a[i]) * b[i] for i < n (§swiglu, §E): the backend's vector
  * gated_silu with w = 1 (times 1 is exact: the same bits), in chunks over
  * its threads (independent elements); else, and on ref, one scalar loop.
@@ -82,7 +107,7 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
                             const hmx_qmatrix *w3, const hmx_qmatrix *w2, hmx_tensor *y,
                             float *ga, float *gb) {
   static const char op[] = "swiglu";
-  if (!x || !w1 || !w3 || !w2 || !y || !ga || !gb || !w1->data || !w3->data || !w2->data)
+  if (!x || !w1 || !w3 || !w2 || !y || !w1->data || !w3->data || !w2->data)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu (kept weights): NULL argument");
   hmx_status st;
   if ((st = hmx_check_float(op, "x", x, 2)) || (st = hmx_check_float(op, "y", y, 2))) return st;
@@ -97,6 +122,10 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
   if ((st = hmx_check_alias(op, "y", y, "x", x, 0))) return st;
   hmx_exec ex;
   if ((st = hmx_exec_resolve(ctx, op, &ex))) return st;
+  if (x->memory == HMX_MEMORY_CUDA || y->memory == HMX_MEMORY_CUDA)
+    return swiglu_quant_device(ctx, &ex, x, w1, w3, w2, y);
+  if (!ga || !gb) /* host tensors: whichever path runs, as documented */
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu (kept weights): NULL scratch");
   if (fused_ok(&ex, x, w1, w3, w2, y)) {
     const hmx_dtype dt = hmx_qtype_dtype(w1->type);
     const int f32 = dt == HMX_F32;

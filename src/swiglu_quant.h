@@ -8,8 +8,10 @@
 
 /* y = swiglu(x) with the matrices in the [out, in] orientation of GGUF: w1
  * and w3 [h, d], w2 [d_out, h] (any type and layout hmx_gemm_quant takes).
- * x [T, d] and y [T, d_out] are f32 host tensors; ga and gb are scratch of
- * T * h floats each. The bits are those of hmx_swiglu on the dequantized,
+ * x [T, d] and y [T, d_out] are f32 host tensors, or f32 device tensors
+ * when all three matrices have GPU copies (hmx_qmatrix.dev: one device call
+ * of the backend that made them); ga and gb are host scratch of T * h
+ * floats each (unused, and may be NULL, for device tensors). The bits are those of hmx_swiglu on the dequantized,
  * transposed weights (docs/NUMERICS.md §swiglu): a = x W1^T and b = x W3^T
  * as sequential chains from +0, g = silu(a) * b, y = g W2^T one chain per
  * output over u in order.

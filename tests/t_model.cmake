@@ -29,6 +29,14 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
            COMMAND test_model_prepare --backend cuda ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(test_model_prepare_cuda PROPERTIES SKIP_RETURN_CODE 77
                        LABELS "cuda;model" TIMEOUT 300)
+  # The forward pass on the GPU against ref, bit for bit, and where the KV
+  # caches are after each kind of step: synthetic models and the fuzz
+  # corpus's small GGUF models (block types in both layouts); skipped (77)
+  # without a GPU.
+  file(GLOB HMX_GPU_PASS_GGUF ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_model_gguf/ok_*.gguf)
+  list(FILTER HMX_GPU_PASS_GGUF EXCLUDE REGEX "ok_context_1\\.gguf$") # too short a context
+  hmx_add_test(NAME test_model_gpu_pass SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_gpu_pass.c
+               ARGS ${HMX_GPU_PASS_GGUF} LABELS cuda model TIMEOUT 300)
 endif()
 # Without cJSON (tools/test.sh --minimal): the JSON-headed formats are refused
 # as unsupported, GGUF models and tokenizers still load and run.
