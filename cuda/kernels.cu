@@ -970,8 +970,9 @@ void rope_body(Job *j, const hmx_rope_args *a) {
     return;
   }
   const float *d_x = job_in(j, a->x, total);
-  const float *d_c = job_upload(j, a->cos_tab, tab); /* host memory in both modes */
-  const float *d_s = job_upload(j, a->sin_tab, tab);
+  /* host memory, copied here, unless a device call says otherwise */
+  const float *d_c = j->device && a->tab_on_device ? a->cos_tab : job_upload(j, a->cos_tab, tab);
+  const float *d_s = j->device && a->tab_on_device ? a->sin_tab : job_upload(j, a->sin_tab, tab);
   float *d_y = job_out(j, a->y, total);
   if (j->st != HMX_OK) return;
   /* in place is safe: each pair is read and written by one thread */

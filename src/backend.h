@@ -110,6 +110,11 @@ typedef struct hmx_rope_args {
   int rot_dim;
   hmx_rope_style style;
   int threads;
+  /* device calls only: 1 when cos_tab and sin_tab are device memory too (a
+   * forward pass on the GPU uploads its step's table once: a copy from
+   * pageable host memory in every call would wait for the stream each
+   * time); 0: host memory, which the backend copies */
+  int tab_on_device;
 } hmx_rope_args;
 
 typedef struct hmx_attention_args {

@@ -12,7 +12,8 @@
  * take CUDA device buffers also fills one hmx_device_ops (listed in
  * src/dispatch.c). Its kernels get the same argument structs as the host
  * ones, but every pointer in them is device memory, except the rope angle
- * table (always host: the backend copies it), and the call is queued on
+ * table (host memory, which the backend copies, unless
+ * hmx_rope_args.tab_on_device says otherwise), and the call is queued on
  * c->stream without waiting. For fwht and hadamard_mix, x and y point to
  * elements of c->io_dtype (f32, bf16 or f16; the float * type is then only
  * a carrier); every other buffer is f32. */

@@ -46,6 +46,8 @@ typedef struct fwd {
   float *logits_dev; /* dev: [rows, vocab] */
   int32_t *pos;
   float *rope_cos, *rope_sin; /* [T, head_dim/2]: the step's angle table, made once (host) */
+  float *rope_cos_dev, *rope_sin_dev; /* dev: the same uploaded once (rope reads the table
+                                         in the memory of x: src/rope_tabled.h) */
 } fwd;
 
 /* An activation of the pass as a tensor: device memory when it runs on the GPU. */
@@ -280,8 +282,10 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   TRY(trace(f, l, "v", f->v, T, kvd));
   hmx_tensor Q3 = act(f, hmx_tensor_3d(f->q, HMX_F32, T, c->n_head, c->head_dim));
   hmx_tensor K3 = act(f, hmx_tensor_3d(f->k, HMX_F32, T, c->n_kv_head, c->head_dim));
-  TRY(hmx_rope_tabled(f->ctx, &Q3, f->rope_cos, f->rope_sin, c->head_dim, c->rope_style, &Q3));
-  TRY(hmx_rope_tabled(f->ctx, &K3, f->rope_cos, f->rope_sin, c->head_dim, c->rope_style, &K3));
+  const float *rc = f->dev ? f->rope_cos_dev : f->rope_cos;
+  const float *rs = f->dev ? f->rope_sin_dev : f->rope_sin;
+  TRY(hmx_rope_tabled(f->ctx, &Q3, rc, rs, c->head_dim, c->rope_style, &Q3));
+  TRY(hmx_rope_tabled(f->ctx, &K3, rc, rs, c->head_dim, c->rope_style, &K3));
   TRY(trace(f, l, "q_rope", f->q, T, hd));
   TRY(trace(f, l, "k_rope", f->k, T, kvd));
 
@@ -386,11 +390,15 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
       embed_row(m, m->tok_emb, tokens[s][i], emb + row * d);
       f->pos[row] = (int32_t)(caches[s]->len + i);
     }
-  if (f->dev) TRY(f->dev->to_device(f->x, f->xh, (size_t)(f->t * d) * sizeof(float), f->stream));
   /* the angle table of the step's positions: hmx_rope would make it anew
    * for Q and K in every layer (in double: 60 tables of 143 us each for a
    * 64-token SmolLM2 step) */
   TRY(hmx_rope_table(f->pos, f->t, c->head_dim, c->rope_base, f->rope_cos, f->rope_sin));
+  if (f->dev) { /* both up once, before any work is queued (no wait for the stream) */
+    TRY(f->dev->to_device(f->x, f->xh, (size_t)(f->t * d) * sizeof(float), f->stream));
+    TRY(f->dev->to_device(f->rope_cos_dev, f->rope_cos,
+                          (size_t)(f->t * c->head_dim) * sizeof(float), f->stream));
+  }
   TRY(trace(f, -1, "embed", f->x, f->t, d));
   for (int l = 0; l < c->n_layer; l++) TRY(layer_forward(f, l, n_seq, caches, n_tokens));
 
@@ -475,8 +483,8 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   /* the activations, in one block (device memory on the GPU): x, h, o [T, d];
    * q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd]; then on the host
    * ga, gb [T, d_ff] (kept FFNs on the host only: ffn_kept), on the GPU
-   * the logits [rows, vocab]; and on the host the RoPE table [T, head_dim]
-   * and, on the GPU, the embedding rows xh [T, d] */
+   * the logits [rows, vocab] and the RoPE table [T, head_dim]; and on the
+   * host the RoPE table and, for the GPU, the embedding rows xh [T, d] */
   const int64_t rows = opts && opts->all_logits ? T : n_seq;
   const int64_t ffs = m->q && !f.dev ? 2 * (int64_t)c->d_ff : 0;
   const size_t act_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs);
@@ -486,7 +494,7 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   float *hblock = NULL;
   st = HMX_OK;
   if (!hmx_mul_size(host_tok, (size_t)T, &n_host) ||
-      (f.dev && (!hmx_mul_size(act_tok, (size_t)T, &n_act) ||
+      (f.dev && (!hmx_mul_size(act_tok + (size_t)c->head_dim, (size_t)T, &n_act) ||
                  (size_t)(rows * c->vocab) > SIZE_MAX / sizeof(float) - n_act)) ||
       !(hblock = hmx_alloc_array(n_host, sizeof(float))) ||
       !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t))))
@@ -506,7 +514,9 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
     f.qkv = f.v + T * kvd;
     f.ga = ffs ? f.qkv + T * (hd + 2 * kvd) : NULL;
     f.gb = ffs ? f.ga + T * c->d_ff : NULL;
-    f.logits_dev = f.dev ? f.qkv + T * (hd + 2 * kvd) : NULL;
+    f.rope_cos_dev = f.dev ? f.qkv + T * (hd + 2 * kvd) : NULL;
+    f.rope_sin_dev = f.dev ? f.rope_cos_dev + T * (c->head_dim / 2) : NULL;
+    f.logits_dev = f.dev ? f.rope_sin_dev + T * (c->head_dim / 2) : NULL;
     f.rope_cos = f.dev ? hblock : f.qkv + T * (hd + 2 * kvd + ffs);
     f.rope_sin = f.rope_cos + T * (c->head_dim / 2);
     f.xh = f.dev ? f.rope_sin + T * (c->head_dim / 2) : NULL;

@@ -311,19 +311,21 @@ static hmx_status rope_check(const char *op, const hmx_tensor *x, int rot_dim,
 
 /* Rotate x into y with the angle table cs, sn ([T, rot_dim/2] host memory,
  * hmx_rope_table) on ex's backend (x and y already placed). */
+/* tab_on_device: cs and sn are device memory (device calls only) */
 static hmx_status rope_run(const char *op, hmx_exec *ex, const hmx_tensor *x, const float *cs,
-                           const float *sn, int rot_dim, hmx_rope_style style, hmx_tensor *y) {
+                           const float *sn, int tab_on_device, int rot_dim,
+                           hmx_rope_style style, hmx_tensor *y) {
   hmx_status (*fn)(const hmx_rope_args *) = NULL;
   hmx_status (*dfn)(const hmx_rope_args *, const hmx_device_call *) = NULL;
   if (ex->dev) HMX_PICK_DEVICE(*ex, rope, dfn);
   else HMX_PICK(*ex, rope, fn);
-  if (ex->dev) { /* the table is host memory; the backend copies it before returning */
+  if (ex->dev) { /* a host table is copied by the backend before it returns */
     hmx_dev_staging ds;
     const hmx_tensor *dins[] = {x};
     hmx_status s = hmx_dev_staging_begin(&ds, ex, dins, 1, y);
     if (s == HMX_OK) {
       hmx_rope_args a = {ds.in[0], ds.out, cs, sn, x->shape[0], x->shape[1], x->shape[2],
-                         rot_dim, style, ex->threads};
+                         rot_dim, style, ex->threads, tab_on_device};
       s = dfn(&a, &ex->call);
     }
     return device_finish(hmx_dev_staging_finish(&ds, ex, y, s), op, ex);
@@ -333,7 +335,7 @@ static hmx_status rope_run(const char *op, hmx_exec *ex, const hmx_tensor *x, co
   hmx_status s = hmx_staging_begin(&st, ins, 1, y);
   if (s == HMX_OK) {
     hmx_rope_args a = {st.in[0].p, st.out.p, cs, sn, x->shape[0], x->shape[1], x->shape[2],
-                       rot_dim, style, ex->threads};
+                       rot_dim, style, ex->threads, 0};
     s = fn(&a);
   }
   return hmx_staging_finish(&st, y, s, op, ex);
@@ -376,7 +378,7 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
   }
   if (s == HMX_OK) s = hmx_rope_table(pos, t, rot_dim, base, cs, cs + t * half);
   free(pos);
-  if (s == HMX_OK) s = rope_run(op, &ex, x, cs, cs + t * half, rot_dim, style, y);
+  if (s == HMX_OK) s = rope_run(op, &ex, x, cs, cs + t * half, 0, rot_dim, style, y);
   free(cs);
   return s;
 }
@@ -393,7 +395,8 @@ hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const fl
   const hmx_tensor *place[] = {x, y};
   static const char *const place_names[] = {"x", "y"};
   TRY(hmx_exec_place(ctx, op, &ex, place, place_names, 2, HMX_PLACE_STAGED));
-  return rope_run(op, &ex, x, cos_tab, sin_tab, rot_dim, style, y);
+  /* the table is in the memory of x (src/rope_tabled.h) */
+  return rope_run(op, &ex, x, cos_tab, sin_tab, ex.dev != NULL, rot_dim, style, y);
 }
 
 /* K (is_k) or V in the cache layout of hmx_attention_kb16 copied back to

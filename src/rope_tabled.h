@@ -9,9 +9,11 @@
 #include "hadamix.h"
 
 /* hmx_rope(ctx, x, positions, base, rot_dim, style, y) where cos_tab and
- * sin_tab ([T, rot_dim/2], host memory) are hmx_rope_table(positions, T,
- * rot_dim, base): the same checks of x, y, rot_dim and style, the same
- * kernels, the same bits. */
+ * sin_tab ([T, rot_dim/2]) are hmx_rope_table(positions, T, rot_dim, base):
+ * the same checks of x, y, rot_dim and style, the same kernels, the same
+ * bits. The tables are in the memory of x and y: host memory for host
+ * tensors, device memory for device tensors (the forward pass on the GPU
+ * uploads its step's table once). */
 hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const float *cos_tab,
                            const float *sin_tab, int rot_dim, hmx_rope_style style,
                            hmx_tensor *y);
