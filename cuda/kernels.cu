@@ -14,6 +14,7 @@
 #include "dev_math.cuh"
 #include "job.cuh"
 #include "weights_in.cuh"
+#include "gemv_slab.cuh"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -988,9 +989,10 @@ void rope_body(Job *j, const hmx_rope_args *a) {
 #define HMX_CUDA_GEMV 1
 #endif
 
-/* C[M][N] = A[M][K] * B (+ bias) on device buffers, by gemm_kernel (by
- * gemv_kernel for M <= kGVRows, with K > 0: K = 0 stays with gemm_kernel's
- * bias-or-zero path): each
+/* C[M][N] = A[M][K] * B (+ bias) on device buffers, by gemm_kernel (for
+ * M <= kGVRows, with K > 0, by gemv_slab when B is [N][K] rows it takes,
+ * else by gemv_kernel; K = 0 stays with gemm_kernel's bias-or-zero path):
+ * each
  * output from bias[j] or +0, one __fmaf_rn per k in increasing k. The
  * 16-byte load/store variant needs K (and N for B[K][N], C) a multiple of 4
  * and 16-byte aligned A, B, C; otherwise the scalar variant (same order, same
@@ -999,6 +1001,7 @@ void gemm_device(Job *j, const float *d_a, const float *d_b, const float *d_bias
                  int64_t m, int64_t n, int64_t k, int trans_b) {
   if (j->st != HMX_OK || m <= 0 || n <= 0) return;
   if (m <= kGVRows && k > 0 && HMX_CUDA_GEMV) {
+    if (trans_b && gemv_slab(j, d_a, d_b, NULL, 0, d_bias, d_c, m, n, k)) return;
     const int64_t blocks = (n + kGVThreads - 1) / kGVThreads;
     if (blocks > INT32_MAX) {
       j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: N = %lld is too large", j->op,
@@ -1045,6 +1048,22 @@ bool weights_stored(Job *j, hmx_dtype wdt, const void *w16) {
   return true;
 }
 
+/* C = A W^T (+ bias) for a kept matrix W [n, k] (host bytes h, or its GPU
+ * copy dev; ggml type and layout): for a few rows, gemv_slab on the stored
+ * bytes when it reads them (the float types in G16: no f32 copy of W);
+ * else decoded to f32 scratch (cuda/weights_in.cuh) for gemm_device. The
+ * same bits either way. */
+void gemm_kept(Job *j, const float *d_a, const void *h, const void *dev, uint32_t type,
+               int layout, const float *d_bias, float *d_c, int64_t m, int64_t n, int64_t k) {
+  if (j->st != HMX_OK) return;
+  if (m <= kGVRows && HMX_CUDA_GEMV && gemv_slab_takes(type, layout)) {
+    const void *raw = job_kept_bytes(j, h, dev, type, layout, n, k);
+    if (j->st != HMX_OK || gemv_slab(j, d_a, NULL, raw, type, d_bias, d_c, m, n, k)) return;
+  }
+  const float *d_b = job_in_blocks(j, h, dev, type, layout, n, k);
+  gemm_device(j, d_a, d_b, d_bias, d_c, m, n, k, 1);
+}
+
 void gemm_body(Job *j, const hmx_gemm_args *g) {
   if (j->st != HMX_OK || g->m <= 0 || g->n <= 0) return;
   const float *d_a = job_in(j, g->a, g->m * g->k);
@@ -1053,7 +1072,11 @@ void gemm_body(Job *j, const hmx_gemm_args *g) {
     /* device calls pass its GPU copy only (src/gemm_quant.c) */
     if (!g->trans_b || (j->device && (g->bq || !g->bq_dev)))
       j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda gemm: GGUF weights in an unexpected form");
-    d_b = job_in_blocks(j, g->bq, g->bq_dev, g->qtype, g->blayout, g->n, g->k);
+    const float *d_bias = job_in(j, g->bias, g->n);
+    float *d_c = job_out(j, g->c, g->m * g->n);
+    gemm_kept(j, d_a, g->bq, g->bq_dev, g->qtype, g->blayout, d_bias, d_c, g->m, g->n, g->k);
+    job_out_done(j, g->c, d_c, g->m * g->n);
+    return;
   } else if (weights_stored(j, g->wdt, g->b16)) {
     d_b = job_in16(j, g->b16, g->wdt, g->k * g->n);
   } else {
@@ -1066,6 +1089,27 @@ void gemm_body(Job *j, const hmx_gemm_args *g) {
   job_out_done(j, g->c, d_c, g->m * g->n);
 }
 
+/* a[i] = silu(a[i]) * b[i], i < n */
+void swiglu_gate_run(Job *j, float *d_a, const float *d_b, int64_t n) {
+  if (j->st != HMX_OK || n <= 0) return;
+  swiglu_gate<<<grid_for(n, 256), 256, 0, j->stream>>>(d_a, d_b, n);
+  job_launched(j, "swiglu_gate");
+}
+
+/* swiglu_body with the three matrices kept ones with GPU copies (W1^T, W3^T
+ * [h, d], W2^T [d_out, h]): three gemm_kept and the gate between. */
+void swiglu_kept(Job *j, const hmx_swiglu_args *s, const float *d_x) {
+  const hmx_qmatrix *w1 = s->wq1, *w3 = s->wq3, *w2 = s->wq2;
+  float *d_a = job_alloc(j, s->t * s->h);
+  float *d_b = job_alloc(j, s->t * s->h);
+  float *d_y = job_out(j, s->y, s->t * s->d_out);
+  gemm_kept(j, d_x, NULL, w1->dev, w1->type, w1->layout, NULL, d_a, s->t, s->h, s->d);
+  gemm_kept(j, d_x, NULL, w3->dev, w3->type, w3->layout, NULL, d_b, s->t, s->h, s->d);
+  swiglu_gate_run(j, d_a, d_b, s->t * s->h);
+  gemm_kept(j, d_a, NULL, w2->dev, w2->type, w2->layout, NULL, d_y, s->t, s->d_out, s->h);
+  job_out_done(j, s->y, d_y, s->t * s->d_out);
+}
+
 /* docs/NUMERICS.md §swiglu. a = x W1 and b = x W3 ([T][h]) are two gemms
  * (a_u, b_u sequential over p from +0), g = silu(a) * b in place, and
  * y = g W2 a third gemm: y_j from +0, one fma per u in increasing u, which is
@@ -1076,14 +1120,11 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   const int64_t th = s->t * s->h;
   const float *d_x = job_in(j, s->x, s->t * s->d);
   const float *d_w1, *d_w3, *d_w2;
-  int tb = 0; /* the weights as [out, in] (trans_b) */
   if (s->wlayout != HMX_QLAYOUT_ROWS)
     j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda swiglu: weights in an unexpected layout");
   if (s->wq1) { /* GPU copies of kept matrices (src/swiglu_quant.c, resident_ok) */
-    d_w1 = job_in_blocks(j, NULL, s->wq1->dev, s->wq1->type, s->wq1->layout, s->h, s->d);
-    d_w3 = job_in_blocks(j, NULL, s->wq3->dev, s->wq3->type, s->wq3->layout, s->h, s->d);
-    d_w2 = job_in_blocks(j, NULL, s->wq2->dev, s->wq2->type, s->wq2->layout, s->d_out, s->h);
-    tb = 1;
+    swiglu_kept(j, s, d_x);
+    return;
   } else if (weights_stored(j, s->wdt, s->w1_16)) {
     d_w1 = job_in16(j, s->w1_16, s->wdt, s->d * s->h);
     d_w3 = job_in16(j, s->w3_16, s->wdt, s->d * s->h);
@@ -1097,13 +1138,10 @@ void swiglu_body(Job *j, const hmx_swiglu_args *s) {
   float *d_b = job_alloc(j, th);
   float *d_y = job_out(j, s->y, s->t * s->d_out);
   if (j->st != HMX_OK) return;
-  gemm_device(j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, tb);
-  gemm_device(j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, tb);
-  if (j->st == HMX_OK && th > 0) {
-    swiglu_gate<<<grid_for(th, 256), 256, 0, j->stream>>>(d_a, d_b, th);
-    job_launched(j, "swiglu_gate");
-  }
-  gemm_device(j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, tb); /* h = 0: y = +0 */
+  gemm_device(j, d_x, d_w1, NULL, d_a, s->t, s->h, s->d, 0);
+  gemm_device(j, d_x, d_w3, NULL, d_b, s->t, s->h, s->d, 0);
+  swiglu_gate_run(j, d_a, d_b, th);
+  gemm_device(j, d_a, d_w2, NULL, d_y, s->t, s->d_out, s->h, 0); /* h = 0: y = +0 */
   job_out_done(j, s->y, d_y, s->t * s->d_out);
 }
 

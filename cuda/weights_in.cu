@@ -261,6 +261,20 @@ const float *job_in16(Job *j, const uint16_t *h, hmx_dtype dt, int64_t n) {
   return j->st == HMX_OK ? d : NULL;
 }
 
+const void *job_kept_bytes(Job *j, const void *h, const void *dev, uint32_t type, int layout,
+                           int64_t n, int64_t k) {
+  if (j->st != HMX_OK) return NULL;
+  /* a resident copy (hmx_qmatrix.dev) is read where it is: it must be
+   * memory of this call's GPU */
+  if (dev && !hmx_cuda_on_current_device(dev)) {
+    j->st = hmx_fail(HMX_ERR_INVALID_ARGUMENT, "cuda %s: the weights' GPU copy is not memory "
+                     "of the current GPU (hmx_model_prepare ran with another device current)",
+                     j->op);
+    return NULL;
+  }
+  return dev ? dev : job_upload_bytes(j, h, hmx_qlayout_bytes(type, layout, n, k));
+}
+
 const float *job_in_blocks(Job *j, const void *h, const void *dev, uint32_t type, int layout,
                            int64_t n, int64_t k) {
   int64_t block, bytes;
@@ -274,16 +288,7 @@ const float *job_in_blocks(Job *j, const void *h, const void *dev, uint32_t type
     return NULL;
   }
   const int64_t total = n * k;
-  const size_t nbytes = hmx_qlayout_bytes(type, layout, n, k);
-  /* a resident copy (hmx_qmatrix.dev) is decoded where it is: it must be
-   * memory of this call's GPU */
-  if (dev && !hmx_cuda_on_current_device(dev)) {
-    j->st = hmx_fail(HMX_ERR_INVALID_ARGUMENT, "cuda %s: the weights' GPU copy is not memory "
-                     "of the current GPU (hmx_model_prepare ran with another device current)",
-                     j->op);
-    return NULL;
-  }
-  const uchar *dq = dev ? (const uchar *)dev : (const uchar *)job_upload_bytes(j, h, nbytes);
+  const uchar *dq = (const uchar *)job_kept_bytes(j, h, dev, type, layout, n, k);
   float *d = job_alloc(j, total);
   if (j->st != HMX_OK) return NULL;
   const int B = (int)block, S = (int)bytes;

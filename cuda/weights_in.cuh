@@ -27,6 +27,12 @@ const float *job_in16(Job *j, const uint16_t *h, hmx_dtype dt, int64_t n);
 const float *job_in_blocks(Job *j, const void *h, const void *dev, uint32_t type, int layout,
                            int64_t n, int64_t k);
 
+/* The device bytes of a kept matrix [n, k] of `type` in `layout`: its GPU
+ * copy dev (checked to be memory of the current GPU), else the host bytes h
+ * copied to device scratch, as stored. NULL after an error. */
+const void *job_kept_bytes(Job *j, const void *h, const void *dev, uint32_t type, int layout,
+                           int64_t n, int64_t k);
+
 /* n f32 at dst from n 16-bit floats at src (both device memory), on j's
  * stream: the widening of cuda/stage.cu's staging. */
 void widen16_device(Job *j, float *dst, const uint16_t *src, hmx_dtype dt, int64_t n);

@@ -195,6 +195,22 @@ int main(void) {
             run_case(be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], si == 2, layout);
     ran++;
   }
+  /* cuda's gemv_slab (cuda/gemv_slab.cu) for M <= 4: the float types read
+   * in G16 as stored, in slabs of 256 k: K odd (a short last slab after 4
+   * whole ones), K below one slab, N ending in a partial group of 16; and
+   * a block type's decoded rows in 32 slabs, and in one. */
+  for (int bi = 0; bi < hmx_backend_count(); bi++) {
+    const hmx_backend *be = hmx_backend_at(bi);
+    if (!hmx_backend_available(be) || !hmx_device_ops_of(be)) continue;
+    static const uint32_t floats[] = {HMX_GGML_F32, HMX_GGML_F16, HMX_GGML_BF16};
+    for (int m = 1; m <= 4; m++)
+      for (int t = 0; t < 3; t++) {
+        run_case(be, floats[t], m, 37, 1031, 0, HMX_QLAYOUT_G16);
+        run_case(be, floats[t], m, 21, 200, m == 2, HMX_QLAYOUT_G16);
+      }
+    run_case(be, HMX_GGML_Q4_K, 3, 100, 8192, 0, HMX_QLAYOUT_G16);
+    run_case(be, HMX_GGML_Q8_0, 4, 61, 256, 1, HMX_QLAYOUT_ROWS);
+  }
   /* The x86 GEMV's prefetches, under every tuning profile (each must give
    * ref's bits):
    * - G16 matrices of at least XW_PF_MIN_BYTES (simd/x86/weights16_x86.h)
