@@ -99,15 +99,19 @@ const hmx_tensor *hmx_model_weight(const hmx_model *m, const char *name);
  * (hmx_model_weight returns NULL) and hmx_model_save refuses the model.
  * For a ctx whose gemm runs on the cuda backend it also lays the FFN out so
  * and copies every matrix the forward pass reads by gemm to the current GPU,
- * once (docs/MODEL.md "Weights on the GPU"): cuda's calls then read that
- * copy instead of sending the weights over PCIe every call; the host bytes
- * stay, so the model still runs on any backend; hmx_model_free frees the
- * copy; without the GPU memory for it, no copy (same bits, slower).
+ * once, and the vectors it reads (norm weights, alpha, beta) (docs/MODEL.md
+ * "Weights on the GPU"): cuda's calls then read that copy instead of
+ * sending the weights over PCIe every call, and hmx_model_forward runs the
+ * whole pass on the GPU (below); the host bytes stay, so the model still
+ * runs on any backend; hmx_model_free frees the copy; without the GPU
+ * memory for it, no copy (same bits, slower). The weights are read-only
+ * after this call.
  * *changed (may be NULL): the number of matrices rewritten. Call it before
  * any forward pass, never during one. */
 hmx_status hmx_model_prepare(hmx_model *m, const hmx_context *ctx, int *changed);
 
-/* The KV cache of one sequence. */
+/* The KV cache of one sequence (host memory; a forward pass on the GPU adds
+ * a GPU copy, freed with the cache). */
 typedef struct hmx_kv_cache hmx_kv_cache;
 /* capacity 0 means the model's context. An f32 cache. */
 hmx_status hmx_kv_cache_new(const hmx_model *m, int64_t capacity, hmx_kv_cache **out);
@@ -144,7 +148,15 @@ typedef struct hmx_forward_opts {
  * in `logits`, rows = sum(n_tokens) with all_logits, else n_seq (in sequence
  * order). A prompt is one step with many tokens (prefill); decoding is one
  * token per step. opts may be NULL (last-token logits, no trace). On failure
- * the caches are left as they were. */
+ * the caches are left as they were.
+ * A model prepared for cuda (hmx_model_prepare with the GPU's memory for its
+ * copies) whose ctx runs gemm on cuda keeps the step on the GPU: activations
+ * and a GPU copy of each KV cache in device memory, work queued on the
+ * thread's CUDA stream (hmx_set_cuda_stream), one wait for the logits; a
+ * step with a trace callback, or with HMX_GPU_FORWARD=0 in the environment,
+ * runs as host calls, and each cache moves its newer positions between the
+ * two as needed. The same bits either way (docs/MODEL.md "The forward pass
+ * on the GPU"). */
 hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_seq,
                              hmx_kv_cache *const *caches, const int32_t *const *tokens,
                              const int64_t *n_tokens, const hmx_forward_opts *opts,

@@ -40,7 +40,9 @@ static void usage(FILE *out) {
           "  HMX_BACKEND   default backend when --backend is not given (see `hmx info`)\n"
           "  HMX_TIER      exact (the default) or fast: the numerical tier (`hmx ops`)\n"
           "  HMX_X86_TUNING  zen, intel, zen4 or zen3: the x86 kernels' schedule profile\n"
-          "                (default: by CPU; same bits either way; `hmx info`)\n\n"
+          "                (default: by CPU; same bits either way; `hmx info`)\n"
+          "  HMX_GPU_FORWARD 0: a model prepared for cuda runs its forward pass as host\n"
+          "                calls instead of on the GPU (A/B; same bits; docs/MODEL.md)\n\n"
           "every command takes --tier exact|fast (sets HMX_TIER for its run; `hmx diff\n"
           "--tier exact --vs fast` compares the two tiers)\n\n"
           "exit status: 0 ok, 1 failure, 2 usage error, 77 (conform) nothing could run\n");
