@@ -149,6 +149,29 @@ static char *rows_buffer(const hmx_kv_cache *c, int64_t n) {
   return p;
 }
 
+/* Positions [from, len) of every layer's K and V from the host's blocks to
+ * the GPU's rows (up) or back, through one host buffer of rows. to_device
+ * has taken the bytes when it returns, and to_host has waited for them, so
+ * the buffer serves every layer in turn. */
+static hmx_status move_positions(hmx_kv_cache *c, int64_t from, int up, void *stream) {
+  const size_t es = hmx_dtype_size(c->dtype), bytes = (size_t)((c->len - from) * c->row) * es;
+  char *rows = rows_buffer(c, c->len - from);
+  if (!rows) return HMX_ERR_NO_MEMORY;
+  hmx_status st = HMX_OK;
+  for (int l = 0; l < c->n_layer && !st; l++)
+    for (int is_k = 1; is_k >= 0 && !st; is_k--) {
+      char *gpu = (char *)hmx_kv_cache_rows(c, is_k, l, 0).data + (size_t)(from * c->row) * es;
+      if (up) {
+        blocks_rows(c, is_k, l, from, c->len, rows, 1);
+        st = c->dev->to_device(gpu, rows, bytes, stream);
+      } else if (!(st = c->dev->to_host(rows, gpu, bytes, stream))) {
+        blocks_rows(c, is_k, l, from, c->len, rows, 0);
+      }
+    }
+  free(rows);
+  return st;
+}
+
 hmx_status hmx_kv_cache_to_gpu(hmx_kv_cache *c, const hmx_device_ops *d, void *stream) {
   const size_t es = hmx_dtype_size(c->dtype);
   if (c->dev && c->dev != d)
@@ -167,20 +190,9 @@ hmx_status hmx_kv_cache_to_gpu(hmx_kv_cache *c, const hmx_device_ops *d, void *s
     c->dv = (char *)p + half;
     c->dev_len = 0;
   }
-  if (c->dev_len == c->len) return HMX_OK;
   /* the host holds the newer positions (one side always holds all) */
-  const int64_t from = c->dev_len, n = c->len - from;
-  char *rows = rows_buffer(c, n);
-  if (!rows) return HMX_ERR_NO_MEMORY;
-  hmx_status st = HMX_OK;
-  for (int l = 0; l < c->n_layer && !st; l++)
-    for (int is_k = 1; is_k >= 0 && !st; is_k--) {
-      blocks_rows(c, is_k, l, from, c->len, rows, 1);
-      char *dst = (char *)hmx_kv_cache_rows(c, is_k, l, 0).data + (size_t)(from * c->row) * es;
-      /* to_device has taken the bytes when it returns: rows may be refilled */
-      st = d->to_device(dst, rows, (size_t)(n * c->row) * es, stream);
-    }
-  free(rows);
+  if (c->dev_len == c->len) return HMX_OK;
+  const hmx_status st = move_positions(c, c->dev_len, 1, stream);
   if (!st) c->dev_len = c->len;
   return st;
 }
@@ -189,19 +201,7 @@ hmx_status hmx_kv_cache_to_host(hmx_kv_cache *c, void *stream) {
   if (c->host_len == c->len) return HMX_OK;
   if (!c->dev) return hmx_fail(HMX_ERR_INTERNAL, "KV cache: positions missing on the host");
   /* the GPU holds the newer positions */
-  const size_t es = hmx_dtype_size(c->dtype);
-  const int64_t from = c->host_len, n = c->len - from;
-  char *rows = rows_buffer(c, n);
-  if (!rows) return HMX_ERR_NO_MEMORY;
-  hmx_status st = HMX_OK;
-  for (int l = 0; l < c->n_layer && !st; l++)
-    for (int is_k = 1; is_k >= 0 && !st; is_k--) {
-      const char *src =
-          (const char *)hmx_kv_cache_rows(c, is_k, l, 0).data + (size_t)(from * c->row) * es;
-      st = c->dev->to_host(rows, src, (size_t)(n * c->row) * es, stream);
-      if (!st) blocks_rows(c, is_k, l, from, c->len, rows, 0);
-    }
-  free(rows);
+  const hmx_status st = move_positions(c, c->host_len, 0, stream);
   if (!st) c->host_len = c->len;
   return st;
 }

@@ -239,7 +239,8 @@ static hmx_status upload_kept(hmx_model *m, const hmx_device_ops *d) {
     total = off[a] + kept_bytes(q);
   }
   const int n_mat = n;
-  for (int i = 0; i < m->n_weights; i++)
+  /* vectors only with matrices: alone they serve nothing (no GPU pass) */
+  for (int i = 0; i < m->n_weights && n_mat > 0; i++)
     if (vector_bytes(m, i)) {
       order[n] = i;
       off[n] = (total + 255) / 256 * 256;
