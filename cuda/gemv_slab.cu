@@ -19,9 +19,13 @@
  * the f32 copy of the matrix. Each chain: acc = bias[j] or +0, then
  * acc = __fmaf_rn(a[i][k], b[j][k], acc) for k = 0 .. K-1. */
 #include "gemv_slab.cuh"
-#include "kept_decode.cuh"
 
 #include <cuda_fp16.h>
+
+extern "C" {
+#include "gemm_quant.h"
+#include "gguf.h"
+}
 
 namespace {
 
@@ -29,47 +33,7 @@ using hmx_cuda::kSlabRows;
 
 constexpr int kSlabK = 256, kSlabThreads = 128;
 
-enum class Form { RowsF32, G16F32, G16BF16, G16F16, G16Q8_0, G16Q4_0, G16Q4_1, G16Packed };
-
-/* Forms whose slab is decoded element by element straight into shared
- * memory (the block types in G16), and what their decoders need. */
-__host__ __device__ constexpr bool decodes(Form F) { return F >= Form::G16Q8_0; }
-struct KeptArgs {
-  int B, S;          /* G16Q*: elements and bytes of a block */
-  uint32_t type;     /* G16Packed: the ggml type and its geometry */
-  hmx_packed_geom g;
-};
-
-/* Weight (j, p) of a block-type form: the decoders of the f32 scratch path
- * (cuda/kept_decode.cuh), so the chains see the same values. */
-template <Form F>
-__device__ __forceinline__ float kept_at(const unsigned char *q, int64_t j, int64_t p, int64_t K,
-                                         const KeptArgs &ka) {
-  using namespace hmx_cuda::kd;
-  if constexpr (F == Form::G16Q8_0) return g16_block_at<HMX_GGML_Q8_0>(q, j, p, K, ka.B, ka.S);
-  else if constexpr (F == Form::G16Q4_0) return g16_block_at<HMX_GGML_Q4_0>(q, j, p, K, ka.B, ka.S);
-  else if constexpr (F == Form::G16Q4_1) return g16_block_at<HMX_GGML_Q4_1>(q, j, p, K, ka.B, ka.S);
-  else return packed_at(q, j, p, K, ka.type, ka.g);
-}
-
-/* Slab [k0, k0 + kc) of a block-type form decoded into Bs (element slot s:
- * k0 + s / 16 of output 16 g + s % 16, Bs's own order, so the stores meet
- * no bank twice), and A's rows into As. */
-template <Form F>
-__device__ __forceinline__ void decode_slab(float *Bs, float *As, const float *__restrict__ A,
-                                            const void *__restrict__ B, int M, int64_t K,
-                                            int64_t g, int64_t k0, int kc, const KeptArgs &ka) {
-  const int t = threadIdx.x;
-  const unsigned char *q = (const unsigned char *)B;
-  for (int slot = t; slot < kSlabK * 16; slot += kSlabThreads) {
-    const int kk = slot / 16;
-    Bs[slot] = kk < kc ? kept_at<F>(q, g * 16 + slot % 16, k0 + kk, K, ka) : 0.0f;
-  }
-  for (int slot = t; slot < kSlabRows * kSlabK; slot += kSlabThreads) {
-    const int i = slot / kSlabK, kk = slot % kSlabK;
-    As[slot] = i < M && kk < kc ? A[(int64_t)i * K + k0 + kk] : 0.0f;
-  }
-}
+enum class Form { RowsF32, G16F32, G16BF16, G16F16 };
 
 /* 16-byte vectors of one slab each thread loads (at most): an f32 slab is
  * kSlabK * 16 * 4 bytes, a 16-bit one half that. */
@@ -172,7 +136,7 @@ template <Form F>
 __global__ void __launch_bounds__(kSlabThreads)
 gemv_slab_kernel(const float *__restrict__ A, const void *__restrict__ B,
                  const float *__restrict__ bias, float *__restrict__ C, int M, int64_t N,
-                 int64_t K, KeptArgs ka) {
+                 int64_t K) {
   __shared__ __align__(16) float Bs[2][kSlabK * 16];
   __shared__ float As[2][kSlabRows * kSlabK];
   const int64_t g = blockIdx.x;
@@ -180,34 +144,24 @@ gemv_slab_kernel(const float *__restrict__ A, const void *__restrict__ B,
   const int64_t col = g * 16 + r;
   const bool chain = i < M;
   float acc = chain && bias && col < N ? bias[col] : 0.0f;
-  [[maybe_unused]] Staged s; /* the forms that load as stored */
-  if constexpr (decodes(F)) {
-    decode_slab<F>(Bs[0], As[0], A, B, M, K, g, 0, (int)(K < kSlabK ? K : kSlabK), ka);
-  } else {
-    load_slab<F>(s, A, B, M, N, K, g, 0, (int)(K < kSlabK ? K : kSlabK));
-    store_slab<F>(s, Bs[0], As[0]);
-  }
+  Staged s;
+  load_slab<F>(s, A, B, M, N, K, g, 0, (int)(K < kSlabK ? K : kSlabK));
+  store_slab<F>(s, Bs[0], As[0]);
   __syncthreads();
   int cur = 0;
   for (int64_t k0 = 0; k0 < K; k0 += kSlabK) {
     const int kc = (int)(K - k0 < kSlabK ? K - k0 : kSlabK);
     const int64_t k1 = k0 + kSlabK;
     const bool more = k1 < K;
-    const int kc1 = (int)(K - k1 < kSlabK ? K - k1 : kSlabK);
-    /* the other buffer was last read before the previous barrier: a decoded
-     * slab goes there at once; loads stay in flight while the chains run */
-    if constexpr (decodes(F)) {
-      if (more) decode_slab<F>(Bs[cur ^ 1], As[cur ^ 1], A, B, M, K, g, k1, kc1, ka);
-    } else if (more) {
-      load_slab<F>(s, A, B, M, N, K, g, k1, kc1);
-    }
+    if (more) /* in flight while the chains run */
+      load_slab<F>(s, A, B, M, N, K, g, k1, (int)(K - k1 < kSlabK ? K - k1 : kSlabK));
     if (chain) {
       const float *bs = Bs[cur] + r, *as = As[cur] + i * kSlabK;
 #pragma unroll 8
       for (int kk = 0; kk < kc; kk++) acc = __fmaf_rn(as[kk], bs[kk * 16], acc);
     }
-    if constexpr (!decodes(F))
-      if (more) store_slab<F>(s, Bs[cur ^ 1], As[cur ^ 1]);
+    /* the other buffer was last read before the previous barrier */
+    if (more) store_slab<F>(s, Bs[cur ^ 1], As[cur ^ 1]);
     __syncthreads();
     cur ^= 1;
   }
@@ -219,9 +173,8 @@ gemv_slab_kernel(const float *__restrict__ A, const void *__restrict__ B,
 namespace hmx_cuda {
 
 bool gemv_slab_takes(uint32_t type, int layout) {
-  /* every type with a G16 form: the float ones read as stored, the block
-   * types decoded into the slab */
-  return layout == HMX_QLAYOUT_G16 && hmx_qlayout_g16_ok(type);
+  return layout == HMX_QLAYOUT_G16 &&
+         (type == HMX_GGML_F32 || type == HMX_GGML_BF16 || type == HMX_GGML_F16);
 }
 
 bool gemv_slab(Job *j, const float *A, const float *rows, const void *g16, uint32_t kept_type,
@@ -230,31 +183,18 @@ bool gemv_slab(Job *j, const float *A, const float *rows, const void *g16, uint3
   const bool rows_ok = rows && k % 4 == 0 && ((uintptr_t)rows & 15) == 0;
   const bool g16_ok = g16 && gemv_slab_takes(kept_type, HMX_QLAYOUT_G16) &&
                       ((uintptr_t)g16 & 15) == 0;
-  int64_t block = 1, bytes = 0; /* a block type's block: K must be whole blocks */
-  if (g16_ok && !hmx_qtype_is_float(kept_type) && !hmx_gguf_type_block(kept_type, &block, &bytes))
-    return false;
-  if (m > kSlabRows || k < 1 || k % block || groups > INT32_MAX || (!rows_ok && !g16_ok))
-    return false;
+  if (m > kSlabRows || k < 1 || groups > INT32_MAX || (!rows_ok && !g16_ok)) return false;
   if (j->st != HMX_OK || m <= 0 || n <= 0) return true;
-  KeptArgs ka = {};
-  if (g16_ok && !hmx_qtype_is_float(kept_type)) {
-    ka.B = (int)block, ka.S = (int)bytes, ka.type = kept_type;
-    if (kept_type != HMX_GGML_Q8_0 && kept_type != HMX_GGML_Q4_0 && kept_type != HMX_GGML_Q4_1)
-      hmx_packed_geometry(kept_type, &ka.g);
-  }
   const unsigned grid = (unsigned)groups;
   const int M = (int)m;
-#define HMX_SLAB(F, b) \
-  gemv_slab_kernel<Form::F><<<grid, kSlabThreads, 0, j->stream>>>(A, b, bias, C, M, n, k, ka)
-  if (rows_ok) HMX_SLAB(RowsF32, rows);
-  else if (kept_type == HMX_GGML_F32) HMX_SLAB(G16F32, g16);
-  else if (kept_type == HMX_GGML_BF16) HMX_SLAB(G16BF16, g16);
-  else if (kept_type == HMX_GGML_F16) HMX_SLAB(G16F16, g16);
-  else if (kept_type == HMX_GGML_Q8_0) HMX_SLAB(G16Q8_0, g16);
-  else if (kept_type == HMX_GGML_Q4_0) HMX_SLAB(G16Q4_0, g16);
-  else if (kept_type == HMX_GGML_Q4_1) HMX_SLAB(G16Q4_1, g16);
-  else HMX_SLAB(G16Packed, g16);
-#undef HMX_SLAB
+  if (rows_ok)
+    gemv_slab_kernel<Form::RowsF32><<<grid, kSlabThreads, 0, j->stream>>>(A, rows, bias, C, M, n, k);
+  else if (kept_type == HMX_GGML_F32)
+    gemv_slab_kernel<Form::G16F32><<<grid, kSlabThreads, 0, j->stream>>>(A, g16, bias, C, M, n, k);
+  else if (kept_type == HMX_GGML_BF16)
+    gemv_slab_kernel<Form::G16BF16><<<grid, kSlabThreads, 0, j->stream>>>(A, g16, bias, C, M, n, k);
+  else
+    gemv_slab_kernel<Form::G16F16><<<grid, kSlabThreads, 0, j->stream>>>(A, g16, bias, C, M, n, k);
   job_launched(j, "gemv_slab_kernel");
   return true;
 }

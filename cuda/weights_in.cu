@@ -15,7 +15,6 @@
  * The threads of a warp read neighbouring bytes of one or two blocks (or
  * groups) and write 32 consecutive floats. */
 #include "weights_in.cuh"
-#include "kept_decode.cuh"
 
 #include <cuda_fp16.h>
 
@@ -26,7 +25,102 @@ extern "C" {
 
 namespace {
 
-using namespace hmx_cuda::kd;
+using uchar = unsigned char;
+
+__device__ __forceinline__ float f16_bits(unsigned h) { /* exact, subnormals kept */
+  return __half2float(__ushort_as_half((unsigned short)h));
+}
+
+/* Byte f of one GGUF block, wherever its layout keeps it: the file's rows
+ * (the block's bytes in order), or the G16 layout of Q8_0 / Q4_0 / Q4_1
+ * (src/gemm_quant.c, g16_pos: 16-bit header field f / 2 of the group's 16
+ * rows side by side, then each quant byte's 16 rows). */
+struct RowBlock {
+  const uchar *b;
+  __device__ int operator()(int f) const { return b[f]; }
+};
+template <int HDR> struct G16Block {
+  const uchar *blk; /* the group's interleaved block */
+  int r;            /* the row in the group */
+  __device__ int operator()(int f) const {
+    return blk[f < HDR ? f / 2 * 2 * HMX_QG + 2 * r + f % 2 : HDR * HMX_QG + (f - HDR) * HMX_QG + r];
+  }
+};
+
+template <class Bytes> __device__ __forceinline__ float f16_at(const Bytes &b, int f) {
+  return f16_bits((unsigned)(b(f) | b(f + 1) << 8));
+}
+
+__constant__ signed char kIq4Values[16] = {HMX_GGUF_IQ4_VALUES};
+
+/* Element e (0 <= e < B) of the block whose byte f is b(f): hmx_gguf_quant_at,
+ * case by case (the bit positions are block_u's, src/gguf_dequant.c). */
+template <uint32_t T, class Bytes> __device__ __forceinline__ float element(const Bytes &b, int e) {
+  if constexpr (T == HMX_GGML_Q8_0) {
+    return __fmul_rn((float)(signed char)b(2 + e), f16_at(b, 0));
+  } else if constexpr (T == HMX_GGML_Q4_0 || T == HMX_GGML_Q4_1) {
+    constexpr int hdr = T == HMX_GGML_Q4_1 ? 4 : 2;
+    const int q = e < 16 ? b(hdr + e) & 0x0F : b(hdr + e - 16) >> 4;
+    if constexpr (T == HMX_GGML_Q4_0) return __fmul_rn((float)(q - 8), f16_at(b, 0));
+    else return __fadd_rn(__fmul_rn((float)q, f16_at(b, 0)), f16_at(b, 2));
+  } else if constexpr (T == HMX_GGML_Q5_0 || T == HMX_GGML_Q5_1) {
+    constexpr int hdr = T == HMX_GGML_Q5_1 ? 4 : 2;
+    const int low = e < 16 ? b(hdr + 4 + e) & 0x0F : b(hdr + 4 + e - 16) >> 4; /* qs at hdr + 4 */
+    const int q = low | (b(hdr + e / 8) >> (e % 8) & 1) << 4; /* bit e of the 32-bit qh */
+    if constexpr (T == HMX_GGML_Q5_0) return __fmul_rn((float)(q - 16), f16_at(b, 0));
+    else return __fadd_rn(__fmul_rn((float)q, f16_at(b, 0)), f16_at(b, 2));
+  } else if constexpr (T == HMX_GGML_IQ4_NL) {
+    const int u = e < 16 ? b(2 + e) & 0x0F : b(2 + e - 16) >> 4;
+    return __fmul_rn(f16_at(b, 0), (float)kIq4Values[u]);
+  } else if constexpr (T == HMX_GGML_Q4_K || T == HMX_GGML_Q5_K) {
+    constexpr bool five = T == HMX_GGML_Q5_K;
+    const int s = e / 32, l = e % 32;
+    int sc, m; /* hmx_gguf_k_scale_min, scales at 4 */
+    if (s < 4) {
+      sc = b(4 + s) & 63;
+      m = b(4 + s + 4) & 63;
+    } else {
+      sc = (b(4 + s + 4) & 0x0F) | (b(4 + s - 4) >> 6) << 4;
+      m = (b(4 + s + 4) >> 4) | (b(4 + s) >> 6) << 4;
+    }
+    const int byte = b((five ? 48 : 16) + 32 * (s / 2) + l);
+    int q = s % 2 ? byte >> 4 : byte & 0x0F;
+    if constexpr (five) q |= ((b(16 + l) >> s) & 1) << 4;
+    const float ds = __fmul_rn(f16_at(b, 0), (float)sc);
+    const float ms = __fmul_rn(f16_at(b, 2), (float)m);
+    return __fsub_rn(__fmul_rn(ds, (float)q), ms);
+  } else if constexpr (T == HMX_GGML_Q6_K) {
+    const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+    const int lb = b(64 * h + 32 * (g % 2) + l);
+    const int low = g < 2 ? (lb & 0x0F) : (lb >> 4);
+    const int u = low | ((b(128 + 32 * h + l) >> (2 * g)) & 3) << 4;
+    const float s = __fmul_rn(f16_at(b, 208), (float)(signed char)b(192 + e / 16));
+    return __fmul_rn(s, (float)(u - 32));
+  } else if constexpr (T == HMX_GGML_Q2_K) {
+    const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+    const int u = (b(16 + 32 * h + l) >> (2 * g)) & 3;
+    const float ds = __fmul_rn(f16_at(b, 80), (float)(b(e / 16) & 0x0F));
+    const float ms = __fmul_rn(f16_at(b, 82), (float)(b(e / 16) >> 4));
+    return __fsub_rn(__fmul_rn(ds, (float)u), ms);
+  } else if constexpr (T == HMX_GGML_Q3_K) {
+    const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+    const int u = ((b(32 + 32 * h + l) >> (2 * g)) & 3) | ((b(l) >> (4 * h + g)) & 1) << 2;
+    const int s = e / 16; /* hmx_gguf_q3_k_scale, scales at 96 */
+    const int low = s < 8 ? b(96 + s) & 0x0F : b(96 + s - 8) >> 4;
+    const int sc = low | ((b(96 + 8 + s % 4) >> (2 * (s / 4))) & 3) << 4;
+    const float sd = __fmul_rn(f16_at(b, 108), (float)(sc - 32));
+    return __fmul_rn(sd, (float)(u - 4));
+  } else { /* IQ4_XS */
+    static_assert(T == HMX_GGML_IQ4_XS, "a block type without a decoder");
+    const int s = e / 32; /* hmx_gguf_iq4_xs_scale */
+    const int low = (b(4 + s / 2) >> (4 * (s % 2))) & 0x0F;
+    const int sc = low | (((b(2) | b(3) << 8) >> (2 * s)) & 3) << 4;
+    const int byte = b(8 + 16 * s + e % 16);
+    const int u = e % 32 < 16 ? byte & 0x0F : byte >> 4;
+    const float dl = __fmul_rn(f16_at(b, 0), (float)(sc - 32));
+    return __fmul_rn(dl, (float)kIq4Values[u]);
+  }
+}
 
 /* w[i] = element i of the row-major matrix at q: rows are whole blocks back
  * to back (B elements in S bytes each: hmx_gguf_type_block), so element i is
@@ -45,9 +139,14 @@ __global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, 
 template <uint32_t T>
 __global__ void decode_g16(const uchar *__restrict__ q, float *__restrict__ w, int64_t total,
                            int64_t k, int B, int S) {
+  constexpr int HDR = T == HMX_GGML_Q4_1 ? 4 : 2;
+  const int64_t nb = k / B;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-       i += (int64_t)gridDim.x * blockDim.x)
-    w[i] = g16_block_at<T>(q, i / k, i % k, k, B, S);
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t j = i / k, p = i % k;
+    const uchar *blk = q + ((j / HMX_QG) * nb + p / B) * (HMX_QG * S);
+    w[i] = element<T>(G16Block<HDR>{blk, (int)(j % HMX_QG)}, (int)(p % B));
+  }
 }
 
 /* F32, F16, BF16 in G16 ([N/16][K][16]): element p of row j at
@@ -67,13 +166,62 @@ __global__ void decode_g16_float(const uchar *__restrict__ q, float *__restrict_
   }
 }
 
-/* The packed G16 form of Q2_K .. Q6_K, Q5_0, Q5_1, IQ4_NL, IQ4_XS: each
- * element by packed_at (cuda/kept_decode.cuh). */
+__device__ __forceinline__ unsigned u32_at(const uchar *p) { /* p 4-byte aligned */
+  return *reinterpret_cast<const unsigned *>(p);
+}
+
+/* The packed G16 form of Q2_K .. Q6_K, Q5_0, Q5_1, IQ4_NL, IQ4_XS
+ * (src/gemm_quant.h; g its geometry): element p of row j, by
+ * hmx_packed_row's operations (src/gemm_quant_packed.c): the scale products
+ * ds and ms formed from the block's d, dmin and the chunk's scale field as
+ * the GGUF rule forms them, v the element's field (u - off as a signed
+ * `bits`-bit value, or IQ4's index), then ds * v and Q5_1's + ms or the
+ * K types' - ms. Every offset of a head, scale field or word is a multiple
+ * of 4 bytes from the device buffer's start. */
 __global__ void decode_packed(const uchar *__restrict__ q, float *__restrict__ w, int64_t total,
                               int64_t k, uint32_t type, hmx_packed_geom g) {
+  const int64_t nb = k / g.kblock;
+  const bool q5_1 = type == HMX_GGML_Q5_1, q2_k = type == HMX_GGML_Q2_K;
+  const int f = 32 / g.bits, nf = f * g.bits;
+  const unsigned mask = (1u << g.bits) - 1;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-       i += (int64_t)gridDim.x * blockDim.x)
-    w[i] = packed_at(q, i / k, i % k, k, type, g);
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t j = i / k, p = i % k;
+    const int r = (int)(j % HMX_QG), pe = (int)(p % g.kblock), c = pe / 32, e = pe % 32;
+    const uchar *blk = q + ((j / HMX_QG) * nb + p / g.kblock) * g.block;
+    const uchar *ch = blk + g.head + (int64_t)c * g.chunk;
+    const unsigned sf = ch[2 * r] | ch[2 * r + 1] << 8;
+    const int byte = (sf >> (g.halves ? 8 * (e / 16) : 0)) & 0xFF;
+    float ds, ms = 0.0f;
+    if (g.kblock == 32) { /* Q5_0, Q5_1, IQ4_NL: the f16 d (Q5_1: and m) */
+      ds = f16_bits(sf);
+      if (q5_1) ms = f16_bits(ch[HMX_QG * 2 + 2 * r] | ch[HMX_QG * 2 + 2 * r + 1] << 8);
+    } else {
+      const float d = __uint_as_float(u32_at(blk + 4 * r));
+      if (q2_k) { /* d * sc, dmin * m: the byte's nibbles */
+        ds = __fmul_rn(d, (float)(byte & 15));
+        ms = __fmul_rn(__uint_as_float(u32_at(blk + HMX_QG * 4 + 4 * r)), (float)(byte >> 4));
+      } else if (g.has_min) { /* Q4_K, Q5_K: the chunk's 6-bit sc, m */
+        ds = __fmul_rn(d, (float)byte);
+        ms = __fmul_rn(__uint_as_float(u32_at(blk + HMX_QG * 4 + 4 * r)), (float)(sf >> 8));
+      } else { /* Q3_K, Q6_K, IQ4_XS: d * s, s the signed byte */
+        ds = __fmul_rn(d, (float)(signed char)byte);
+      }
+    }
+    const uchar *words = ch + g.scale + 4 * r; /* word t at + t 16 4 */
+    unsigned u;
+    if (e < nf) {
+      u = (u32_at(words + (e / f) * HMX_QG * 4) >> (g.bits * (e % f))) & mask;
+    } else { /* the string of the words' top two bits */
+      unsigned tops = 0;
+      for (int t = 0; t < g.bits; t++) tops |= (u32_at(words + t * HMX_QG * 4) >> 30) << (2 * t);
+      u = (tops >> (g.bits * (e - nf))) & mask;
+    }
+    int v = (int)u;
+    if (g.off > 0 && v >= 1 << (g.bits - 1)) v -= 1 << g.bits;
+    const float prod = __fmul_rn(ds, g.lut ? (float)kIq4Values[v] : (float)v);
+    w[i] = q5_1 ? __fadd_rn(prod, ms) : g.has_min ? __fsub_rn(prod, ms) : prod;
+  }
 }
 
 /* The kernel for a block type in its layout; B elements in S bytes a block. */
