@@ -521,9 +521,15 @@ int hmx_cmd_bench_model(int argc, char **argv) {
          hmx_dtype_name(hmx_model_opts_kv_dtype(&mo)), hmx_backend_name(be), threads,
          n_prompt, n_decode, repeat, repeat > 1 ? "s (medians; decode range)" : "",
          both_tiers ? "exact and fast" : hmx_tier_name(one_tier), threads, bw);
+  /* the ceiling is the host's memory: a backend with device kernels (cuda)
+   * reads the weights from GPU memory, so its decode %bw would mean nothing */
+  const int host_ceiling = hmx_device_ops_of(be) == NULL;
   if (!fork_safe(be))
     printf("(backend %s runs the variants in this process, one after the other: each peak RSS "
            "is the process's peak so far)\n", hmx_backend_name(be));
+  if (!host_ceiling)
+    printf("(backend %s reads the weights from GPU memory: decode %%bw, against the host's "
+           "read bandwidth, is not shown)\n", hmx_backend_name(be));
   printf("%-9s %12s %12s %12s %12s %12s %10s\n", "outproj", "params", "weights MiB",
          "peak RSS MiB", "prefill t/s", "decode t/s", "decode %bw");
   result res[4];
@@ -557,9 +563,10 @@ int hmx_cmd_bench_model(int argc, char **argv) {
     res[i].decode_tps = dmed[i];
     res[i].peak_rss_mib = median(mv, (int)repeat);
     const double traffic = res[i].weight_mib * 1048576.0 * res[i].decode_tps / 1e9;
-    printf("%-9s %11.2fM %12.1f %12.1f %12.1f %12.2f %9.0f%%", name, res[i].params / 1e6,
-           res[i].weight_mib, res[i].peak_rss_mib, res[i].prefill_tps, res[i].decode_tps,
-           bw > 0 ? 100.0 * traffic / bw : 0.0);
+    printf("%-9s %11.2fM %12.1f %12.1f %12.1f %12.2f", name, res[i].params / 1e6,
+           res[i].weight_mib, res[i].peak_rss_mib, res[i].prefill_tps, res[i].decode_tps);
+    if (host_ceiling) printf(" %9.0f%%", bw > 0 ? 100.0 * traffic / bw : 0.0);
+    else printf(" %10s", "-");
     if (repeat > 1) printf("   (decode %.2f .. %.2f)", dlo[i], dhi[i]);
     printf("\n");
   }
