@@ -13,14 +13,18 @@
  * each cache's current positions are after each kind of step, so a pass
  * that quietly ran on the host would fail it.
  *
+ * Also: the kept-matrix entries refuse device tensors without GPU copies.
  * Models: the "test" config (dense f32 with an untied head, Hadamard bf16
  * tied, dense f16) and each GGUF file given after the output directory
  * (the fuzz corpus's small models: block types in both layouts).
  * Exits 77 (skipped) where the cuda backend cannot run. */
 #include "check.h"
 #include "backend.h"
+#include "dispatch.h"
+#include "gguf.h" /* HMX_GGML_Q8_0 */
 #include "hadamix_model.h"
 #include "model_internal.h"
+#include "swiglu_quant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -181,6 +185,40 @@ static void check_gguf(const hmx_backend *cuda, const char *path) {
   hmx_model_free(prep);
 }
 
+/* The kept-matrix entries' device-tensor checks: a matrix without a GPU
+ * copy, and tensors split between host and device memory, are refused with
+ * HMX_ERR_INVALID_ARGUMENT and a message that says why. */
+static void check_refusals(const hmx_backend *cuda) {
+  const hmx_device_ops *d = hmx_device_ops_of(cuda);
+  void *buf = NULL;
+  if (!d || d->resident_alloc(&buf, 4096 * sizeof(float)) != HMX_OK) {
+    CHECK(0, "device buffer: %s", hmx_last_error());
+    return;
+  }
+  static unsigned char q8[96 * 3 * 34]; /* Q8_0 blocks (zeros): 32 values in 34 bytes */
+  static float host_y[64];
+  hmx_context ctx = {cuda, 1, 0, HMX_TIER_EXACT};
+  float *dev = buf;
+  hmx_tensor X = hmx_tensor_2d(dev, HMX_F32, 1, 64), Y = hmx_tensor_2d(dev + 1024, HMX_F32, 1, 64);
+  hmx_tensor Yh = hmx_tensor_2d(host_y, HMX_F32, 1, 64);
+  X.memory = Y.memory = HMX_MEMORY_CUDA;
+  const hmx_qmatrix B = {HMX_GGML_Q8_0, q8, 64, 64, HMX_QLAYOUT_ROWS, NULL};
+  CHECK(hmx_gemm_quant(&ctx, &X, &B, &Y) == HMX_ERR_INVALID_ARGUMENT &&
+            strstr(hmx_last_error(), "GPU copy"),
+        "gemm_quant: device tensors with a matrix without a GPU copy: %s", hmx_last_error());
+  CHECK(hmx_gemm_quant(&ctx, &X, &B, &Yh) == HMX_ERR_INVALID_ARGUMENT &&
+            strstr(hmx_last_error(), "one place"),
+        "gemm_quant: a on the device, c on the host: %s", hmx_last_error());
+  const hmx_qmatrix W1 = {HMX_GGML_Q8_0, q8, 96, 64, HMX_QLAYOUT_ROWS, NULL};
+  const hmx_qmatrix W2 = {HMX_GGML_Q8_0, q8, 64, 96, HMX_QLAYOUT_ROWS, NULL};
+  CHECK(hmx_swiglu_quant(&ctx, &X, &W1, &W1, &W2, &Y, NULL, NULL) == HMX_ERR_INVALID_ARGUMENT &&
+            strstr(hmx_last_error(), "GPU copies"),
+        "swiglu_quant: device tensors with matrices without GPU copies: %s", hmx_last_error());
+  CHECK(hmx_swiglu_quant(&ctx, &X, &W1, &W1, &W2, &Yh, NULL, NULL) == HMX_ERR_INVALID_ARGUMENT,
+        "swiglu_quant: x on the device, y on the host: %s", hmx_last_error());
+  d->resident_free(buf);
+}
+
 int main(int argc, char **argv) {
   const hmx_backend *cuda = hmx_backend_find("cuda");
   if (!cuda || !hmx_backend_available(cuda)) {
@@ -191,5 +229,6 @@ int main(int argc, char **argv) {
   check_synthetic(cuda, HMX_OUTPROJ_HADAMARD, 1, HMX_BF16);
   check_synthetic(cuda, HMX_OUTPROJ_DENSE, 1, HMX_F16);
   for (int i = 1; i < argc; i++) check_gguf(cuda, argv[i]);
+  check_refusals(cuda);
   return check_finish("test_model_gpu_pass");
 }
