@@ -44,6 +44,7 @@ const hmx_device_ops hmx_cuda_device_ops = {
     .resident_alloc = hmx_cuda_resident_alloc,
     .upload = hmx_cuda_upload,
     .resident_free = hmx_cuda_resident_free,
+    .on_current_device = hmx_cuda_on_current_device,
     .stage_alloc = hmx_cuda_stage_alloc,
     .stage_free = hmx_cuda_stage_free,
     .convert = hmx_cuda_convert,

@@ -42,6 +42,10 @@ typedef struct hmx_device_ops {
   hmx_status (*resident_alloc)(void **p, size_t bytes);
   hmx_status (*upload)(void *dst, const void *src, size_t bytes);
   void (*resident_free)(void *p);
+  /* Whether p is memory of the calling thread's current GPU (a pass on the
+   * GPU must not start with another device current: its kernels would read
+   * memory they cannot reach) */
+  int (*on_current_device)(const void *p);
   /* 16-bit tensors of the ops whose device kernels take f32 are staged on
    * the device (src/dev_stage.h): f32 scratch allocated and freed in the
    * order of stream, and n elements converted between f32 and bf16 / f16

@@ -174,9 +174,10 @@ static hmx_status move_positions(hmx_kv_cache *c, int64_t from, int up, void *st
 
 hmx_status hmx_kv_cache_to_gpu(hmx_kv_cache *c, const hmx_device_ops *d, void *stream) {
   const size_t es = hmx_dtype_size(c->dtype);
-  if (c->dev && c->dev != d)
-    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: the KV cache is on another "
-                    "backend's device");
+  if (c->dev && (c->dev != d || !d->on_current_device(c->dk)))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "hmx_model_forward: the KV cache's GPU copy is "
+                    "not memory of the current GPU (its first GPU step ran with another device "
+                    "current)");
   if (!c->dev) {
     size_t half; /* bytes of K (and of V): n_layer x capacity x row */
     void *p = NULL;

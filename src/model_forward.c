@@ -429,10 +429,12 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
 
 /* The device kernels that run the whole pass on the GPU, or NULL for a pass
  * on the host (any backend, cuda's host calls included): every weight the
- * pass reads has a GPU copy (hmx_model_prepare for cuda: m->dev_forward),
- * gemm resolves to the backend that made them, no trace callback (it reads
- * host memory), and HMX_GPU_FORWARD is not "0" (the host pass on cuda, for
- * A/B runs: docs/MODEL.md). */
+ * pass reads has a GPU copy (hmx_model_prepare for cuda: m->dev_forward) on
+ * the thread's current GPU, gemm resolves to the backend that made them, no
+ * trace callback (it reads host memory), and HMX_GPU_FORWARD is not "0"
+ * (the host pass on cuda, for A/B runs: docs/MODEL.md). With another GPU
+ * current, the host pass's first gemm refuses the copies with
+ * HMX_ERR_INVALID_ARGUMENT (cuda/weights_in.cu). */
 static const hmx_device_ops *gpu_pass(const hmx_context *ctx, const hmx_model *m,
                                       const hmx_forward_opts *opts) {
   if (!m->dev_forward || (opts && opts->trace)) return NULL;
@@ -443,7 +445,8 @@ static const hmx_device_ops *gpu_pass(const hmx_context *ctx, const hmx_model *m
     hmx_clear_error(); /* the host pass reports it, op by op */
     return NULL;
   }
-  return hmx_device_ops_of(ex.be);
+  const hmx_device_ops *d = hmx_device_ops_of(ex.be);
+  return d && d->on_current_device(m->dev_weights) ? d : NULL;
 }
 
 /* Every cache current where the pass runs: on the GPU (its copy made at the
