@@ -32,6 +32,13 @@ static inline int64_t hmx_kb16_v_index(int64_t kblocks, int64_t hkv, int64_t d, 
   return ((b * hkv + g) * 16 * kblocks + j) * d + e;
 }
 
+/* Positions [from, to) of K (is_k) or V of batch b between the layout at
+ * `blocks` and rows at `rows` ([to - from][hkv][d]), elements of es bytes
+ * (2 or 4), toward the rows (to_rows) or back into the blocks. Moves bits
+ * only (src/kb16_rows.c). */
+void hmx_kb16_rows(char *blocks, int64_t kblocks, int64_t hkv, int64_t d, size_t es, int is_k,
+                   int64_t b, int64_t from, int64_t to, char *rows, int to_rows);
+
 hmx_status hmx_attention_kb16(const hmx_context *ctx, const hmx_tensor *q, const hmx_tensor *k,
                               const hmx_tensor *v, const hmx_attention_params *p, hmx_tensor *o,
                               int64_t kblocks);

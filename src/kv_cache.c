@@ -128,17 +128,9 @@ void hmx_kv_cache_store(hmx_kv_cache *c, int is_k, int layer, int64_t at, const 
  * direction to_rows says. Moves bits only. */
 static void blocks_rows(hmx_kv_cache *c, int is_k, int layer, int64_t from, int64_t to,
                         char *rows, int to_rows) {
-  const int64_t D = c->model->cfg.head_dim, H = c->model->cfg.n_kv_head;
-  const size_t es = hmx_dtype_size(c->dtype);
-  char *blocks = hmx_kv_cache_blocks(c, is_k, layer, 0).data;
-  for (int64_t t = from; t < to; t++)
-    for (int64_t g = 0; g < H; g++)
-      for (int64_t e = 0; e < D; e++) {
-        char *r = rows + (size_t)((t - from) * c->row + g * D + e) * es;
-        char *b = blocks + (size_t)block_index(c, is_k, g, t, e) * es;
-        if (to_rows) memcpy(r, b, es);
-        else memcpy(b, r, es);
-      }
+  hmx_kb16_rows(hmx_kv_cache_blocks(c, is_k, layer, 0).data, c->kblocks,
+                c->model->cfg.n_kv_head, c->model->cfg.head_dim, hmx_dtype_size(c->dtype), is_k,
+                0, from, to, rows, to_rows);
 }
 
 /* A buffer of n positions' rows of the cache's dtype; NULL after a failure. */

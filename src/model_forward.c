@@ -45,9 +45,10 @@ typedef struct fwd {
   float *xh;      /* dev: [T, d], the step's embedding rows on the host */
   float *logits_dev; /* dev: [rows, vocab] */
   int32_t *pos;
-  float *rope_cos, *rope_sin; /* [T, head_dim/2]: the step's angle table, made once (host) */
-  float *rope_cos_dev, *rope_sin_dev; /* dev: the same uploaded once (rope reads the table
-                                         in the memory of x: src/rope_tabled.h) */
+  /* [T, head_dim/2] each: the step's angle table, made once on the host
+   * (tab_*), and where rope reads it (rope_*: the same, or its copy on the
+   * GPU; rope reads the table in the memory of x: src/rope_tabled.h) */
+  float *tab_cos, *tab_sin, *rope_cos, *rope_sin;
 } fwd;
 
 /* An activation of the pass as a tensor: device memory when it runs on the GPU. */
@@ -282,10 +283,8 @@ static hmx_status layer_forward(fwd *f, int l, int n_seq, hmx_kv_cache *const *c
   TRY(trace(f, l, "v", f->v, T, kvd));
   hmx_tensor Q3 = act(f, hmx_tensor_3d(f->q, HMX_F32, T, c->n_head, c->head_dim));
   hmx_tensor K3 = act(f, hmx_tensor_3d(f->k, HMX_F32, T, c->n_kv_head, c->head_dim));
-  const float *rc = f->dev ? f->rope_cos_dev : f->rope_cos;
-  const float *rs = f->dev ? f->rope_sin_dev : f->rope_sin;
-  TRY(hmx_rope_tabled(f->ctx, &Q3, rc, rs, c->head_dim, c->rope_style, &Q3));
-  TRY(hmx_rope_tabled(f->ctx, &K3, rc, rs, c->head_dim, c->rope_style, &K3));
+  TRY(hmx_rope_tabled(f->ctx, &Q3, f->rope_cos, f->rope_sin, c->head_dim, c->rope_style, &Q3));
+  TRY(hmx_rope_tabled(f->ctx, &K3, f->rope_cos, f->rope_sin, c->head_dim, c->rope_style, &K3));
   TRY(trace(f, l, "q_rope", f->q, T, hd));
   TRY(trace(f, l, "k_rope", f->k, T, kvd));
 
@@ -393,11 +392,12 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
   /* the angle table of the step's positions: hmx_rope would make it anew
    * for Q and K in every layer (in double: 60 tables of 143 us each for a
    * 64-token SmolLM2 step) */
-  TRY(hmx_rope_table(f->pos, f->t, c->head_dim, c->rope_base, f->rope_cos, f->rope_sin));
+  TRY(hmx_rope_table(f->pos, f->t, c->head_dim, c->rope_base, f->tab_cos, f->tab_sin));
   if (f->dev) { /* both up once, before any work is queued (no wait for the stream) */
     TRY(f->dev->to_device(f->x, f->xh, (size_t)(f->t * d) * sizeof(float), f->stream));
-    TRY(f->dev->to_device(f->rope_cos_dev, f->rope_cos,
-                          (size_t)(f->t * c->head_dim) * sizeof(float), f->stream));
+    /* the table in one copy: sin follows cos on both sides (lay_out) */
+    TRY(f->dev->to_device(f->rope_cos, f->tab_cos,
+                          (size_t)(2 * f->t * (c->head_dim / 2)) * sizeof(float), f->stream));
   }
   TRY(trace(f, -1, "embed", f->x, f->t, d));
   for (int l = 0; l < c->n_layer; l++) TRY(layer_forward(f, l, n_seq, caches, n_tokens));
@@ -468,6 +468,44 @@ static hmx_status caches_where(const hmx_device_ops **dev, void *stream, int n_s
   return HMX_OK;
 }
 
+/* n floats from base at *at (NULL while only counting: base NULL). */
+static float *take(float *base, int64_t *at, int64_t n) {
+  float *p = base ? base + *at : NULL;
+  *at += n;
+  return p;
+}
+
+/* The step's activations laid out from base: x, h, o [T, d]; q, att
+ * [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd]; then on the host ga, gb
+ * [T, d_ff] (kept FFNs: ffn_kept), on the GPU the RoPE table [T, head_dim]
+ * and the logits [rows, vocab]. Returns the floats they take (base NULL:
+ * counts only), -1 when that does not fit the address space. */
+static int64_t lay_out(fwd *f, float *base, int64_t rows) {
+  const hmx_model_config *c = &f->m->cfg;
+  const int64_t T = f->t, d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
+                kvd = (int64_t)c->n_kv_head * c->head_dim, ff = c->d_ff;
+  /* the config's dimensions are bounded (hmx_model_config_check), T by the
+   * caches' capacity: these products fit in int64 */
+  int64_t at = 0;
+  f->x = take(base, &at, T * d);
+  f->h = take(base, &at, T * d);
+  f->o = take(base, &at, T * d);
+  f->q = take(base, &at, T * hd);
+  f->att = take(base, &at, T * hd);
+  f->k = take(base, &at, T * kvd);
+  f->v = take(base, &at, T * kvd);
+  f->qkv = take(base, &at, T * (hd + 2 * kvd));
+  if (f->dev) {
+    f->rope_cos = take(base, &at, T * (c->head_dim / 2));
+    f->rope_sin = take(base, &at, T * (c->head_dim / 2));
+    f->logits_dev = take(base, &at, rows * c->vocab);
+  } else if (f->m->q) {
+    f->ga = take(base, &at, T * ff);
+    f->gb = take(base, &at, T * ff);
+  }
+  return (uint64_t)at > SIZE_MAX / sizeof(float) ? -1 : at;
+}
+
 hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_seq,
                              hmx_kv_cache *const *caches, const int32_t *const *tokens,
                              const int64_t *n_tokens, const hmx_forward_opts *opts,
@@ -477,52 +515,30 @@ hmx_status hmx_model_forward(const hmx_context *ctx, const hmx_model *m, int n_s
   hmx_status st = check_step(m, n_seq, caches, tokens, n_tokens, logits, &T);
   if (st) return st;
   const hmx_model_config *c = &m->cfg;
-  const int64_t d = c->d_model, hd = (int64_t)c->n_head * c->head_dim,
-                kvd = (int64_t)c->n_kv_head * c->head_dim;
+  const int64_t d = c->d_model;
   fwd f = {.ctx = ctx, .m = m, .opts = opts, .t = T}; /* the buffers: below */
   f.dev = gpu_pass(ctx, m, opts);
   f.stream = hmx_get_cuda_stream();
   if ((st = caches_where(&f.dev, f.stream, n_seq, caches))) return st;
-  /* the activations, in one block (device memory on the GPU): x, h, o [T, d];
-   * q, att [T, hd]; k, v [T, kvd]; qkv [T, hd + 2 kvd]; then on the host
-   * ga, gb [T, d_ff] (kept FFNs on the host only: ffn_kept), on the GPU
-   * the logits [rows, vocab] and the RoPE table [T, head_dim]; and on the
-   * host the RoPE table and, for the GPU, the embedding rows xh [T, d] */
   const int64_t rows = opts && opts->all_logits ? T : n_seq;
-  const int64_t ffs = m->q && !f.dev ? 2 * (int64_t)c->d_ff : 0;
-  const size_t act_tok = (size_t)(3 * d + 3 * hd + 4 * kvd + ffs);
-  const size_t host_tok = (size_t)(c->head_dim + (f.dev ? d : 0)) + (f.dev ? 0 : act_tok);
-  size_t n_act = 0, n_host;
+  /* the activations (device memory on the GPU: dblock) and, on the host,
+   * the RoPE table, then the embedding rows (GPU) or the activations (host) */
+  const int64_t n_act = lay_out(&f, NULL, rows), half = T * (c->head_dim / 2);
   void *dblock = NULL;
   float *hblock = NULL;
   st = HMX_OK;
-  if (!hmx_mul_size(host_tok, (size_t)T, &n_host) ||
-      (f.dev && (!hmx_mul_size(act_tok + (size_t)c->head_dim, (size_t)T, &n_act) ||
-                 (size_t)(rows * c->vocab) > SIZE_MAX / sizeof(float) - n_act)) ||
-      !(hblock = hmx_alloc_array(n_host, sizeof(float))) ||
+  if (n_act < 0 || !(hblock = hmx_alloc_array((size_t)(2 * half + (f.dev ? T * d : n_act)),
+                                              sizeof(float))) ||
       !(f.pos = hmx_alloc_array((size_t)T, sizeof(int32_t))))
     st = hmx_fail(HMX_ERR_NO_MEMORY, "model forward: cannot allocate scratch for %lld tokens",
                   (long long)T);
-  if (!st && f.dev)
-    st = f.dev->stage_alloc(&dblock, (n_act + (size_t)(rows * c->vocab)) * sizeof(float),
-                            f.stream);
+  if (!st && f.dev) st = f.dev->stage_alloc(&dblock, (size_t)n_act * sizeof(float), f.stream);
   if (!st) {
-    f.x = f.dev ? (float *)dblock : hblock;
-    f.h = f.x + T * d;
-    f.o = f.h + T * d;
-    f.q = f.o + T * d;
-    f.att = f.q + T * hd;
-    f.k = f.att + T * hd;
-    f.v = f.k + T * kvd;
-    f.qkv = f.v + T * kvd;
-    f.ga = ffs ? f.qkv + T * (hd + 2 * kvd) : NULL;
-    f.gb = ffs ? f.ga + T * c->d_ff : NULL;
-    f.rope_cos_dev = f.dev ? f.qkv + T * (hd + 2 * kvd) : NULL;
-    f.rope_sin_dev = f.dev ? f.rope_cos_dev + T * (c->head_dim / 2) : NULL;
-    f.logits_dev = f.dev ? f.rope_sin_dev + T * (c->head_dim / 2) : NULL;
-    f.rope_cos = f.dev ? hblock : f.qkv + T * (hd + 2 * kvd + ffs);
-    f.rope_sin = f.rope_cos + T * (c->head_dim / 2);
-    f.xh = f.dev ? f.rope_sin + T * (c->head_dim / 2) : NULL;
+    f.tab_cos = hblock;
+    f.tab_sin = hblock + half;
+    f.xh = f.dev ? hblock + 2 * half : NULL;
+    lay_out(&f, f.dev ? (float *)dblock : hblock + 2 * half, rows);
+    if (!f.dev) f.rope_cos = f.tab_cos, f.rope_sin = f.tab_sin;
     st = forward_body(&f, n_seq, caches, tokens, n_tokens, logits);
   }
   if (dblock) {

@@ -309,9 +309,9 @@ static hmx_status rope_check(const char *op, const hmx_tensor *x, int rot_dim,
   return hmx_check_alias(op, "y", y, "x", x, 1);
 }
 
-/* Rotate x into y with the angle table cs, sn ([T, rot_dim/2] host memory,
- * hmx_rope_table) on ex's backend (x and y already placed). */
-/* tab_on_device: cs and sn are device memory (device calls only) */
+/* Rotate x into y with the angle table cs, sn ([T, rot_dim/2],
+ * hmx_rope_table: host memory, or device memory with tab_on_device, device
+ * calls only) on ex's backend (x and y already placed). */
 static hmx_status rope_run(const char *op, hmx_exec *ex, const hmx_tensor *x, const float *cs,
                            const float *sn, int tab_on_device, int rot_dim,
                            hmx_rope_style style, hmx_tensor *y) {
@@ -401,34 +401,15 @@ hmx_status hmx_rope_tabled(const hmx_context *ctx, const hmx_tensor *x, const fl
 
 /* K (is_k) or V in the cache layout of hmx_attention_kb16 copied back to
  * rows [B, Skv, Hkv, D] of its dtype (moves bits only); NULL when out of
- * memory. A value of V's head run is D contiguous elements (one memcpy); a
- * key's elements lie 16 apart (hmx_kb16_k_index: e -> e + 16), copied one
- * by one with a constant size. Why not element by element through the index
- * functions: that was most of a cuda decode step's attention call
- * (0.65 ms, session 57). */
+ * memory. */
 static void *kb16_to_rows(const hmx_tensor *t, int64_t kblocks, int is_k) {
   const int64_t B = t->shape[0], S = t->shape[1], H = t->shape[2], D = t->shape[3];
   const size_t es = hmx_dtype_size(t->dtype);
   char *rows = hmx_alloc_array((size_t)(B * S * H * D), es);
   if (!rows) return NULL;
-  const char *src = t->data;
   for (int64_t b = 0; b < B; b++)
-    for (int64_t j = 0; j < S; j++)
-      for (int64_t g = 0; g < H; g++) {
-        char *dst = rows + (size_t)(((b * S + j) * H + g) * D) * es;
-        if (!is_k) {
-          memcpy(dst, src + (size_t)hmx_kb16_v_index(kblocks, H, D, b, g, j, 0) * es,
-                 (size_t)D * es);
-          continue;
-        }
-        /* memcpy of a constant size: one load and one store, and no
-         * aliasing question (the cache holds floats or 16-bit words) */
-        const char *k0 = src + (size_t)hmx_kb16_k_index(kblocks, H, D, b, g, j, 0) * es;
-        if (es == 4)
-          for (int64_t e = 0; e < D; e++) memcpy(dst + 4 * e, k0 + 64 * e, 4);
-        else
-          for (int64_t e = 0; e < D; e++) memcpy(dst + 2 * e, k0 + 32 * e, 2);
-      }
+    hmx_kb16_rows(t->data, kblocks, H, D, es, is_k, b, 0, S, rows + (size_t)(b * S * H * D) * es,
+                  1);
   return rows;
 }
 

@@ -41,6 +41,15 @@ static int fast_g16_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatri
          hmx_tensor_is_contiguous(x) && hmx_tensor_is_contiguous(y);
 }
 
+/* Whether all three matrices have GPU copies that the backend's swiglu reads
+ * (plain tensors are read from host memory: hmx_gemm_quant). */
+static int all_copied(const hmx_qmatrix *w1, const hmx_qmatrix *w3, const hmx_qmatrix *w2) {
+  const hmx_qmatrix *w[] = {w1, w3, w2};
+  for (int i = 0; i < 3; i++)
+    if (!w[i]->dev || hmx_qmatrix_is_plain(w[i])) return 0;
+  return 1;
+}
+
 /* Whether the backend's swiglu takes the GPU copies of the three matrices
  * (hmx_qmatrix.dev: hmx_model_prepare for cuda): one host call decodes them
  * where they are, runs both gemms, the gate and the last gemm on the GPU,
@@ -51,12 +60,21 @@ static int fast_g16_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatri
  * matrices run the exact kernels in both, as in hmx_gemm_quant). */
 static int resident_ok(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
                        const hmx_qmatrix *w3, const hmx_qmatrix *w2, const hmx_tensor *y) {
-  const hmx_qmatrix *w[] = {w1, w3, w2};
-  for (int i = 0; i < 3; i++) /* plain tensors are read from host memory (hmx_gemm_quant) */
-    if (!w[i]->dev || hmx_qmatrix_is_plain(w[i])) return 0;
-  return ex->be->swiglu && hmx_exec_reads_gpu_copies(ex) && x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
+  return all_copied(w1, w3, w2) && ex->be->swiglu && hmx_exec_reads_gpu_copies(ex) &&
+         x->dtype == HMX_F32 && y->dtype == HMX_F32 && x->memory == HMX_MEMORY_HOST &&
          y->memory == HMX_MEMORY_HOST && hmx_tensor_is_contiguous(x) &&
          hmx_tensor_is_contiguous(y);
+}
+
+/* The backend's swiglu call on the three GPU copies (resident_ok, or device
+ * tensors: swiglu_quant_device). */
+static hmx_swiglu_args copies_args(const hmx_exec *ex, const hmx_tensor *x, const hmx_qmatrix *w1,
+                                   const hmx_qmatrix *w3, const hmx_qmatrix *w2, hmx_tensor *y) {
+  const int64_t h = w1->n;
+  hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, x->shape[0], x->shape[1], h, w2->n,
+                       h < 256 ? h : 256, ex->threads, HMX_F32, NULL, NULL, NULL,
+                       HMX_QLAYOUT_ROWS, w1, w3, w2};
+  return a;
 }
 
 /* x and y in device memory (a forward pass on the GPU, src/model_forward.c):
@@ -72,15 +90,10 @@ static hmx_status swiglu_quant_device(const hmx_context *ctx, hmx_exec *ex, cons
   hmx_status st = hmx_exec_place(ctx, op, ex, place, names, 2, 0);
   if (st) return st;
   HMX_PICK_DEVICE(*ex, swiglu, fn);
-  const hmx_qmatrix *w[] = {w1, w3, w2};
-  for (int i = 0; i < 3; i++)
-    if (!w[i]->dev || hmx_qmatrix_is_plain(w[i]))
-      return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu: device tensors need the GPU copies of "
-                      "the three matrices (hmx_model_prepare with a cuda context makes them)");
-  const int64_t h = w1->n;
-  hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, x->shape[0], x->shape[1], h, w2->n,
-                       h < 256 ? h : 256, ex->threads, HMX_F32, NULL, NULL, NULL,
-                       HMX_QLAYOUT_ROWS, w1, w3, w2};
+  if (!all_copied(w1, w3, w2))
+    return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "swiglu: device tensors need the GPU copies of "
+                    "the three matrices (hmx_model_prepare with a cuda context makes them)");
+  const hmx_swiglu_args a = copies_args(ex, x, w1, w3, w2, y);
   return fn(&a, &ex->call);
 }
 
@@ -147,8 +160,7 @@ hmx_status hmx_swiglu_quant(const hmx_context *ctx, const hmx_tensor *x, const h
     return st;
   }
   if (resident_ok(&ex, x, w1, w3, w2, y)) {
-    hmx_swiglu_args a = {x->data, NULL, NULL, NULL, y->data, T, d, h, w2->n, h < 256 ? h : 256,
-                         ex.threads, HMX_F32, NULL, NULL, NULL, HMX_QLAYOUT_ROWS, w1, w3, w2};
+    const hmx_swiglu_args a = copies_args(&ex, x, w1, w3, w2, y);
     if ((st = ex.be->swiglu(&a)) && hmx_last_error()[0] == '\0')
       hmx_fail(st, "%s: backend '%s' failed: %s", op, ex.be->name, hmx_status_string(st));
     return st;
