@@ -17,13 +17,20 @@ extern "C" hmx_status hmx_cuda_resident_alloc(void **p, size_t bytes) {
   return j.st;
 }
 
-/* Synchronous: the host bytes may change or go once it returns. */
+/* Synchronous: the host bytes may change or go once it returns, and the
+ * copy has landed, so any stream's next kernel reads it. Why not cudaMemcpy:
+ * from pageable memory it returns once the bytes are staged, while the DMA
+ * to dst may still run on the legacy stream, which does not order the
+ * non-blocking streams of later host calls (job_begin): a gemm_quant on the
+ * copy read a part not yet written, once in a few runs of ctest -j8 (session
+ * 59). So: the copy on this job's stream, then job_end waits for it. */
 extern "C" hmx_status hmx_cuda_upload(void *dst, const void *src, size_t bytes) {
   Job j;
-  job_init(&j, "weights to the GPU");
+  job_begin(&j, "weights to the GPU");
   if (j.st == HMX_OK && bytes > 0)
-    check(&j, cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (to the GPU)");
-  return j.st;
+    check(&j, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, j.stream),
+          "cudaMemcpyAsync (to the GPU)");
+  return job_end(&j);
 }
 
 extern "C" void hmx_cuda_resident_free(void *p) {

@@ -28,6 +28,10 @@ if("cuda" IN_LIST HMX_BACKEND_NAMES)
                    -DKERNEL=fwht_pow2 -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda_route.cmake)
   set_tests_properties(test_cuda_device_pow2_route PROPERTIES LABELS cuda TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "-- skipped: ")
+  # a GPU copy made by upload (hmx_model_prepare's weights) is whole for the
+  # next host call on its own stream (tests/test_cuda_upload.c)
+  hmx_add_test(NAME test_cuda_upload SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_upload.c
+               LABELS cuda TIMEOUT 120)
   # whether the GPU's memory is fast for its SMs (cuda/device_balance.cu) and
   # its override, against the device's attributes; runs without a GPU too
   hmx_add_test(NAME test_cuda_balance SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_balance.c
