@@ -125,20 +125,22 @@ template <uint32_t T, class Bytes> __device__ __forceinline__ float element(cons
 
 /* The decoders below run on tiles: 16 rows (a G16 group; in the rows layout,
  * 16 consecutive rows) by kTileK consecutive elements p of K. A block of
- * kTileK threads takes a tile, thread t its element p = p0 + t of each of
- * the tile's rows, the rows in turn: a warp writes 32 consecutive floats of
- * one row at a time, and reads the same block's (group's) header and scale
- * bytes. What locates p (its block, chunk, position) is worked out once per
- * tile in 32-bit arithmetic. Why: until session 59 these kernels took one
- * element a thread, each dividing its flat 64-bit index by K and by the
- * block size: the 50304 x 768 Q6_K head of a Q4_K_M model decoded at 245
- * GB/s (628 us under ncu), and the decodes were half of a decode step. */
-constexpr int kTileK = 256;
+ * kTileThreads threads takes a tile: thread t its element p = p0 + t %
+ * kTileK of rows t / kTileK, + kRowSets, ... of the tile (4 of the 16), in
+ * turn: a warp writes 32 consecutive floats of one row at a time and reads
+ * the same block's (group's) header and scale bytes. What locates p (its
+ * block, chunk, position) is worked out once per tile in 32-bit arithmetic.
+ * Why: until session 59 these kernels took one element a thread, each
+ * dividing its flat 64-bit index by K and by the block size: the 50304 x
+ * 768 Q6_K head of a Q4_K_M model decoded at 245 GB/s (628 us under ncu),
+ * and the decodes were half of a decode step. */
+constexpr int kTileK = 64, kRowSets = 4, kTileThreads = kTileK * kRowSets;
 
 struct Tile {
   int64_t row0; /* the tile's first row: 16 g */
   int64_t g;    /* its group of 16 rows */
   int rows;     /* rows of it below n: 16, or fewer in the last group */
+  int r0;       /* this thread's first row of the tile (then + kRowSets) */
   int p;        /* this thread's element of K; -1 past K */
 };
 
@@ -150,7 +152,8 @@ __device__ __forceinline__ Tile tile_at(unsigned t, unsigned tiles_k, int64_t n,
   x.row0 = x.g * HMX_QG;
   const int64_t left = n - x.row0;
   x.rows = left < HMX_QG ? (int)left : HMX_QG;
-  const int64_t p = (int64_t)(t % tiles_k) * kTileK + threadIdx.x;
+  x.r0 = (int)threadIdx.x / kTileK;
+  const int64_t p = (int64_t)(t % tiles_k) * kTileK + threadIdx.x % kTileK;
   x.p = p < k ? (int)p : -1;
   return x;
 }
@@ -167,7 +170,8 @@ __global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, 
     if (x.p < 0) continue;
     const uchar *blk = q + x.row0 * row_bytes + (int64_t)(x.p / B) * S;
     const int e = x.p % B;
-    for (int r = 0; r < x.rows; r++)
+#pragma unroll
+    for (int r = x.r0; r < x.rows; r += kRowSets)
       w[(x.row0 + r) * k + x.p] = element<T>(RowBlock{blk + r * row_bytes}, e);
   }
 }
@@ -185,7 +189,8 @@ __global__ void decode_g16(const uchar *__restrict__ q, float *__restrict__ w, i
     if (x.p < 0) continue;
     const uchar *blk = q + (x.g * nb + x.p / B) * (HMX_QG * S);
     const int e = x.p % B;
-    for (int r = 0; r < x.rows; r++)
+#pragma unroll
+    for (int r = x.r0; r < x.rows; r += kRowSets)
       w[(x.row0 + r) * k + x.p] = element<T>(G16Block<HDR>{blk, r}, e);
   }
 }
@@ -199,7 +204,8 @@ __global__ void decode_g16_float(const uchar *__restrict__ q, float *__restrict_
     const Tile x = tile_at(t, tiles_k, n, k);
     if (x.p < 0) continue;
     const int64_t at = (x.g * k + x.p) * HMX_QG; /* row r: + r */
-    for (int r = 0; r < x.rows; r++) {
+#pragma unroll
+    for (int r = x.r0; r < x.rows; r += kRowSets) {
       float v;
       if constexpr (T == HMX_GGML_F32) {
         v = reinterpret_cast<const float *>(q)[at + r];
@@ -240,7 +246,8 @@ __global__ void decode_packed(const uchar *__restrict__ q, float *__restrict__ w
     /* where e's bits are: word e / f's field e % f, or (e >= nf) the string
      * of the words' top two bits */
     const int word = e < nf ? e / f : 0, shift = e < nf ? g.bits * (e % f) : g.bits * (e - nf);
-    for (int r = 0; r < x.rows; r++) {
+#pragma unroll
+    for (int r = x.r0; r < x.rows; r += kRowSets) {
       const unsigned sf = ch[2 * r] | ch[2 * r + 1] << 8;
       const int byte = (sf >> (g.halves ? 8 * (e / 16) : 0)) & 0xFF;
       float ds, ms = 0.0f;
@@ -302,15 +309,15 @@ void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k, in
   Tiles t;
   if (!tiles_for(j, n, k, &t)) return;
   if (!g16) {
-    decode_rows<T><<<t.grid, kTileK, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, B, S);
+    decode_rows<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, B, S);
     hmx_cuda::job_launched(j, "decode_rows");
   } else if constexpr (T == HMX_GGML_Q8_0 || T == HMX_GGML_Q4_0 || T == HMX_GGML_Q4_1) {
-    decode_g16<T><<<t.grid, kTileK, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, B, S);
+    decode_g16<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, B, S);
     hmx_cuda::job_launched(j, "decode_g16");
   } else {
     hmx_packed_geom g;
     hmx_packed_geometry(T, &g);
-    decode_packed<<<t.grid, kTileK, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, T, g);
+    decode_packed<<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, T, g);
     hmx_cuda::job_launched(j, "decode_packed");
   }
 }
@@ -319,7 +326,7 @@ template <uint32_t T>
 void launch_float(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k) {
   Tiles t;
   if (!tiles_for(j, n, k, &t)) return;
-  decode_g16_float<T><<<t.grid, kTileK, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k);
+  decode_g16_float<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k);
   hmx_cuda::job_launched(j, "decode_g16_float");
 }
 
