@@ -124,36 +124,34 @@ template <uint32_t T, class Bytes> __device__ __forceinline__ float element(cons
 }
 
 /* The decoders below run on tiles: 16 rows (a G16 group; in the rows layout,
- * 16 consecutive rows) by kTileK consecutive elements p of K. A block of
- * kTileThreads threads takes a tile: thread t its element p = p0 + t %
+ * 16 consecutive rows) by kTileK consecutive elements p of K, a block of
+ * kTileThreads threads a tile: blockIdx.y the tile's place along K,
+ * blockIdx.x (grid-stride) its group. Thread t takes element p = p0 + t %
  * kTileK of rows t / kTileK, + kRowSets, ... of the tile (4 of the 16), in
  * turn: a warp writes 32 consecutive floats of one row at a time and reads
- * the same block's (group's) header and scale bytes. What locates p (its
- * block, chunk, position) is worked out once per tile in 32-bit arithmetic.
- * Why: until session 59 these kernels took one element a thread, each
- * dividing its flat 64-bit index by K and by the block size: the 50304 x
- * 768 Q6_K head of a Q4_K_M model decoded at 245 GB/s (628 us under ncu),
- * and the decodes were half of a decode step. */
+ * the same block's (group's) header and scale bytes. The block size (and a
+ * packed type's field width) are template constants, so what locates p is
+ * shifts and masks. Why: until session 59 these kernels took one element a
+ * thread, each dividing its flat 64-bit index by K and by the block size:
+ * the 50304 x 768 Q6_K head of a Q4_K_M model decoded at 245 GB/s (628 us
+ * under ncu), and the decodes were half of a decode step. */
 constexpr int kTileK = 64, kRowSets = 4, kTileThreads = kTileK * kRowSets;
 
 struct Tile {
   int64_t row0; /* the tile's first row: 16 g */
-  int64_t g;    /* its group of 16 rows */
   int rows;     /* rows of it below n: 16, or fewer in the last group */
   int r0;       /* this thread's first row of the tile (then + kRowSets) */
   int p;        /* this thread's element of K; -1 past K */
 };
 
-/* Tile t of an [n, k] matrix (tiles_k tiles along K), as seen by this
- * thread. The launcher checks that the tile count fits 32 bits. */
-__device__ __forceinline__ Tile tile_at(unsigned t, unsigned tiles_k, int64_t n, int64_t k) {
+/* Group g's tile at blockIdx.y, as seen by this thread. */
+__device__ __forceinline__ Tile tile_at(int64_t g, int64_t n, int64_t k) {
   Tile x;
-  x.g = t / tiles_k;
-  x.row0 = x.g * HMX_QG;
+  x.row0 = g * HMX_QG;
   const int64_t left = n - x.row0;
   x.rows = left < HMX_QG ? (int)left : HMX_QG;
   x.r0 = (int)threadIdx.x / kTileK;
-  const int64_t p = (int64_t)(t % tiles_k) * kTileK + threadIdx.x % kTileK;
+  const int64_t p = (int64_t)blockIdx.y * kTileK + threadIdx.x % kTileK;
   x.p = p < k ? (int)p : -1;
   return x;
 }
@@ -161,12 +159,12 @@ __device__ __forceinline__ Tile tile_at(unsigned t, unsigned tiles_k, int64_t n,
 /* w[j][p] = element p of row j of the row-major matrix at q: rows of
  * k / B whole blocks of S bytes back to back (hmx_gguf_type_block), so
  * element p of row j is element p % B of that row's block p / B. */
-template <uint32_t T>
+template <uint32_t T, int B>
 __global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, int64_t n,
-                            int64_t k, unsigned tiles, unsigned tiles_k, int B, int S) {
+                            int64_t k, int64_t groups, int S) {
   const int64_t row_bytes = k / B * S;
-  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Tile x = tile_at(t, tiles_k, n, k);
+  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const Tile x = tile_at(g, n, k);
     if (x.p < 0) continue;
     const uchar *blk = q + x.row0 * row_bytes + (int64_t)(x.p / B) * S;
     const int e = x.p % B;
@@ -179,15 +177,15 @@ __global__ void decode_rows(const uchar *__restrict__ q, float *__restrict__ w, 
 /* The same from the G16 layout of Q8_0, Q4_0, Q4_1: element p of row j is
  * element p % B of block p / B of row j % 16 of group j / 16, whose
  * blocks are 16 S bytes each. */
-template <uint32_t T>
+template <uint32_t T, int B>
 __global__ void decode_g16(const uchar *__restrict__ q, float *__restrict__ w, int64_t n,
-                           int64_t k, unsigned tiles, unsigned tiles_k, int B, int S) {
+                           int64_t k, int64_t groups, int S) {
   constexpr int HDR = T == HMX_GGML_Q4_1 ? 4 : 2;
   const int64_t nb = k / B;
-  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Tile x = tile_at(t, tiles_k, n, k);
+  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const Tile x = tile_at(g, n, k);
     if (x.p < 0) continue;
-    const uchar *blk = q + (x.g * nb + x.p / B) * (HMX_QG * S);
+    const uchar *blk = q + (g * nb + x.p / B) * (HMX_QG * S);
     const int e = x.p % B;
 #pragma unroll
     for (int r = x.r0; r < x.rows; r += kRowSets)
@@ -199,11 +197,11 @@ __global__ void decode_g16(const uchar *__restrict__ q, float *__restrict__ w, i
  * ((j / 16) k + p) 16 + j % 16, widened exactly. */
 template <uint32_t T>
 __global__ void decode_g16_float(const uchar *__restrict__ q, float *__restrict__ w, int64_t n,
-                                 int64_t k, unsigned tiles, unsigned tiles_k) {
-  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Tile x = tile_at(t, tiles_k, n, k);
+                                 int64_t k, int64_t groups) {
+  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const Tile x = tile_at(g, n, k);
     if (x.p < 0) continue;
-    const int64_t at = (x.g * k + x.p) * HMX_QG; /* row r: + r */
+    const int64_t at = (g * k + x.p) * HMX_QG; /* row r: + r */
 #pragma unroll
     for (int r = x.r0; r < x.rows; r += kRowSets) {
       float v;
@@ -223,35 +221,36 @@ __device__ __forceinline__ unsigned u32_at(const uchar *p) { /* p 4-byte aligned
 }
 
 /* The packed G16 form of Q2_K .. Q6_K, Q5_0, Q5_1, IQ4_NL, IQ4_XS
- * (src/gemm_quant.h; g its geometry): element p of row j, by
- * hmx_packed_row's operations (src/gemm_quant_packed.c): the scale products
- * ds and ms formed from the block's d, dmin and the chunk's scale field as
- * the GGUF rule forms them, v the element's field (u - off as a signed
- * `bits`-bit value, or IQ4's index), then ds * v and Q5_1's + ms or the
- * K types' - ms. Every offset of a head, scale field or word is a multiple
- * of 4 bytes from the device buffer's start. */
+ * (src/gemm_quant.h; g its geometry, whose kblock and bits are KB and BITS):
+ * element p of row j, by hmx_packed_row's operations
+ * (src/gemm_quant_packed.c): the scale products ds and ms formed from the
+ * block's d, dmin and the chunk's scale field as the GGUF rule forms them,
+ * v the element's field (u - off as a signed `bits`-bit value, or IQ4's
+ * index), then ds * v and Q5_1's + ms or the K types' - ms. Every offset of
+ * a head, scale field or word is a multiple of 4 bytes from the device
+ * buffer's start. */
+template <int KB, int BITS>
 __global__ void decode_packed(const uchar *__restrict__ q, float *__restrict__ w, int64_t n,
-                              int64_t k, unsigned tiles, unsigned tiles_k, uint32_t type,
-                              hmx_packed_geom g) {
-  const int64_t nb = k / g.kblock;
+                              int64_t k, int64_t groups, uint32_t type, hmx_packed_geom g) {
+  constexpr int f = 32 / BITS, nf = f * BITS;
+  constexpr unsigned mask = (1u << BITS) - 1;
+  const int64_t nb = k / KB;
   const bool q5_1 = type == HMX_GGML_Q5_1, q2_k = type == HMX_GGML_Q2_K;
-  const int f = 32 / g.bits, nf = f * g.bits;
-  const unsigned mask = (1u << g.bits) - 1;
-  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Tile x = tile_at(t, tiles_k, n, k);
+  for (int64_t gi = blockIdx.x; gi < groups; gi += gridDim.x) {
+    const Tile x = tile_at(gi, n, k);
     if (x.p < 0) continue;
-    const int kb = (int)g.kblock, pe = x.p % kb, c = pe / 32, e = pe % 32;
-    const uchar *blk = q + (x.g * nb + x.p / kb) * g.block;
+    const int pe = x.p % KB, c = pe / 32, e = pe % 32;
+    const uchar *blk = q + (gi * nb + x.p / KB) * g.block;
     const uchar *ch = blk + g.head + (int64_t)c * g.chunk;
     /* where e's bits are: word e / f's field e % f, or (e >= nf) the string
      * of the words' top two bits */
-    const int word = e < nf ? e / f : 0, shift = e < nf ? g.bits * (e % f) : g.bits * (e - nf);
+    const int word = e < nf ? e / f : 0, shift = e < nf ? BITS * (e % f) : BITS * (e - nf);
 #pragma unroll
     for (int r = x.r0; r < x.rows; r += kRowSets) {
       const unsigned sf = ch[2 * r] | ch[2 * r + 1] << 8;
       const int byte = (sf >> (g.halves ? 8 * (e / 16) : 0)) & 0xFF;
       float ds, ms = 0.0f;
-      if (g.kblock == 32) { /* Q5_0, Q5_1, IQ4_NL: the f16 d (Q5_1: and m) */
+      if constexpr (KB == 32) { /* Q5_0, Q5_1, IQ4_NL: the f16 d (Q5_1: and m) */
         ds = f16_bits(sf);
         if (q5_1) ms = f16_bits(ch[HMX_QG * 2 + 2 * r] | ch[HMX_QG * 2 + 2 * r + 1] << 8);
       } else {
@@ -272,61 +271,91 @@ __global__ void decode_packed(const uchar *__restrict__ q, float *__restrict__ w
         u = (u32_at(words + word * HMX_QG * 4) >> shift) & mask;
       } else {
         unsigned tops = 0;
-        for (int tw = 0; tw < g.bits; tw++)
+#pragma unroll
+        for (int tw = 0; tw < BITS; tw++)
           tops |= (u32_at(words + tw * HMX_QG * 4) >> 30) << (2 * tw);
         u = (tops >> shift) & mask;
       }
       int v = (int)u;
-      if (g.off > 0 && v >= 1 << (g.bits - 1)) v -= 1 << g.bits;
+      if (g.off > 0 && v >= 1 << (BITS - 1)) v -= 1 << BITS;
       const float prod = __fmul_rn(ds, g.lut ? (float)kIq4Values[v] : (float)v);
       w[(x.row0 + r) * k + x.p] = q5_1 ? __fadd_rn(prod, ms) : g.has_min ? __fsub_rn(prod, ms) : prod;
     }
   }
 }
 
-/* Tiles of an [n, k] matrix: its grid (a block a tile, capped: the kernels
- * loop) and the counts, which must fit the kernels' 32-bit tile index. */
+/* The grid of an [n, k] matrix's tiles: groups (grid-stride, capped) by
+ * tiles along K (at most 65535: K up to 4194240). */
 struct Tiles {
-  unsigned grid, tiles, tiles_k;
+  dim3 grid;
+  int64_t groups;
 };
 bool tiles_for(hmx_cuda::Job *j, int64_t n, int64_t k, Tiles *t) {
-  const int64_t tk = (k + kTileK - 1) / kTileK, tiles = (n + HMX_QG - 1) / HMX_QG * tk;
-  if (tiles > (int64_t)UINT32_MAX) {
-    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: a %lld x %lld matrix of blocks is too "
-                     "large to decode", j->op, (long long)n, (long long)k);
+  const int64_t tk = (k + kTileK - 1) / kTileK;
+  if (tk > 65535) {
+    j->st = hmx_fail(HMX_ERR_UNSUPPORTED, "cuda %s: K = %lld is too long to decode (at most "
+                     "%d)", j->op, (long long)k, 65535 * kTileK);
     return false;
   }
-  t->tiles = (unsigned)tiles;
-  t->tiles_k = (unsigned)tk;
-  t->grid = tiles > (int64_t)1 << 20 ? 1u << 20 : (unsigned)tiles;
+  t->groups = (n + HMX_QG - 1) / HMX_QG;
+  t->grid = dim3(t->groups > (int64_t)1 << 20 ? 1u << 20 : (unsigned)t->groups, (unsigned)tk);
   return true;
 }
 
-/* The kernel for a block type in its layout; B elements in S bytes a block. */
-template <uint32_t T>
-void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k, int g16, int B,
-            int S) {
+/* The kernel for a block type in its layout; B elements in S bytes a block
+ * (32 or 256: hmx_gguf_type_block). */
+template <uint32_t T, int B>
+void launch_b(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k, int g16, int S) {
   Tiles t;
   if (!tiles_for(j, n, k, &t)) return;
   if (!g16) {
-    decode_rows<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, B, S);
+    decode_rows<T, B><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.groups, S);
     hmx_cuda::job_launched(j, "decode_rows");
   } else if constexpr (T == HMX_GGML_Q8_0 || T == HMX_GGML_Q4_0 || T == HMX_GGML_Q4_1) {
-    decode_g16<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, B, S);
+    decode_g16<T, B><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.groups, S);
     hmx_cuda::job_launched(j, "decode_g16");
   } else {
     hmx_packed_geom g;
     hmx_packed_geometry(T, &g);
-    decode_packed<<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k, T, g);
+    if (g.kblock != B) {
+      j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: packed blocks of %lld for %s", j->op,
+                       (long long)g.kblock, hmx_gguf_type_name(T));
+      return;
+    }
+    void (*kern)(const uchar *, float *, int64_t, int64_t, int64_t, uint32_t, hmx_packed_geom) =
+        NULL;
+    if constexpr (B == 256) {
+      kern = g.bits == 2 ? decode_packed<256, 2> : g.bits == 3 ? decode_packed<256, 3>
+           : g.bits == 4 ? decode_packed<256, 4> : g.bits == 5 ? decode_packed<256, 5>
+           : g.bits == 6 ? decode_packed<256, 6> : NULL;
+    } else {
+      kern = g.bits == 4 ? decode_packed<32, 4> : g.bits == 5 ? decode_packed<32, 5> : NULL;
+    }
+    if (!kern) {
+      j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: no packed decoder for %d-bit fields (%s)",
+                       j->op, g.bits, hmx_gguf_type_name(T));
+      return;
+    }
+    kern<<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.groups, T, g);
     hmx_cuda::job_launched(j, "decode_packed");
   }
+}
+
+template <uint32_t T>
+void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k, int g16, int B,
+            int S) {
+  if (B == 32) launch_b<T, 32>(j, q, w, n, k, g16, S);
+  else if (B == 256) launch_b<T, 256>(j, q, w, n, k, g16, S);
+  else
+    j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: blocks of %d elements for %s", j->op, B,
+                     hmx_gguf_type_name(T));
 }
 
 template <uint32_t T>
 void launch_float(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k) {
   Tiles t;
   if (!tiles_for(j, n, k, &t)) return;
-  decode_g16_float<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.tiles, t.tiles_k);
+  decode_g16_float<T><<<t.grid, kTileThreads, 0, j->stream>>>(q, w, n, k, t.groups);
   hmx_cuda::job_launched(j, "decode_g16_float");
 }
 
