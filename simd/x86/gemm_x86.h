@@ -615,9 +615,13 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
   const int64_t kc_max = al.kc_max, mc_max = al.mc_max;
   const int64_t nc_max = nt < GX_NC ? nt : GX_NC;
   /* with one N block a cache would be packed once and read once: no gain */
-  const int64_t a_cached = a_shared || nt <= nc_max ? 0 : gx_a_cache_floats(&al);
+  int64_t a_cached = a_shared || nt <= nc_max ? 0 : gx_a_cache_floats(&al);
   float *bpack = gx_alloc((size_t)(kc_max * ((nc_max + GX_NR - 1) / GX_NR) * GX_NR));
-  float *apack = a_shared ? NULL : gx_alloc((size_t)(a_cached ? a_cached : al.block));
+  float *apack = a_cached ? gx_alloc((size_t)a_cached) : NULL;
+  if (!a_shared && !apack) { /* no cache (or none to be had): one block, packed again */
+    a_cached = 0;
+    apack = gx_alloc((size_t)al.block);
+  }
   if (!bpack || (!a_shared && !apack)) {
     free(bpack);
     free(apack);
@@ -744,11 +748,15 @@ static hmx_status gx_team(const hmx_gemm_args *g, const float *bias_pad,
   /* A's blocks packed in the first N block's steps and kept, shared by the
    * threads (gx_a_cache_floats): step s's barrier orders each block's pack
    * before its reads in later N blocks, whichever thread does them. */
-  const int64_t a_cached = n > nc_max ? gx_a_cache_floats(&al) : 0;
+  int64_t a_cached = n > nc_max ? gx_a_cache_floats(&al) : 0;
   /* pieces of a B pack per step: a few per thread, whole panels each */
   const int64_t pieces = npan_max < 2 * threads ? npan_max : 2 * threads;
   float *bpacks = gx_alloc((size_t)(2 * b_floats));
-  float *apacks = gx_alloc((size_t)(a_cached ? a_cached : a_floats * threads));
+  float *apacks = a_cached ? gx_alloc((size_t)a_cached) : NULL;
+  if (!apacks) { /* no cache (or none to be had): a block a thread, packed again */
+    a_cached = 0;
+    apacks = gx_alloc((size_t)(a_floats * threads));
+  }
   if (!bpacks || !apacks) {
     free(bpacks);
     free(apacks);
