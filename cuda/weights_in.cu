@@ -341,11 +341,22 @@ void launch_b(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k, 
   }
 }
 
+/* Elements a block of type T holds (hmx_gguf_type_block's, checked at
+ * launch): a constant of the type, so each type instantiates its kernels for
+ * one block size only (a block size picked at run time had instantiated both
+ * for every type: 40 kernels, 15 of which could never run). */
+template <uint32_t T> constexpr int block_of() {
+  return T == HMX_GGML_Q8_0 || T == HMX_GGML_Q4_0 || T == HMX_GGML_Q4_1 ||
+                 T == HMX_GGML_Q5_0 || T == HMX_GGML_Q5_1 || T == HMX_GGML_IQ4_NL
+             ? 32
+             : 256; /* Q2_K .. Q6_K, IQ4_XS */
+}
+
 template <uint32_t T>
 void launch(hmx_cuda::Job *j, const uchar *q, float *w, int64_t n, int64_t k, int g16, int B,
             int S) {
-  if (B == 32) launch_b<T, 32>(j, q, w, n, k, g16, S);
-  else if (B == 256) launch_b<T, 256>(j, q, w, n, k, g16, S);
+  if (B == block_of<T>())
+    launch_b<T, block_of<T>()>(j, q, w, n, k, g16, S);
   else
     j->st = hmx_fail(HMX_ERR_INTERNAL, "cuda %s: blocks of %d elements for %s", j->op, B,
                      hmx_gguf_type_name(T));

@@ -583,10 +583,12 @@ static hmx_tensor rnd_tensor(int nd, int64_t a, int64_t b, int64_t c, int64_t d)
   return rnd_tensor_dt(HMX_F32, nd, a, b, c, d);
 }
 
-/* rmsnorm and layernorm of `rows` rows of 777 (what: a name prefix) */
-static void norm_cases(const char *what, int64_t rows) {
-  hmx_tensor x = rnd_tensor(2, rows, 777, 0, 0), w = rnd_tensor(1, 777, 0, 0, 0);
-  hmx_tensor bb = rnd_tensor(1, 777, 0, 0, 0), y = rnd_tensor(2, rows, 777, 0, 0);
+/* rmsnorm and layernorm of `rows` rows of n (what: a name prefix). n = 777
+ * fits the kernels' shared chunk (cuda/kernels.cu kNormChunk, 2048); 4099
+ * takes two whole chunks and 3 floats, read again from x by the last pass. */
+static void norm_cases(const char *what, int64_t rows, int64_t n) {
+  hmx_tensor x = rnd_tensor(2, rows, n, 0, 0), w = rnd_tensor(1, n, 0, 0, 0);
+  hmx_tensor bb = rnd_tensor(1, n, 0, 0, 0), y = rnd_tensor(2, rows, n, 0, 0);
   hmx_tensor *t1[] = {&x, &w, &y}, *t2[] = {&x, &w, &bb, &y};
   char name[64];
   snprintf(name, sizeof name, "%srmsnorm", what);
@@ -616,7 +618,8 @@ static void test_other_ops(void) {
     op_case(tb ? "gemm trans_b" : "gemm", t, 4, run_gemm, &tb);
     free(a.data), free(b.data), free(bias.data), free(c.data);
   }
-  norm_cases("", 9);
+  norm_cases("", 9, 777);
+  norm_cases("long-row ", 3, 4099);
   {
     hmx_tensor x = rnd_tensor(3, 11, 4, 64, 0), y = rnd_tensor(3, 11, 4, 64, 0);
     int32_t *pos = malloc(11 * sizeof *pos);
@@ -880,7 +883,7 @@ static void test_empty_and_oom(void) {
       op_case(what, t2, 3, run_gemm_nobias, &tb);
       free(a.data), free(b.data), free(bias.data), free(c.data);
     }
-  norm_cases("empty ", 0);
+  norm_cases("empty ", 0, 777);
   {
     hmx_tensor x = rnd_tensor(3, 0, 4, 64, 0), y = rnd_tensor(3, 0, 4, 64, 0);
     int32_t pos[1] = {0};
