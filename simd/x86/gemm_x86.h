@@ -60,6 +60,7 @@
 #include "unroll.h"
 #include "backend.h"
 #include "parallel.h"
+#include "scratch_cache.h"
 #include "weights16_x86.h"
 #include "gemm_quant.h" /* HMX_QG, the G16 layout */
 
@@ -590,6 +591,25 @@ static inline void gx_pack_a_block(const hmx_gemm_args *g, const gx_a_layout *l,
   gx_pack_a(g->a, g->k, l->i0 + ic, mb, pc, kc, dst);
 }
 
+/* Floats of a packed B block: kc rows of p, nc columns in whole panels. */
+static inline int64_t gx_bpack_floats(int64_t kc, int64_t nc) {
+  return kc * ((nc + GX_NR - 1) / GX_NR) * GX_NR;
+}
+
+/* A thread's pack buffers for gx_rect, carved by gx_gemm from one block of
+ * the kept scratch (src/scratch_cache.h), whose pages stay mapped between
+ * calls. Before, each thread allocated and freed its own on every call: an
+ * OpenMP worker's came from its own malloc arena as fresh pages every time,
+ * 96 page faults a call for its 384 KiB B pack at M = 64, 768 x 768 on two
+ * threads, about 0.3 ms on the session-60 VM (2.6-3.3 us a fault) against
+ * 0.5 ms for the whole gemm. apack: room for the thread's blocks of A, all
+ * of them where it keeps them for its N blocks (gx_a_cache_floats), else
+ * one (NULL where A comes packed). */
+typedef struct gx_packs {
+  float *bpack, *apack;
+  int64_t apack_floats; /* apack's size: one block of A, or all of them (a cache) */
+} gx_packs;
+
 /* One thread's rectangle of C: rows [i0, i0+mt), columns [j0, j0+nt).
  * a_shared: every block of A's rows [i0, i0+mt) already packed in
  * gx_a_layout_of(i0, mt, k, GX_MC)'s layout (gx_gemm's threads pack them
@@ -597,8 +617,9 @@ static inline void gx_pack_a_block(const hmx_gemm_args *g, const gx_a_layout *l,
  * N blocks where one fits (gx_a_cache_floats), else one block at a time.
  * Returns 0, or -1 when a buffer could not be allocated. */
 GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
-                        gx_kernel_fn const *kernels, const float *a_shared, int64_t i0,
-                        int64_t mt, int64_t j0, int64_t nt, const int wt) {
+                        gx_kernel_fn const *kernels, const float *a_shared,
+                        const gx_packs *given, int64_t i0, int64_t mt, int64_t j0,
+                        int64_t nt, const int wt) {
   const int64_t m = g->m, k = g->k;
   const void *b = gx_b_data(g, wt);
   if (mt <= 0 || nt <= 0) return 0;
@@ -616,15 +637,21 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
   const int64_t nc_max = nt < GX_NC ? nt : GX_NC;
   /* with one N block a cache would be packed once and read once: no gain */
   int64_t a_cached = a_shared || nt <= nc_max ? 0 : gx_a_cache_floats(&al);
-  float *bpack = gx_alloc((size_t)(kc_max * ((nc_max + GX_NR - 1) / GX_NR) * GX_NR));
-  float *apack = a_cached ? gx_alloc((size_t)a_cached) : NULL;
+  /* The caller's buffers (given) where they are large enough, else this
+   * thread's own, freed at the end (own_b, own_a). */
+  float *own_b = NULL, *own_a = NULL;
+  float *bpack = given ? given->bpack : NULL;
+  if (!bpack) bpack = own_b = gx_alloc((size_t)gx_bpack_floats(kc_max, nc_max));
+  const int64_t a_given = given && given->apack ? given->apack_floats : 0;
+  float *apack = NULL;
+  if (a_cached) apack = a_given >= a_cached ? given->apack : (own_a = gx_alloc((size_t)a_cached));
   if (!a_shared && !apack) { /* no cache (or none to be had): one block, packed again */
     a_cached = 0;
-    apack = gx_alloc((size_t)al.block);
+    apack = a_given >= al.block ? given->apack : (own_a = gx_alloc((size_t)al.block));
   }
   if (!bpack || (!a_shared && !apack)) {
-    free(bpack);
-    free(apack);
+    free(own_b);
+    free(own_a);
     return -1;
   }
   /* jc: N blocks (independent outputs). */
@@ -651,8 +678,8 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
       }
     }
   }
-  free(bpack);
-  free(apack);
+  free(own_b);
+  free(own_a);
   return 0;
 }
 
@@ -667,12 +694,14 @@ GX_INLINE int gx_rect_w(const hmx_gemm_args *g, const float *bias_pad,
 
 /* gx_rect_w for B's storage type. */
 static int gx_rect(const hmx_gemm_args *g, const float *bias_pad, gx_kernel_fn const *kernels,
-                   const float *a_shared, int64_t i0, int64_t mt, int64_t j0, int64_t nt) {
+                   const float *a_shared, const gx_packs *given, int64_t i0, int64_t mt,
+                   int64_t j0, int64_t nt) {
   switch (xw_gemm_type(g->bq, g->qtype, g->blayout, g->wdt)) {
-#define GX_CASE(T) case T: return gx_rect_w(g, bias_pad, kernels, a_shared, i0, mt, j0, nt, T);
+#define GX_CASE(T) \
+  case T: return gx_rect_w(g, bias_pad, kernels, a_shared, given, i0, mt, j0, nt, T);
   GX_B_TYPES(GX_CASE)
 #undef GX_CASE
-  default: return gx_rect_w(g, bias_pad, kernels, a_shared, i0, mt, j0, nt, XW_F32);
+  default: return gx_rect_w(g, bias_pad, kernels, a_shared, given, i0, mt, j0, nt, XW_F32);
   }
 }
 
@@ -847,7 +876,26 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
    * buffer fits (gx_a_cache_floats) or can be had, each packs its own. */
   const gx_a_layout al = gx_a_layout_of(0, m, k, GX_MC);
   const int64_t shared_floats = split_n && threads > 1 && m > 1 ? gx_a_cache_floats(&al) : 0;
-  float *a_shared = shared_floats ? gx_alloc((size_t)shared_floats) : NULL;
+  /* Every thread's pack buffers (gx_packs), each at a 64-byte line, sized
+   * for the largest rectangle, after A's shared blocks, all in one block of
+   * the kept scratch; none for M = 1 (no packing). Where it cannot be had,
+   * A's shared blocks are allocated alone and each thread allocates its own
+   * (gx_rect_w). */
+  const int64_t tiles = split_n ? ntiles : mtiles;
+  const int64_t mt_max = split_n ? m : (tiles + threads - 1) / threads * GX_MR;
+  const int64_t nt_max = split_n ? (tiles + threads - 1) / threads * GX_NR : npad;
+  const int64_t kc_max = k < GX_KC ? k : GX_KC;
+  const int64_t b_floats = (gx_bpack_floats(kc_max, nt_max < GX_NC ? nt_max : GX_NC) + 15) & ~15;
+  const gx_a_layout al_max = gx_a_layout_of(0, mt_max < m ? mt_max : m, k, GX_MC);
+  const int64_t a_cache = nt_max > GX_NC ? gx_a_cache_floats(&al_max) : 0;
+  const int64_t a_need = a_cache > al_max.block ? a_cache : al_max.block;
+  const int64_t a_floats = shared_floats ? 0 : (a_need + 15) & ~15;
+  const int64_t shared_pad = (shared_floats + 15) & ~15;
+  const int64_t block_floats = shared_pad + (b_floats + a_floats) * threads;
+  float *block = m > 1 ? hmx_scratch_take((size_t)block_floats * sizeof(float)) : NULL;
+  float *a_shared = block ? (shared_floats ? block : NULL)
+                          : (shared_floats ? gx_alloc((size_t)shared_floats) : NULL);
+  float *packs = block ? block + shared_pad : NULL;
   int failed = 0;
   HMX_OMP_PARALLEL(threads) {
     if (a_shared) {
@@ -858,15 +906,16 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
     HMX_OMP_FOR_STATIC_NOWAIT /* (the last loop: one barrier, the region's end) */
     for (int t = 0; t < threads; t++) {
       /* Thread t owns tiles [t*T/threads, (t+1)*T/threads) of the split side. */
-      int64_t tiles = split_n ? ntiles : mtiles;
       int64_t lo = tiles * t / threads, hi = tiles * (t + 1) / threads;
+      float *mine = packs ? packs + (b_floats + a_floats) * t : NULL;
+      const gx_packs given = {mine, mine && a_floats ? mine + b_floats : NULL, a_floats};
       int rc;
       if (split_n) {
         int64_t j0 = lo * GX_NR, j1 = hi * GX_NR < n ? hi * GX_NR : n;
-        rc = gx_rect(g, bias_pad, kernels, a_shared, 0, m, j0, j1 - j0);
+        rc = gx_rect(g, bias_pad, kernels, a_shared, &given, 0, m, j0, j1 - j0);
       } else {
         int64_t i0 = lo * GX_MR, i1 = hi * GX_MR < m ? hi * GX_MR : m;
-        rc = gx_rect(g, bias_pad, kernels, NULL, i0, i1 - i0, 0, n);
+        rc = gx_rect(g, bias_pad, kernels, NULL, &given, i0, i1 - i0, 0, n);
       }
       if (rc) {
 #if defined(_OPENMP)
@@ -876,7 +925,8 @@ static hmx_status gx_gemm(const hmx_gemm_args *g, gx_kernel_fn const *kernels) {
       }
     }
   }
-  free(a_shared);
+  if (block) hmx_scratch_give(block);
+  else free(a_shared);
   free(bias_pad);
   return failed ? HMX_ERR_NO_MEMORY : HMX_OK;
 }
