@@ -21,4 +21,8 @@ void *hmx_scratch_take(size_t bytes);
  * freed. The kept block lives until the process ends. */
 void hmx_scratch_give(void *p);
 
+/* 1 when a block is kept between calls, 0 when this build keeps none (no
+ * C11 atomics: every take allocates, every give frees). */
+int hmx_scratch_keeps(void);
+
 #endif

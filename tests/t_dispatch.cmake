@@ -4,3 +4,12 @@ hmx_add_test(NAME test_dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatc
 # x86 gemm that takes its pack buffers from it, call after call
 hmx_add_test(NAME test_scratch_cache SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scratch_cache.c
              LABELS unit)
+# The same with the path of a compiler without C11 atomics (no block kept):
+# src/scratch_cache.c built into the test with HMX_SCRATCH_NO_KEEP, its
+# definitions taking the place of the library's (libhadamix is static, and
+# an archive's member is only linked for symbols still undefined).
+hmx_add_test(NAME test_scratch_cache_nokeep
+             SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scratch_cache.c
+                     ${PROJECT_SOURCE_DIR}/src/scratch_cache.c
+             ARGS nokeep LABELS unit)
+target_compile_definitions(test_scratch_cache_nokeep PRIVATE HMX_SCRATCH_NO_KEEP=1)

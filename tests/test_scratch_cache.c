@@ -1,7 +1,10 @@
 /* The kept scratch block (src/scratch_cache.h): aligned, reused while large
  * enough, never handed to two callers at once, the larger of two kept, one
  * past HMX_SCRATCH_KEEP_MAX not kept; and the x86 gemm that takes its pack
- * buffers from it gives the same bits on 1 and 2 threads, call after call. */
+ * buffers from it gives the same bits on 1 and 2 threads, call after call.
+ * With the argument "nokeep" (test_scratch_cache_nokeep: src/scratch_cache.c
+ * built in with HMX_SCRATCH_NO_KEEP, the path of a compiler without C11
+ * atomics) it checks that no block is kept and the gemm is still exact. */
 #include "check.h"
 #include "scratch_cache.h"
 #include "hadamix.h"
@@ -44,6 +47,22 @@ static void test_take_give(void) {
   hmx_scratch_give(big);
   CHECK(hmx_scratch_take(100) == d, "a block past the limit replaced the kept one");
   hmx_scratch_give(d);
+}
+
+/* The path without a kept block: every take a new aligned block of its own. */
+static void test_take_give_plain(void) {
+  unsigned char *a = hmx_scratch_take(1000), *b = hmx_scratch_take(1000);
+  CHECK(a && b && a != b && ((uintptr_t)a & 63) == 0 && ((uintptr_t)b & 63) == 0,
+        "take(1000) twice: %p %p", (void *)a, (void *)b);
+  if (a) memset(a, 1, 1000);
+  if (b) memset(b, 2, 1000);
+  hmx_scratch_give(a);
+  hmx_scratch_give(b);
+  hmx_scratch_give(NULL);
+  CHECK(hmx_scratch_take(SIZE_MAX) == NULL, "take(SIZE_MAX) did not fail");
+  unsigned char *big = hmx_scratch_take((size_t)65 << 20);
+  CHECK(big && ((uintptr_t)big & 63) == 0, "take(65 MiB) failed");
+  hmx_scratch_give(big);
 }
 
 static void fill(float *x, int64_t n, unsigned seed) {
@@ -95,8 +114,17 @@ static void test_gemm_repeated(void) {
   }
 }
 
-int main(void) {
-  test_take_give();
+int main(int argc, char **argv) {
+  const int nokeep = argc > 1 && !strcmp(argv[1], "nokeep");
+#ifdef __STDC_NO_ATOMICS__
+  const int want_keeps = 0; /* this compiler's build keeps nothing either */
+#else
+  const int want_keeps = !nokeep;
+#endif
+  CHECK(hmx_scratch_keeps() == want_keeps, "hmx_scratch_keeps() = %d, this build should give %d",
+        hmx_scratch_keeps(), want_keeps);
+  if (hmx_scratch_keeps()) test_take_give();
+  else test_take_give_plain();
   test_gemm_repeated();
   return check_finish("test_scratch_cache");
 }
