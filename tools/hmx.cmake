@@ -93,4 +93,7 @@ endif()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$" AND
    CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   add_executable(hmx-read-order-probe ${CMAKE_CURRENT_LIST_DIR}/x86/read_order_probe.c)
+  # hmx-store-probe (tools/x86/store_probe.c): what one 64-byte load or store
+  # costs the core in L1, aligned and 16 bytes past a line (docs/results/session61/).
+  add_executable(hmx-store-probe ${CMAKE_CURRENT_LIST_DIR}/x86/store_probe.c)
 endif()

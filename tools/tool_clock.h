@@ -1,7 +1,8 @@
 /* The clock and the sort order that the standalone benchmark tools share
  * (tools/bench_layout.c, tools/bench_decode_ops.c, tools/x86/fwht_ab.c,
  * tools/x86/gemv_prefetch_ab.c, tools/x86/decode_next_ab.c,
- * tools/x86/read_order_probe.c, tools/x86/kernel_ab.c). Header only. */
+ * tools/x86/read_order_probe.c, tools/x86/kernel_ab.c, tools/x86/store_probe.c).
+ * Header only. */
 #ifndef HMX_TOOLS_TOOL_CLOCK_H
 #define HMX_TOOLS_TOOL_CLOCK_H
 
