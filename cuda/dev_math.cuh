@@ -6,6 +6,8 @@
 #ifndef HMX_CUDA_DEV_MATH_CUH
 #define HMX_CUDA_DEV_MATH_CUH
 
+#include "device_slots.cuh"
+
 /* docs/NUMERICS.md §E: hmx_expf (src/canon_exp.c) op for op. Every rounding is
  * its _rn intrinsic, the 2^n bits are built on the bits of z, and the selects
  * of lines 27-31 come last, in order, with ordered compares (NaN test last).
@@ -59,21 +61,25 @@ static __global__ void swiglu_gate(float *__restrict__ a, const float *__restric
 }
 
 /* The dynamic shared memory a kernel may use: 48 KB without asking; more
- * after cudaFuncSetAttribute, asked once per kernel and process for
- * `want` bytes (capped by the device's opt-in limit less the kernel's static
- * shared memory). If that fails (a tool such as compute-sanitizer may keep
- * some shared memory), the error is cleared and 48 KB is the limit: the
- * caller then takes the general kernel, which gives the same bits. The race
- * of two first calls is benign: both ask for the same size. */
+ * after cudaFuncSetAttribute, asked once per kernel and device for `want`
+ * bytes (capped by the device's opt-in limit less the kernel's static shared
+ * memory); granted[kDeviceSlots] keeps each device's answer (0: not yet
+ * asked; cuda/device_slots.cuh). If asking fails (a tool such as compute-sanitizer may keep some
+ * shared memory), the error is cleared and 48 KB is the limit: the caller
+ * then takes the general kernel, which gives the same bits. The race of two
+ * first calls is benign: both ask for the same size. Before session 61 the
+ * answer was kept once per process, so a second GPU would have launched
+ * these kernels without its limit raised (an error, not a wrong answer). */
 template <typename F>
 static size_t att_smem_limit(F *kernel, size_t want, volatile long long *granted) {
-  long long g = *granted;
-  if (g > 0) return (size_t)g;
+  int dev;
+  const int slot = current_device_slot(&dev);
+  if (dev < 0) return 48 * 1024; /* the general kernel runs */
+  if (slot >= 0 && granted[slot] > 0) return (size_t)granted[slot];
   size_t lim = 48 * 1024;
-  int dev = 0, optin = 0;
+  int optin = 0;
   cudaFuncAttributes fa;
-  if (cudaGetDevice(&dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
       cudaFuncGetAttributes(&fa, kernel) == cudaSuccess) {
     size_t cap = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
     size_t ask = want < cap ? want : cap;
@@ -83,7 +89,7 @@ static size_t att_smem_limit(F *kernel, size_t want, volatile long long *granted
       lim = ask;
   }
   (void)cudaGetLastError(); /* a refusal is not an error of this call */
-  *granted = (long long)lim;
+  if (slot >= 0) granted[slot] = (long long)lim;
   return lim;
 }
 

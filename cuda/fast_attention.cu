@@ -240,11 +240,11 @@ fast_attention_tc(const float *__restrict__ q, const float *__restrict__ k,
   }
 }
 
-/* The dynamic shared memory above 48 KB, asked once per kernel (a refusal
- * leaves the exact kernel to run). */
+/* The dynamic shared memory above 48 KB, asked once per kernel and device
+ * (a refusal leaves the exact kernel to run). */
 template <int D> int fa_smem_ok(void) {
-  static volatile long long granted = 0;
-  return FaLayout<D>::bytes <= att_smem_limit(fast_attention_tc<D>, FaLayout<D>::bytes, &granted);
+  static volatile long long granted[kDeviceSlots];
+  return FaLayout<D>::bytes <= att_smem_limit(fast_attention_tc<D>, FaLayout<D>::bytes, granted);
 }
 
 int fa_shape_ok(const hmx_attention_args *a) {

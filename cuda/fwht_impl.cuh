@@ -1650,25 +1650,30 @@ template <typename K> bool smem_opt_in(Job *j, K kern, size_t smem) {
 }
 
 /* An occupancy answer for the persistent kernel kern, asked once per kernel
- * and process (the shared-memory opt-in, then ask(&n), a CUDA occupancy
- * query named `what`) and kept in *cached: > 0, or 0 when the opt-in is
+ * and device (the shared-memory opt-in, then ask(&n), a CUDA occupancy
+ * query named `what`) and kept in cached[kDeviceSlots] (cuda/device_slots.cuh)
+ * as n + 1, 0 meaning not yet asked. The answer: > 0, or 0 when the opt-in is
  * refused or nothing fits (a tool such as compute-sanitizer may keep some
  * shared memory; the caller then runs another kernel, which gives the same
  * bits). -1 and j->st set when the query fails. Two first calls racing both
- * ask the same: benign. */
+ * ask the same: benign. Before session 61 one answer was kept per process. */
 template <typename K, typename Ask>
 int occupancy_once(Job *j, K kern, size_t smem, std::atomic<int> *cached, const char *what,
                    Ask ask) {
-  int n = cached->load(std::memory_order_relaxed);
-  if (n >= 0) return n;
-  n = 0;
+  int dev;
+  const int slot = current_device_slot(&dev);
+  if (slot >= 0) {
+    const int kept = cached[slot].load(std::memory_order_relaxed);
+    if (kept > 0) return kept - 1;
+  }
+  int n = 0;
   if (smem <= 48 * 1024 || cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 (int)kMaxSmemOptIn) == cudaSuccess) {
     if (!check(j, ask(&n), what)) return -1;
   } else {
     (void)cudaGetLastError(); /* the refusal is not this call's error */
   }
-  cached->store(n, std::memory_order_relaxed);
+  if (slot >= 0) cached[slot].store(n + 1, std::memory_order_relaxed);
   return n;
 }
 
@@ -1713,10 +1718,10 @@ void launch_pow2_le(Job *j, const void *x, void *y, int64_t rows, float scale, i
   const int y_align = (uintptr_t)y % 16 == 0 ? 16 : (uintptr_t)y % 8 == 0 ? 8 : (uintptr_t)y % 4 == 0 ? 4 : 0;
   if constexpr (PF) { /* as many CTAs as are resident on the current device */
     if (!pow2_prefetch_fm_only<DI, DO, M, L, LE>() || fast_memory) {
-      static std::atomic<int> per_sm_cached{-1};
+      static std::atomic<int> per_sm_cached[kDeviceSlots]; /* occupancy_once */
       auto kern = fwht_pow2<DI, DO, M, L, LE, true>;
       const size_t smem = pow2_smem<DI, M, L, LE>(true);
-      const int per_sm = persistent_per_sm(j, kern, G::threads, smem, &per_sm_cached);
+      const int per_sm = persistent_per_sm(j, kern, G::threads, smem, per_sm_cached);
       int dev = 0, sms = 0;
       if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
           !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
@@ -1846,9 +1851,9 @@ bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float sc
                     C::smem <= kMaxSmemOptIn,
                 "colsplit layout");
   if constexpr (S == 1) {
-    static std::atomic<int> per_sm_cached{-1};
+    static std::atomic<int> per_sm_cached[kDeviceSlots]; /* occupancy_once */
     auto kern = fwht_colsplit<Dt::F32, M, L>;
-    const int per_sm = persistent_per_sm(j, kern, C::T, C::smem, &per_sm_cached);
+    const int per_sm = persistent_per_sm(j, kern, C::T, C::smem, per_sm_cached);
     int dev = 0, sms = 0;
     if (per_sm < 0 || !check(j, cudaGetDevice(&dev), "cudaGetDevice") ||
         !check(j, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
@@ -1860,11 +1865,11 @@ bool launch_colsplit_ml(Job *j, const float *x, float *y, int64_t rows, float sc
         x, y, rows, scale, epi, alpha, beta);
     job_launched(j, "fwht_colsplit");
   } else {
-    static std::atomic<int> resident_cached{-1};
+    static std::atomic<int> resident_cached[kDeviceSlots]; /* occupancy_once */
     auto kern = fwht_colsplit_cl<Dt::F32, M, L, S>;
     /* clusters resident at once */
     const int resident = occupancy_once(
-        j, kern, C::smem, &resident_cached, "cudaOccupancyMaxActiveClusters", [&](int *n) {
+        j, kern, C::smem, resident_cached, "cudaOccupancyMaxActiveClusters", [&](int *n) {
           cudaLaunchConfig_t cfg = {};
           cfg.gridDim = dim3(S, 1, 1);
           cfg.blockDim = dim3(C::T, 1, 1);

@@ -27,6 +27,7 @@ extern "C" {
 #include "internal.h"
 }
 #include "cuda_kernels.h"
+#include "device_slots.cuh"
 
 namespace hmx_cuda {
 

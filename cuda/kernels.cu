@@ -1263,25 +1263,27 @@ void attention_body(Job *j, const hmx_attention_args *a) {
   if (j->st != HMX_OK) return;
   const int aligned =
       (((uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v | (uintptr_t)d_o) & 15) == 0;
-  static volatile long long tiled_lim = 0, tiled128_lim = 0, row64_lim = 0, row128_lim = 0;
+  /* each device's shared-memory limits (att_smem_limit) */
+  static volatile long long tiled_lim[kDeviceSlots], tiled128_lim[kDeviceSlots],
+      row64_lim[kDeviceSlots], row128_lim[kDeviceSlots];
   /* attention_row's scores: Skv rounded up to 4 floats (the compiler reads
    * the last 1-3 of a P·V tile as one aligned 16-byte group) */
   const size_t row_sm = (size_t)(kARTile * a->d + (a->skv + 3) / 4 * 4) * sizeof(float);
   if (aligned && a->d == 64 && a->sq >= 16 && a->hq <= 65535 && a->b <= 65535 &&
-      att_tiled_smem<64>() <= att_smem_limit(attention_tiled<64>, att_tiled_smem<64>(), &tiled_lim)) {
+      att_tiled_smem<64>() <= att_smem_limit(attention_tiled<64>, att_tiled_smem<64>(), tiled_lim)) {
     attention_tiled_run<64>(j, a, d_q, d_k, d_v, d_o);
   } else if (HMX_ATT_TILED_D128 && aligned && a->d == 128 && a->sq >= 16 && a->hq <= 65535 &&
              a->b <= 65535 &&
              att_tiled_smem<128>() <=
-                 att_smem_limit(attention_tiled<128>, att_tiled_smem<128>(), &tiled128_lim)) {
+                 att_smem_limit(attention_tiled<128>, att_tiled_smem<128>(), tiled128_lim)) {
     attention_tiled_run<128>(j, a, d_q, d_k, d_v, d_o);
   } else if (aligned && a->d == 64 &&
-             row_sm <= att_smem_limit(attention_row<64>, kARSmemMax, &row64_lim)) {
+             row_sm <= att_smem_limit(attention_row<64>, kARSmemMax, row64_lim)) {
     attention_row<64><<<(unsigned)rows, kARThreads, row_sm, j->stream>>>(
         d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
     job_launched(j, "attention_row");
   } else if (aligned && a->d == 128 &&
-             row_sm <= att_smem_limit(attention_row<128>, kARSmemMax, &row128_lim)) {
+             row_sm <= att_smem_limit(attention_row<128>, kARSmemMax, row128_lim)) {
     attention_row<128><<<(unsigned)rows, kARThreads, row_sm, j->stream>>>(
         d_q, d_k, d_v, d_o, a->sq, a->skv, a->hq, a->hkv, a->causal, a->q_offset, a->scale);
     job_launched(j, "attention_row");
