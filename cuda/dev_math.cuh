@@ -64,9 +64,10 @@ static __global__ void swiglu_gate(float *__restrict__ a, const float *__restric
  * after cudaFuncSetAttribute, asked once per kernel and device for `want`
  * bytes (capped by the device's opt-in limit less the kernel's static shared
  * memory); granted[kDeviceSlots] keeps each device's answer (0: not yet
- * asked; cuda/device_slots.cuh). If asking fails (a tool such as compute-sanitizer may keep some
- * shared memory), the error is cleared and 48 KB is the limit: the caller
- * then takes the general kernel, which gives the same bits. The race of two
+ * asked; cuda/device_slots.cuh). If asking fails (a tool such as
+ * compute-sanitizer may keep some shared memory), the error is cleared and
+ * 48 KB is the limit: the caller then takes the general kernel, which gives
+ * the same bits. The race of two
  * first calls is benign: both ask for the same size. Before session 61 the
  * answer was kept once per process, so a second GPU would have launched
  * these kernels without its limit raised (an error, not a wrong answer). */
