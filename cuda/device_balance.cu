@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "cuda_kernels.h"
+#include "device_slots.cuh"
 
 namespace {
 
 /* Bytes per SM clock at and above which memory counts as fast. */
 constexpr double kFastBytesPerSmClock = 16.0;
-constexpr int kCachedDevices = 64;
 
 /* Peak bytes a second over SM clocks a second (all SMs), from the device's
  * attributes: the memory clock is DDR (two transfers a clock). 0 when an
@@ -51,12 +51,12 @@ extern "C" int hmx_cuda_fast_memory_override(void) {
 }
 
 extern "C" int hmx_cuda_fast_memory(int device, double *bytes_per_clock) {
-  /* the attributes of a device do not change: read once per device (zero-
-   * initialised statics: known[d] = 1 once ratio[d] holds the answer; two
+  /* the attributes of a device do not change: read once per device
+   * (cuda/device_slots.cuh's slots; zero-initialised statics: known[d] = 1 once ratio[d] holds the answer; two
    * racing first calls both compute the same value) */
-  static std::atomic<int> known[kCachedDevices];
-  static std::atomic<double> ratio[kCachedDevices];
-  const bool cacheable = device >= 0 && device < kCachedDevices;
+  static std::atomic<int> known[kDeviceSlots];
+  static std::atomic<double> ratio[kDeviceSlots];
+  const bool cacheable = device >= 0 && device < kDeviceSlots;
   double b;
   if (cacheable && known[device].load(std::memory_order_acquire)) {
     b = ratio[device].load(std::memory_order_relaxed);

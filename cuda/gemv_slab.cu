@@ -219,28 +219,26 @@ gemv_slab_kernel(const float *__restrict__ A, const void *__restrict__ B,
 
 /* Launch form F's kernel with S stages of shared memory; above the 48 KiB
  * a block has without asking, the kernel's limit is raised first, once per
- * device (the attribute is the current device's): `raised` has bit d set
- * once slot d's limit is raised (cuda/device_slots.cuh; a device without a
- * slot asks at every launch). Before session 61 every launch asked, about
- * 60 times a decode step. Two first launches racing both ask for the same
+ * device (the attribute is the current device's): raised[d] is set once
+ * slot d's limit is raised (cuda/device_slots.cuh; a device without a slot
+ * asks at every launch). Before session 61 every launch asked, about 60
+ * times a decode step. Two first launches racing both ask for the same
  * size: benign. */
-static_assert(kDeviceSlots <= 64, "launch_stages: a bit of `raised` a slot");
 template <Form F, int S>
 void launch_stages(hmx_cuda::Job *j, unsigned grid, const float *A, const void *B,
                    const float *bias, float *C, int M, int64_t n, int64_t k, bool a_vec) {
   constexpr int bytes = S * stage_bytes<F>();
   if (bytes > 48 * 1024) {
-    static std::atomic<unsigned long long> raised{0};
+    static std::atomic<int> raised[kDeviceSlots];
     int dev;
     const int slot = current_device_slot(&dev);
-    const unsigned long long bit = slot >= 0 ? 1ull << slot : 0;
-    if (!bit || !(raised.load(std::memory_order_relaxed) & bit)) {
+    if (slot < 0 || !raised[slot].load(std::memory_order_relaxed)) {
       if (!hmx_cuda::check(j, cudaFuncSetAttribute(gemv_slab_kernel<F, S>,
                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    bytes),
                            "cudaFuncSetAttribute (gemv_slab)"))
         return;
-      raised.fetch_or(bit, std::memory_order_relaxed);
+      if (slot >= 0) raised[slot].store(1, std::memory_order_relaxed);
     }
   }
   gemv_slab_kernel<F, S><<<grid, kSlabThreads, bytes, j->stream>>>(A, B, bias, C, M, n, k, a_vec);
