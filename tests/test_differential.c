@@ -41,6 +41,31 @@ static buf make_buf(int64_t n, int fill) {
   return b;
 }
 
+/* A buffer `off` floats (0 .. 15) past a 64-byte line, with at least 16
+ * guard floats on each side set to GUARD_BYTE: kernels that align their
+ * accesses to the output (masked stores at a row's ends) must leave them. */
+#define GUARD_BYTE 0xA5
+static buf make_buf_at(int64_t n, int fill, int off) {
+  buf b;
+  b.n = n;
+  const size_t total = (size_t)(n + 64) * sizeof(float);
+  b.base = malloc(total);
+  memset(b.base, GUARD_BYTE, total);
+  b.p = b.base + 16 + ((64 - ((uintptr_t)b.base % 64)) % 64) / sizeof(float) + off;
+  for (int64_t i = 0; i < n; i++) b.p[i] = fill ? rnd_float() : 0.0f;
+  return b;
+}
+
+/* Whether every byte of b's allocation outside b.p[0 .. n) is still GUARD_BYTE. */
+static int guards_intact(const buf *b) {
+  const unsigned char *c = (const unsigned char *)b->base;
+  const size_t lo = (size_t)((const char *)b->p - (const char *)b->base);
+  const size_t hi = lo + (size_t)b->n * sizeof(float), total = (size_t)(b->n + 64) * sizeof(float);
+  for (size_t i = 0; i < total; i++)
+    if ((i < lo || i >= hi) && c[i] != GUARD_BYTE) return 0;
+  return 1;
+}
+
 /* Weights in dtype dt (f32, bf16, f16) with random values, starting one
  * element past a 64-byte boundary: 16-bit weights go to backends that read
  * them in place (backend.h, HMX_W16_*), and the staged ref must agree. */
@@ -120,6 +145,29 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
   free(one);
 }
 
+/* fwht in place on x (restored afterwards): the backend on 1 and on
+ * many_threads threads against ref, memcmp. */
+static void check_in_place(const hmx_opspec *op, hmx_tensor *tx, const double *p,
+                           const char *desc) {
+  const size_t bytes = (size_t)hmx_tensor_numel(tx) * sizeof(float);
+  float *keep = malloc(bytes), *want = malloc(bytes);
+  memcpy(keep, tx->data, bytes);
+  hmx_tensor *t[] = {tx, tx};
+  hmx_status s = run(op, hmx_backend_find("ref"), 1, t, p);
+  CHECK(s == HMX_OK, "%s in place: ref failed: %s", desc, hmx_last_error());
+  memcpy(want, tx->data, bytes);
+  for (int threads = 1; threads <= many_threads; threads = next_threads(threads)) {
+    memcpy(tx->data, keep, bytes);
+    s = run(op, be_under_test, threads, t, p);
+    CHECK(s == HMX_OK, "%s in place: %s failed: %s", desc, be_under_test->name, hmx_last_error());
+    CHECK(memcmp(want, tx->data, bytes) == 0, "%s in place: %s (%d threads) differs from ref",
+          desc, be_under_test->name, threads);
+  }
+  memcpy(tx->data, keep, bytes);
+  free(keep);
+  free(want);
+}
+
 static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profile) {
   static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
                                   8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
@@ -134,13 +182,16 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
   int ns = (int)(sizeof sizes / sizeof sizes[0]);
   for (int c = 0; c < ns; c++) {
     int64_t n = sizes[c], batch = rnd(1, n > 8192 ? 2 : 5);
-    buf x = make_buf(batch * n, 1), y = make_buf(batch * n, 0);
-    buf al = make_buf(n, 1), be = make_buf(n, 1);
+    /* x, y, alpha and beta each 0 .. 15 floats past a line, independently
+     * (the avx512 passes align their stores to y's lines, whatever x's) */
+    const int xo = (int)rnd(0, 15), yo = (int)rnd(0, 15);
+    buf x = make_buf_at(batch * n, 1, xo), y = make_buf_at(batch * n, 0, yo);
+    buf al = make_buf_at(n, 1, (int)rnd(0, 15)), be = make_buf_at(n, 1, (int)rnd(0, 15));
     hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, batch, n), ty = hmx_tensor_2d(y.p, HMX_F32, batch, n);
     hmx_tensor ta = hmx_tensor_1d(al.p, HMX_F32, n), tb = hmx_tensor_1d(be.p, HMX_F32, n);
     char desc[96];
-    snprintf(desc, sizeof desc, "%s n=%lld batch=%lld%s%s", op->name, (long long)n,
-             (long long)batch, profile ? " tuning=" : "", profile ? profile : "");
+    snprintf(desc, sizeof desc, "%s n=%lld batch=%lld x+%d y+%d%s%s", op->name, (long long)n,
+             (long long)batch, xo, yo, profile ? " tuning=" : "", profile ? profile : "");
     if (is_mix) {
       hmx_tensor *t[] = {&tx, &ta, &tb, &ty};
       check_case(op, t, NULL, 3, desc);
@@ -149,7 +200,11 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
       double p[2] = {rnd(0, 1) ? 1.0 : (double)rnd_float(), m};
       hmx_tensor *t[] = {&tx, &ty};
       check_case(op, t, p, 1, desc);
+      /* in place (y may equal x), on 1 thread and on several */
+      check_in_place(op, &tx, p, desc);
     }
+    CHECK(guards_intact(&y) && guards_intact(&x), "%s: %s wrote outside the rows", desc,
+          be_under_test->name);
     free(x.base); free(y.base); free(al.base); free(be.base);
   }
 }

@@ -100,4 +100,31 @@ static inline __attribute__((always_inline)) hx_v hx_intra_at(const float *p) {
   return hx_intra_rest(hx_stride1_at(p));
 }
 
+/* The edge column of a radix pass over an output `a` floats past a 64-byte
+ * line (fwht_x86.h, hx_radix_impl): of each run of h floats, the first
+ * HX_W - a sit in lanes a .. 15 of the line that starts a floats before the
+ * run, and the last a in lanes 0 .. a-1 of the line that starts a floats
+ * before the run's end. Both halves go into one register by masked loads
+ * (lanes masked off are not read and cannot fault) and come back by masked
+ * stores, each inside one line. The addresses are formed as integers: the
+ * line before a run may start before the array. */
+#ifndef HX_EDGE
+#define HX_EDGE 1
+#endif
+#if HX_EDGE
+static inline const float *hx_edge_addr(const float *p, int64_t back) {
+  return (const float *)((uintptr_t)p - (uintptr_t)back * sizeof(float));
+}
+static inline hx_v hx_load_edge(const float *run, int64_t h, int a) {
+  const __mmask16 head = (__mmask16)(0xFFFFu << a);
+  const hx_v v = _mm512_maskz_loadu_ps(head, hx_edge_addr(run, a));
+  return _mm512_mask_loadu_ps(v, (__mmask16)~head, run + h - a);
+}
+static inline void hx_store_edge(float *run, int64_t h, int a, hx_v v) {
+  const __mmask16 head = (__mmask16)(0xFFFFu << a);
+  _mm512_mask_storeu_ps((float *)hx_edge_addr(run, a), head, v);
+  _mm512_mask_storeu_ps(run + h - a, (__mmask16)~head, v);
+}
+#endif
+
 #include "../x86/fwht_x86.h"

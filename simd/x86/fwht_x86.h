@@ -108,23 +108,73 @@ static const hx_fin hx_fin_none = {HX_FIN_NONE, 1.0f, NULL, NULL, 0};
 #define HX_FAR_LOG2 10 /* passes with strides of 2^this floats or more: at most 3 stages */
 #endif
 
+#ifndef HX_EDGE
+#define HX_EDGE 0 /* the ISA file has hx_load_edge / hx_store_edge (masked) */
+#endif
+/* The m-point pass takes its columns on the output's alignment from blocks
+ * of this many floats: Intel Xeon, avx512, 16 bytes off, in place, in L2,
+ * interleaved A/B: p = 1024 (12 * 1024) 9-15% faster; p = 64 ... 512
+ * (768 ... 6144), whose m-point sums keep the vector pipes busier than the
+ * stores, 0-8% slower (the edge column's merging loads). */
+#ifndef HX_MP_EDGE_MIN_P
+#define HX_MP_EDGE_MIN_P 1024
+#endif
+
+/* Which floats a vector of a lane-by-lane pass holds: HX_W consecutive ones
+ * at its address, or with edge the edge column of the runs of L floats that
+ * start there (hx_load_edge: a pass over an output a floats past its vector
+ * alignment, hx_radix_impl). */
+typedef struct hx_col {
+  int edge;  /* the edge column: each run's first HX_W - a and last a floats */
+  int a;     /* the output's floats past its vector alignment (edge only) */
+  int64_t L; /* the runs' length (edge only) */
+} hx_col;
+static const hx_col hx_plain = {0, 0, 0};
+
+HX_INL hx_v hx_col_load(const float *p, const hx_col *k) {
+#if HX_EDGE
+  if (k->edge) return hx_load_edge(p, k->L, k->a);
+#else
+  (void)k;
+#endif
+  return hx_load(p);
+}
+
 /* §fwht step 3: one multiply by scale; §hadamard_mix: then one fma with
- * alpha[idx], beta[idx] (idx = index of the vector's first element in the row). */
+ * alpha[idx], beta[idx] (idx = index of the vector's first element in the
+ * row; k: which floats the vector holds, alpha and beta read alike). */
 /* fm, fs: f->mode and f->stream when known at compile time (the loop bodies
  * are specialised per mode, so non-final passes test nothing per store), or
  * -1 to read them from f. */
-HX_INL hx_v hx_finish(hx_v v, const hx_fin *f, int64_t idx, const int fm) {
+HX_INL hx_v hx_finish_col(hx_v v, const hx_fin *f, int64_t idx, const int fm, const hx_col *k) {
   const int mode = fm >= 0 ? fm : f->mode;
   if (mode == HX_FIN_NONE) return v;
   v = hx_mul(v, hx_set1(f->scale));
-  if (mode == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
+  if (mode == HX_FIN_MIX)
+    v = hx_fma(v, hx_col_load(f->alpha + idx, k), hx_col_load(f->beta + idx, k));
   return v;
+}
+HX_INL hx_v hx_finish(hx_v v, const hx_fin *f, int64_t idx, const int fm) {
+  return hx_finish_col(v, f, idx, fm, &hx_plain);
 }
 
 /* The store of a pass: streaming for the last pass of a large output. */
 HX_INL void hx_put(float *p, hx_v v, const hx_fin *f, const int fs) {
   if (fs >= 0 ? fs : f->stream) hx_stream(p, v);
   else hx_store(p, v);
+}
+
+/* hx_put of a vector that holds the floats k says (hx_col). */
+HX_INL void hx_col_put(float *p, hx_v v, const hx_fin *f, const int fs, const hx_col *k) {
+#if HX_EDGE
+  if (k->edge) {
+    hx_store_edge(p, k->L, k->a, v);
+    return;
+  }
+#else
+  (void)k;
+#endif
+  hx_put(p, v, f, fs);
 }
 
 /* Software prefetch of the next row. A row that needs more than one pass
@@ -354,6 +404,47 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
     if (pfon) hx_pf_cur = pf;
     return;
   }
+#if HX_EDGE
+  /* An output off its vector alignment (a malloc'd batch: 16 bytes past a
+   * line): the columns are taken a floats earlier, so that every store but
+   * the edge column's covers one whole line. A radix pass's operations are
+   * lane by lane (register t pairs with t + 2^s, lane i with lane i), so
+   * which 16 consecutive floats of a run share a register changes no value;
+   * the floats of each run that the shifted columns leave out (its first
+   * HX_W - a and last a) make one more column, the edge (hx_load_edge). */
+  const int a = (int)((uintptr_t)d / sizeof(float) % HX_W);
+  if (fs == 0 && a != 0 && (uintptr_t)d % sizeof(float) == 0) {
+    const hx_col edge = {1, a, h};
+    for (int64_t g = 0; g < len; g += h << r) {
+      {
+        hx_v v[1 << HX_RADIX_LOG2];
+        if (pfon) hx_pf_tick(&pf, T);
+        HMX_UNROLL(16)
+        for (int t = 0; t < T; t++) v[t] = hx_col_load(src + g + t * h, &edge);
+        /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
+        hx_bfly_stages(v, T, r);
+        /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
+        HMX_UNROLL(16)
+        for (int t = 0; t < T; t++)
+          hx_col_put(d + g + t * h, hx_finish_col(v[t], f, base + g + t * h, fm, &edge), f, 0,
+                     &edge);
+      }
+      HX_PRAGMA_X(GCC unroll HX_RADIX_UNROLL)
+      for (int64_t j = g + HX_W - a; j < g + h - a; j += HX_W) {
+        hx_v v[1 << HX_RADIX_LOG2];
+        if (pfon) hx_pf_tick(&pf, T);
+        HMX_UNROLL(16)
+        for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
+        hx_bfly_stages(v, T, r);
+        HMX_UNROLL(16)
+        for (int t = 0; t < T; t++)
+          hx_store(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm));
+      }
+    }
+    if (pfon) hx_pf_cur = pf;
+    return;
+  }
+#endif
   /* groups and columns are independent (§fwht step 1: pairs of a stage) */
   for (int64_t g = 0; g < len; g += h << r) {
     /* two columns per iteration (measured on Zen 5: n = 1024 ... 16384 in L2
@@ -710,10 +801,10 @@ static const uint64_t *hx_neg_table(int m) {
  * the value is loaded: columns j < h take a + b, columns j >= h take a - b,
  * with a = v[c*p + (j mod h)], b = v[c*p + (j mod h) + h], the butterfly's
  * two outputs computed once each, as the stage's own pass would have. */
-HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half) {
-  if (half == 1) return hx_add(hx_load(src + at), hx_load(src + at + h));
-  if (half == 2) return hx_sub(hx_load(src + at - h), hx_load(src + at));
-  return hx_load(src + at);
+HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, const hx_col *k) {
+  if (half == 1) return hx_add(hx_col_load(src + at, k), hx_col_load(src + at + h, k));
+  if (half == 2) return hx_sub(hx_col_load(src + at - h, k), hx_col_load(src + at, k));
+  return hx_col_load(src + at, k);
 }
 
 #ifndef HX_MPOINT_MAXG
@@ -742,11 +833,11 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half) {
 HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
                           const int m, const uint64_t *neg, const int fm, const int fs,
                           const int g, const int ge, const int direct, hx_v *out,
-                          const int half) {
+                          const int half, const hx_col *k) {
   const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
   hx_v acc[HX_MPOINT_MAXG];
   const int64_t h = p >> 1;
-  const hx_v u0 = hx_mp_u(src, j, h, half), u1 = hx_mp_u(src, p + j, h, half);
+  const hx_v u0 = hx_mp_u(src, j, h, half, k), u1 = hx_mp_u(src, p + j, h, half, k);
   /* c = 0 (and c = 1 where -u[0] + u[1] is written u[1] - u[0], the same rounding) */
   HMX_UNROLL(40)
   for (int r = g; r < ge; r++) {
@@ -766,7 +857,7 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   /* §fwht step 2: acc = acc +- u[c], c = 2 .. m-1 in increasing order */
   HMX_UNROLL(40)
   for (int c = 2; c < m; c++) {
-    const hx_v u = hx_mp_u(src, c * p + j, h, half);
+    const hx_v u = hx_mp_u(src, c * p + j, h, half, k);
     HMX_UNROLL(40)
     for (int r = g; r < ge; r++) {
       const int minus = (int)((neg[r] >> c) & 1);
@@ -779,8 +870,9 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   for (int r = g; r < ge; r++) {
     hx_v v = hx_mul(acc[r - g], sc);
     const int64_t idx = r * p + j;
-    if (fm == HX_FIN_MIX) v = hx_fma(v, hx_load(f->alpha + idx), hx_load(f->beta + idx));
-    if (direct) hx_put(y + idx, v, f, fs);
+    if (fm == HX_FIN_MIX)
+      v = hx_fma(v, hx_col_load(f->alpha + idx, k), hx_col_load(f->beta + idx, k));
+    if (direct) hx_col_put(y + idx, v, f, fs, k);
     else out[r] = v;
   }
 }
@@ -791,14 +883,37 @@ _Static_assert((HX_MAX_M + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG <= HX_MP_GROUPS_
 
 /* All m outputs of column j into out[0..m) (groups written out: compile-time bounds). */
 HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t j, const hx_fin *f, const int m,
-                          const uint64_t *neg, const int fm, const int half, hx_v *out) {
+                          const uint64_t *neg, const int fm, const int half, hx_v *out,
+                          const hx_col *k) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
-  hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 0, G, 0, out, half);
+  hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 0, G, 0, out, half, k);
   if (ng > 1)
-    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half);
+    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half, k);
   if (ng > 2)
-    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half);
-  if (ng > 3) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half);
+    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half,
+                  k);
+  if (ng > 3) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half, k);
+}
+
+/* One column of hx_mpoint_acc: j (its first element; with k->edge, the
+ * runs' start) and, fused, j + p / 2. */
+HX_INL void hx_mpoint_one(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
+                          const int m, const uint64_t *neg, const int fm, const int fs,
+                          const int fused, const hx_col *k) {
+  const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG;
+  hx_v out[HX_MAX_M], out2[HX_MAX_M];
+  if (!fused && ng == 1) {
+    hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out, 0, k);
+    return;
+  }
+  hx_mpoint_col(src, p, j, f, m, neg, fm, fused ? 1 : 0, out, k);
+  if (fused) hx_mpoint_col(src, p, j + (p >> 1), f, m, neg, fm, 2, out2, k);
+  HMX_UNROLL(40)
+  for (int r = 0; r < m; r++) hx_col_put(y + r * p + j, out[r], f, fs, k);
+  if (fused) {
+    HMX_UNROLL(40)
+    for (int r = 0; r < m; r++) hx_col_put(y + r * p + j + (p >> 1), out2[r], f, fs, k);
+  }
 }
 
 /* Columns j0 <= j < j1; fused: the blocks' last stage done here (hx_mp_u),
@@ -806,27 +921,30 @@ HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t j, const hx_fin *
 HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
                           const int fs, const int fused) {
-  const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG;
   /* the next row's prefetch goes on here too (hx_pf): m vector loads per
    * column, 4m per iteration when fused (two columns, two loads per input) */
   hx_pf pf = hx_pf_cur;
   const int pfon = pf.p != NULL;
+#if HX_EDGE
+  /* y off its vector alignment: the columns a floats earlier, and the edge
+   * column for the first one (hx_radix_impl says why; the m-point sums are
+   * lane by lane too). Column t (j = t * HX_W) stays this call's. */
+  const int a = (int)((uintptr_t)y / sizeof(float) % HX_W);
+  if (fs == 0 && a != 0 && (uintptr_t)y % sizeof(float) == 0 && p >= HX_MP_EDGE_MIN_P) {
+    const hx_col edge = {1, a, fused ? p >> 1 : p};
+    for (int64_t j = j0; j < j1; j += HX_W) {
+      if (pfon) hx_pf_tick(&pf, fused ? 4 * m : m);
+      if (j == 0) hx_mpoint_one(src, y, p, 0, f, m, neg, fm, 0, fused, &edge);
+      else hx_mpoint_one(src, y, p, j - a, f, m, neg, fm, 0, fused, &hx_plain);
+    }
+    if (pfon) hx_pf_cur = pf;
+    return;
+  }
+#endif
   /* §fwht step 2: each j independently, HX_W of them per vector */
   for (int64_t j = j0; j < j1; j += HX_W) {
-    hx_v out[HX_MAX_M], out2[HX_MAX_M];
     if (pfon) hx_pf_tick(&pf, fused ? 4 * m : m);
-    if (!fused && ng == 1) {
-      hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out, 0);
-      continue;
-    }
-    hx_mpoint_col(src, p, j, f, m, neg, fm, fused ? 1 : 0, out);
-    if (fused) hx_mpoint_col(src, p, j + (p >> 1), f, m, neg, fm, 2, out2);
-    HMX_UNROLL(40)
-    for (int r = 0; r < m; r++) hx_put(y + r * p + j, out[r], f, fs);
-    if (fused) {
-      HMX_UNROLL(40)
-      for (int r = 0; r < m; r++) hx_put(y + r * p + j + (p >> 1), out2[r], f, fs);
-    }
+    hx_mpoint_one(src, y, p, j, f, m, neg, fm, fs, fused, &hx_plain);
   }
   if (pfon) hx_pf_cur = pf;
 }
