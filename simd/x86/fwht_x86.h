@@ -363,6 +363,24 @@ static void hx_chunk(const float *src, float *dst, int64_t len, int64_t base, co
   }
 }
 
+/* One column of a radix pass: the 2^r registers at j, j + h, .. (k: which
+ * floats each holds, hx_col), strides h .. h*2^(r-1), then `f` if last. */
+HX_INL void hx_radix_col(const float *src, float *d, int64_t j, int64_t h, int64_t base,
+                         const hx_fin *f, const int r, const int fm, const int fs, hx_pf *pf,
+                         const int pfon, const hx_col *k) {
+  const int T = 1 << r;
+  hx_v v[1 << HX_RADIX_LOG2];
+  if (pfon) hx_pf_tick(pf, T);
+  HMX_UNROLL(16)
+  for (int t = 0; t < T; t++) v[t] = hx_col_load(src + j + t * h, k);
+  /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
+  hx_bfly_stages(v, T, r);
+  /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
+  HMX_UNROLL(16)
+  for (int t = 0; t < T; t++)
+    hx_col_put(d + j + t * h, hx_finish_col(v[t], f, base + j + t * h, fm, k), f, fs, k);
+}
+
 /* One radix pass, src -> d (the same positions; src may equal d): strides
  * h, 2h, .., h*2^(r-1) (h a multiple of HX_W), 2^r registers at distance h,
  * for every group and column. */
@@ -416,30 +434,10 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
   if (fs == 0 && a != 0 && (uintptr_t)d % sizeof(float) == 0) {
     const hx_col edge = {1, a, h};
     for (int64_t g = 0; g < len; g += h << r) {
-      {
-        hx_v v[1 << HX_RADIX_LOG2];
-        if (pfon) hx_pf_tick(&pf, T);
-        HMX_UNROLL(16)
-        for (int t = 0; t < T; t++) v[t] = hx_col_load(src + g + t * h, &edge);
-        /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
-        hx_bfly_stages(v, T, r);
-        /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-        HMX_UNROLL(16)
-        for (int t = 0; t < T; t++)
-          hx_col_put(d + g + t * h, hx_finish_col(v[t], f, base + g + t * h, fm, &edge), f, 0,
-                     &edge);
-      }
+      hx_radix_col(src, d, g, h, base, f, r, fm, 0, &pf, pfon, &edge);
       HX_PRAGMA_X(GCC unroll HX_RADIX_UNROLL)
-      for (int64_t j = g + HX_W - a; j < g + h - a; j += HX_W) {
-        hx_v v[1 << HX_RADIX_LOG2];
-        if (pfon) hx_pf_tick(&pf, T);
-        HMX_UNROLL(16)
-        for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
-        hx_bfly_stages(v, T, r);
-        HMX_UNROLL(16)
-        for (int t = 0; t < T; t++)
-          hx_store(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm));
-      }
+      for (int64_t j = g + HX_W - a; j < g + h - a; j += HX_W)
+        hx_radix_col(src, d, j, h, base, f, r, fm, 0, &pf, pfon, &hx_plain);
     }
     if (pfon) hx_pf_cur = pf;
     return;
@@ -450,18 +448,8 @@ HX_INL void hx_radix_impl(const float *src, float *d, int64_t len, int64_t h, in
     /* two columns per iteration (measured on Zen 5: n = 1024 ... 16384 in L2
      * 3-6% faster than one) */
     HX_PRAGMA_X(GCC unroll HX_RADIX_UNROLL)
-    for (int64_t j = g; j < g + h; j += HX_W) {
-      hx_v v[1 << HX_RADIX_LOG2];
-      if (pfon) hx_pf_tick(&pf, T);
-      HMX_UNROLL(16)
-      for (int t = 0; t < T; t++) v[t] = hx_load(src + j + t * h);
-      /* §fwht step 1, strides h .. h*2^(r-1) in increasing order */
-      hx_bfly_stages(v, T, r);
-      /* §fwht step 3 / §hadamard_mix when this is the row's last pass */
-      HMX_UNROLL(16)
-      for (int t = 0; t < T; t++)
-        hx_put(d + j + t * h, hx_finish(v[t], f, base + j + t * h, fm), f, fs);
-    }
+    for (int64_t j = g; j < g + h; j += HX_W)
+      hx_radix_col(src, d, j, h, base, f, r, fm, fs, &pf, pfon, &hx_plain);
   }
   if (pfon) hx_pf_cur = pf;
 }
