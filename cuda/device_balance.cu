@@ -52,8 +52,9 @@ extern "C" int hmx_cuda_fast_memory_override(void) {
 
 extern "C" int hmx_cuda_fast_memory(int device, double *bytes_per_clock) {
   /* the attributes of a device do not change: read once per device
-   * (cuda/device_slots.cuh's slots; zero-initialised statics: known[d] = 1 once ratio[d] holds the answer; two
-   * racing first calls both compute the same value) */
+   * (cuda/device_slots.cuh's slots; zero-initialised statics: known[d] = 1
+   * once ratio[d] holds the answer; two racing first calls both compute the
+   * same value) */
   static std::atomic<int> known[kDeviceSlots];
   static std::atomic<double> ratio[kDeviceSlots];
   const bool cacheable = device >= 0 && device < kDeviceSlots;

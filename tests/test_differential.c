@@ -29,17 +29,7 @@ static uint64_t next_u64(void) {
 static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1)); }
 static float rnd_float(void) { return (float)(next_u64() >> 40) * 0x1p-23f - 1.0f; }
 
-/* A float buffer whose data starts one float past a 64-byte boundary, so
- * kernels must not assume vector alignment. */
 typedef struct buf { float *base; float *p; int64_t n; } buf;
-static buf make_buf(int64_t n, int fill) {
-  buf b;
-  b.n = n;
-  b.base = malloc((size_t)(n + 32) * sizeof(float));
-  b.p = b.base + 1 + ((64 - ((uintptr_t)b.base % 64)) % 64) / sizeof(float);
-  for (int64_t i = 0; i < n; i++) b.p[i] = fill ? rnd_float() : 0.0f;
-  return b;
-}
 
 /* A buffer `off` floats (0 .. 15) past a 64-byte line, with at least 16
  * guard floats on each side set to GUARD_BYTE: kernels that align their
@@ -55,6 +45,10 @@ static buf make_buf_at(int64_t n, int fill, int off) {
   for (int64_t i = 0; i < n; i++) b.p[i] = fill ? rnd_float() : 0.0f;
   return b;
 }
+
+/* A float buffer whose data starts one float past a 64-byte boundary, so
+ * kernels must not assume vector alignment. */
+static buf make_buf(int64_t n, int fill) { return make_buf_at(n, fill, 1); }
 
 /* Whether every byte of b's allocation outside b.p[0 .. n) is still GUARD_BYTE. */
 static int guards_intact(const buf *b) {
