@@ -29,6 +29,17 @@ if(HMX_HAVE_CJSON AND TARGET hmx)
   set_tests_properties(cli_bench_rounds_bad PROPERTIES LABELS "cli" TIMEOUT 60
                        PASS_REGULAR_EXPRESSION "--rounds '10' is not an integer in 1..9")
 endif()
+# --fwht-scale: the fwht rows at 1 / sqrt(n) when asked (the header says which
+# scale was timed); anything but 1 or inv-sqrt-n: usage error.
+if(HMX_HAVE_CJSON AND TARGET hmx)
+  add_test(NAME cli_bench_fwht_scale
+           COMMAND hmx bench fwht --reps 1 --size small --backend ref --fwht-scale inv-sqrt-n)
+  set_tests_properties(cli_bench_fwht_scale PROPERTIES LABELS "cli" TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "fwht rows: scale 1/sqrt\\(n\\)")
+  add_test(NAME cli_bench_fwht_scale_bad COMMAND hmx bench fwht --fwht-scale 0.5)
+  set_tests_properties(cli_bench_fwht_scale_bad PROPERTIES LABELS "cli" TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "--fwht-scale '0.5' is not 1 or inv-sqrt-n")
+endif()
 # The GEMV read orders hmx bench times beside the copy (tools/read_bandwidth.h):
 # every weight read exactly once at any shape.
 hmx_add_test(NAME test_read_orders

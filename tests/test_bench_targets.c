@@ -297,19 +297,24 @@ int main(void) {
 
   /* the x86 kernels' vector operations a vector (counted by hand from
    * simd/x86/fwht_x86.h): avx512 n = 2^L: L + 4 (7 for strides 1 .. 8 in the
-   * register, L - 4 across, 1 scale); 768 = 12 * 64: 7 + 2 + 1 + 112 / 12
+   * register, L - 4 across, 1 scale unless the scale is 1); 768 = 12 * 64: 7 + 2 + 1 + 112 / 12
    * (H_12's 111 distinct sign prefixes of length 2 .. 12, and one negation
    * for its rows that start - -); avx2 (5 in the register) */
-  CHECK(hmx_bench_fwht_vector_ops(512, 16) == 13.0, "%g", hmx_bench_fwht_vector_ops(512, 16));
-  CHECK(hmx_bench_fwht_vector_ops(65536, 16) == 20.0, "%g", hmx_bench_fwht_vector_ops(65536, 16));
-  CHECK(fabs(hmx_bench_fwht_vector_ops(768, 16) - (10.0 + 112.0 / 12)) < 1e-12, "%g",
-        hmx_bench_fwht_vector_ops(768, 16));
-  CHECK(fabs(hmx_bench_fwht_vector_ops(1536, 8) - (5.0 + 4 + 1 + 112.0 / 12)) < 1e-12, "%g",
-        hmx_bench_fwht_vector_ops(1536, 8));
-  CHECK(hmx_bench_fwht_vector_ops(512, 8) == 12.0, "%g", hmx_bench_fwht_vector_ops(512, 8));
+  CHECK(hmx_bench_fwht_vector_ops(512, 16, 1) == 13.0, "%g", hmx_bench_fwht_vector_ops(512, 16, 1));
+  CHECK(hmx_bench_fwht_vector_ops(65536, 16, 1) == 20.0, "%g",
+        hmx_bench_fwht_vector_ops(65536, 16, 1));
+  CHECK(fabs(hmx_bench_fwht_vector_ops(768, 16, 1) - (10.0 + 112.0 / 12)) < 1e-12, "%g",
+        hmx_bench_fwht_vector_ops(768, 16, 1));
+  CHECK(fabs(hmx_bench_fwht_vector_ops(1536, 8, 1) - (5.0 + 4 + 1 + 112.0 / 12)) < 1e-12, "%g",
+        hmx_bench_fwht_vector_ops(1536, 8, 1));
+  CHECK(hmx_bench_fwht_vector_ops(512, 8, 1) == 12.0, "%g", hmx_bench_fwht_vector_ops(512, 8, 1));
+  /* at scale 1 the kernels skip the multiply: one operation less */
+  CHECK(hmx_bench_fwht_vector_ops(256, 16, 0) == 11.0, "%g", hmx_bench_fwht_vector_ops(256, 16, 0));
+  CHECK(fabs(hmx_bench_fwht_vector_ops(768, 16, 0) - (9.0 + 112.0 / 12)) < 1e-12, "%g",
+        hmx_bench_fwht_vector_ops(768, 16, 0));
   /* blocks shorter than a vector have no model: 0 */
-  CHECK(hmx_bench_fwht_vector_ops(8, 16) == 0.0, "%g", hmx_bench_fwht_vector_ops(8, 16));
-  CHECK(hmx_bench_fwht_vector_ops(48, 8) == 0.0, "%g", hmx_bench_fwht_vector_ops(48, 8));
+  CHECK(hmx_bench_fwht_vector_ops(8, 16, 1) == 0.0, "%g", hmx_bench_fwht_vector_ops(8, 16, 1));
+  CHECK(hmx_bench_fwht_vector_ops(48, 8, 1) == 0.0, "%g", hmx_bench_fwht_vector_ops(48, 8, 1));
 
   /* gemm: oneDNN ratio, M = 1 bandwidth, 2 threads over 1 */
   nr = 0;

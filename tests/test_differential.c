@@ -162,6 +162,8 @@ static void check_in_place(const hmx_opspec *op, hmx_tensor *tx, const double *p
   free(want);
 }
 
+static void diff_fwht_specials(const hmx_opspec *op, const char *profile);
+
 static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profile) {
   static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
                                   8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
@@ -200,6 +202,67 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
     CHECK(guards_intact(&y) && guards_intact(&x), "%s: %s wrote outside the rows", desc,
           be_under_test->name);
     free(x.base); free(y.base); free(al.base); free(be.base);
+  }
+  if (!is_mix) diff_fwht_specials(op, profile);
+}
+
+/* fwht rows of special values, scale 1 (the x86 kernels skip the multiply
+ * then) and a random scale: row 0 NaNs among finite values, row 1 an
+ * infinity of each sign, row 2 only subnormals and zeros of both signs (their
+ * sums stay subnormal, exactly), row 3 only -0 (sums -0, differences +0),
+ * row 4 near FLT_MAX (sums overflow to infinities). Compared as check_case
+ * does (any NaN equals any NaN, docs/NUMERICS.md), out of place and in place. */
+static void diff_fwht_specials(const hmx_opspec *op, const char *profile) {
+  static const int64_t sizes[] = {1, 2, 16, 64, 256, 1024, 4096, 16384, 12, 768, 12288};
+  enum { ROWS = 5 };
+  for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+    const int64_t n = sizes[c];
+    buf x = make_buf_at(ROWS * n, 1, (int)rnd(0, 15));
+    buf y = make_buf_at(ROWS * n, 0, (int)rnd(0, 15));
+    float *r = x.p;
+    for (int k = 0; k < 3; k++) r[rnd(0, n - 1)] = k == 1 ? -NAN : NAN; /* row 0 */
+    r += n;
+    r[rnd(0, n - 1)] = INFINITY;                                      /* row 1 */
+    r[rnd(0, n - 1)] = -INFINITY;
+    r += n;
+    for (int64_t i = 0; i < n; i++)                                    /* row 2 */
+      r[i] = rnd(0, 3) == 0 ? (rnd(0, 1) ? -0.0f : 0.0f) : rnd_float() * 0x1p-140f;
+    r += n;
+    for (int64_t i = 0; i < n; i++) r[i] = -0.0f;                     /* row 3 */
+    r += n;
+    for (int64_t i = 0; i < n; i++) /* row 4 */
+      r[i] = (rnd(0, 1) ? 3.0e38f : -3.0e38f) * (0.75f + 0.25f * rnd_float());
+    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, ROWS, n), ty = hmx_tensor_2d(y.p, HMX_F32, ROWS, n);
+    for (int s = 0; s < 2; s++) {
+      double p[2] = {s ? (double)rnd_float() : 1.0, 0};
+      char desc[112];
+      snprintf(desc, sizeof desc, "%s specials n=%lld scale=%g%s%s", op->name, (long long)n, p[0],
+               profile ? " tuning=" : "", profile ? profile : "");
+      hmx_tensor *t[] = {&tx, &ty};
+      check_case(op, t, p, 1, desc);
+      hmx_tensor *tin[] = {&tx, &tx};
+      float *keep = malloc((size_t)(ROWS * n) * sizeof *keep);
+      memcpy(keep, x.p, (size_t)(ROWS * n) * sizeof *keep);
+      memcpy(y.p, x.p, (size_t)(ROWS * n) * sizeof *keep);
+      hmx_tensor ty_in = ty;
+      hmx_tensor *tref[] = {&ty_in, &ty_in}; /* ref in place on y */
+      CHECK(run(op, hmx_backend_find("ref"), 1, tref, p) == HMX_OK, "%s: ref failed", desc);
+      for (int threads = 1; threads <= many_threads; threads = next_threads(threads)) {
+        memcpy(x.p, keep, (size_t)(ROWS * n) * sizeof *keep);
+        CHECK(run(op, be_under_test, threads, tin, p) == HMX_OK, "%s in place: %s failed", desc,
+              be_under_test->name);
+        hmx_diff_stats st;
+        hmx_compare(&tx, &ty, &st);
+        CHECK(st.differing == 0, "%s in place: %s (%d threads) differs from ref at %lld elements",
+              desc, be_under_test->name, threads, (long long)st.differing);
+      }
+      memcpy(x.p, keep, (size_t)(ROWS * n) * sizeof *keep);
+      free(keep);
+    }
+    CHECK(guards_intact(&y) && guards_intact(&x), "%s specials n=%lld: %s wrote outside the rows",
+          op->name, (long long)n, be_under_test->name);
+    free(x.base);
+    free(y.base);
   }
 }
 

@@ -571,7 +571,10 @@ HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n
 /* rest = lp - HX_LOG2W: the stages after the register's own. */
 #define HX_TWO_PASS_CASE(rest)                                                                \
   case rest:                                                                                  \
-    if (f->mode == HX_FIN_SCALE)                                                              \
+    if (f->mode == HX_FIN_NONE)                                                               \
+      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
+                            HX_TWO_PASS_R(rest), HX_FIN_NONE);                                \
+    else if (f->mode == HX_FIN_SCALE)                                                         \
       hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
                             HX_TWO_PASS_R(rest), HX_FIN_SCALE);                               \
     else                                                                                      \
@@ -638,7 +641,7 @@ _Static_assert(HX_RADIX_LOG2 >= 3 && HX_RADIX_LOG2 <= 4 && HX_CHUNK_LOG2 >= 3 &&
   default: break;                                                                             \
   }
 
-/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale) or hadamard_mix, not streamed. */
+/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale 1 or not) or hadamard_mix, not streamed. */
 static void hx_two_pass_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
                              const hx_fin *f, int lp) {
   HX_TWO_PASS_CASES(HX_TWO_PASS_CASE)
@@ -950,13 +953,16 @@ HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t 
   }
 }
 
-/* The mode (scale or mix) and the store kind hoisted out of the loop;
+/* The mode (none, scale or mix) and the store kind hoisted out of the loop
+ * (a streamed output with nothing to apply multiplies by scale = 1);
  * fused: a compile-time constant (hx_mpoint_fin). */
 HX_INL void hx_mpoint_modes(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
                             const hx_fin *f, const int fused) {
   if (f->mode == HX_FIN_MIX) {
     if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1, fused);
     else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0, fused);
+  } else if (f->mode == HX_FIN_NONE && !f->stream) {
+    hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_NONE, 0, fused);
   } else {
     if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1, fused);
     else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0, fused);
@@ -1162,10 +1168,12 @@ HX_INL void hx_small_rows_fin(const float *x, float *y, int64_t b0, int64_t b1, 
   }
 }
 
-/* The mode and the store kind hoisted out of the loops (fwht's two cases). */
+/* The mode and the store kind hoisted out of the loops (fwht's cases). */
 static void hx_small_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
                           const hx_fin *f, int lr, int ahead) {
-  if (f->mode == HX_FIN_SCALE && !f->stream)
+  if (f->mode == HX_FIN_NONE && !f->stream)
+    hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_NONE, 0, ahead);
+  else if (f->mode == HX_FIN_SCALE && !f->stream)
     hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 0, ahead);
   else if (f->mode == HX_FIN_SCALE)
     hx_small_rows_fin(x, y, b0, b1, n, f, lr, HX_FIN_SCALE, 1, ahead);
@@ -1315,8 +1323,19 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   return HMX_OK;
 }
 
+/* scale = 1 (the unnormalised transform, as FFHT computes it) skips §fwht
+ * step 3's multiply, the same bits: for n >= 2 every output is the result of
+ * an addition or subtraction, so never a signalling NaN, and x * 1 = x for
+ * every other float (signed zeros, subnormals, infinities, quiet NaNs with
+ * their payload). n = 1 keeps the multiply, which quiets a signalling NaN
+ * input. One vector operation less per vector: n = 256 in L2 has 11, not 12
+ * (docs/results/session63). HX_UNIT_SCALE_SKIP=0 keeps the multiply, for A/B. */
+#ifndef HX_UNIT_SCALE_SKIP
+#define HX_UNIT_SCALE_SKIP 1
+#endif
 hmx_status HX_FWHT_FN(const hmx_fwht_args *a) {
-  hx_fin fin = {HX_FIN_SCALE, a->scale, NULL, NULL, 0};
+  const int skip = HX_UNIT_SCALE_SKIP && a->scale == 1.0f && a->n >= 2;
+  hx_fin fin = {skip ? HX_FIN_NONE : HX_FIN_SCALE, a->scale, NULL, NULL, 0};
   return hx_run(a->x, a->y, a->batch, a->n, a->m, fin, a->threads);
 }
 

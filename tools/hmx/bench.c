@@ -79,6 +79,7 @@ typedef struct bench {
   hmx_bench_result *results;
   int nresults, cap_results;
   const char *scaling_note; /* why gemm's 2-thread / 1-thread ratios did not run */
+  int fwht_unit_scale; /* --fwht-scale: fwht rows at scale 1 (default) or 1 / sqrt(n) */
 } bench;
 
 typedef int (*bench_fn)(void *ctx);
@@ -472,13 +473,22 @@ typedef struct fwht_ctx {
   int64_t batch, n;
   int (*ffht)(float *, int);
   int log_n;
+  float scale; /* hmx_fwht's: 1 (FFHT's transform) or 1 / sqrt(n) (--fwht-scale) */
 } fwht_ctx;
 
 static int run_fwht(void *p) {
   fwht_ctx *c = p;
   hmx_context ctx = {c->b.be, c->b.threads, 0, c->b.tier};
   hmx_tensor t = hmx_tensor_2d(c->x, HMX_F32, c->batch, c->n);
-  return hmx_fwht(&ctx, &t, &t, hmx_inv_sqrt_n(c->n)) != HMX_OK; /* in place */
+  return hmx_fwht(&ctx, &t, &t, c->scale) != HMX_OK; /* in place */
+}
+
+/* The scale the fwht rows pass: 1 by default, the unnormalised transform that
+ * FFHT's fht_float computes (so the peer ratio compares the same work), or
+ * 1 / sqrt(n) with --fwht-scale inv-sqrt-n (one multiply an element more;
+ * the hadamard_mix rows time the normalised transform in any case). */
+static float fwht_scale(const bench *B, int64_t n) {
+  return B->fwht_unit_scale ? 1.0f : hmx_inv_sqrt_n(n);
 }
 
 static int run_ffht(void *p) {
@@ -493,13 +503,15 @@ static int run_ffht(void *p) {
   return bad;
 }
 
-static void fwht_flops(int64_t n, double *flop) {
+/* scale_mul: the transform is followed by a multiply by its scale (not at scale 1) */
+static void fwht_flops(int64_t n, int scale_mul, double *flop) {
   int m = 1;
   int64_t p = n;
   if (!hmx_fwht_split(n, 0, &m, &p)) m = 1, p = n; /* not a size: counted as 2^k */
   int lg = 0;
   while (((int64_t)1 << lg) < p) lg++;
-  *flop = (double)n * lg + (double)n * (double)(m - 1) + (double)n; /* butterflies, m-point, scale */
+  /* butterflies, m-point, scale */
+  *flop = (double)n * lg + (double)n * (double)(m - 1) + (scale_mul ? (double)n : 0.0);
 }
 
 /* For avx512 rows of 2^L in L2: how close the best run came to the vector
@@ -507,8 +519,8 @@ static void fwht_flops(int64_t n, double *flop) {
  * spends per 16-float vector 7 vector operations on the strides 1 ... 8
  * inside the register (stride 1 one fma fed by two duplicating loads, each
  * of strides 2, 4, 8 a shuffle and an fma), one add or subtract per stage
- * across registers (L - 4) and one multiply by the scale: (n / 16)(L + 4)
- * per row, all on the two 512-bit ports (p0, p5 on Intel), whose rate the
+ * across registers (L - 4) and, unless the scale is 1 (the kernel skips
+ * it then), one multiply by the scale: (n / 16)(L + 3 or 4) per row, all on the two 512-bit ports (p0, p5 on Intel), whose rate the
  * FMA probe measures (GFLOP/s / 32 per fma). Loads and stores are not
  * counted (their ports are apart). Session 24 (Intel Xeon VM): 83-100% at
  * n = 256 ... 4096 (bench runs, and a harness with the batch 16 bytes off a
@@ -518,7 +530,7 @@ static void fwht_bound_note(const bench *B, const row *rows, int nr, int64_t n, 
   if ((n & (n - 1)) != 0 || n < 16 || !(B->peak_gflops > 0) || !B->peak_isa ||
       strcmp(B->peak_isa, "avx512") != 0)
     return;
-  const double ops = (double)(n / 16) * hmx_bench_fwht_vector_ops(n, 16);
+  const double ops = (double)(n / 16) * hmx_bench_fwht_vector_ops(n, 16, !B->fwht_unit_scale);
   const double bound_ms = ops * (double)batch / (B->peak_gflops / 32.0 * 1e9) * 1e3;
   for (int i = 0; i < nr; i++)
     if (strcmp(rows[i].impl, "avx512") == 0 && rows[i].min_ms > 0)
@@ -549,7 +561,8 @@ static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64
     for (int s = 0; s < 2; s++) {
       int64_t b2 = (int64_t)(batch_bytes / (4.0 * (double)nb[s]));
       if (b2 < 1) b2 = 1;
-      fwht_ctx c2 = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(b2 * nb[s], 2), b2, nb[s], NULL, 0};
+      fwht_ctx c2 = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(b2 * nb[s], 2), b2, nb[s], NULL, 0,
+                     fwht_scale(B, nb[s])};
       if (!c2.x) continue;
       row q;
       memset(&q, 0, sizeof q);
@@ -570,11 +583,12 @@ static void fwht_neighbours_paired(bench *B, row *rows, int nr, int64_t n, int64
     }
     /* what the kernels' operation counts allow, at equal speed of the ports */
     const int lanes = strcmp(r->impl, "avx512") == 0 ? 16 : strcmp(r->impl, "avx2") == 0 ? 8 : 0;
-    const double ours = lanes ? hmx_bench_fwht_vector_ops(n, lanes) : 0;
+    const int mul = !B->fwht_unit_scale;
+    const double ours = lanes ? hmx_bench_fwht_vector_ops(n, lanes, mul) : 0;
     double allow[2] = {0, 0};
     char c_allow[96] = "";
     if (ours > 0) {
-      for (int s = 0; s < 2; s++) allow[s] = hmx_bench_fwht_vector_ops(nb[s], lanes) / ours;
+      for (int s = 0; s < 2; s++) allow[s] = hmx_bench_fwht_vector_ops(nb[s], lanes, mul) / ours;
       snprintf(c_allow, sizeof c_allow, " (vector operations an element allow %.2fx / %.2fx)",
                allow[0], allow[1]);
     }
@@ -610,15 +624,17 @@ static void bench_fwht(bench *B) {
       int64_t n = sizes[s];
       int64_t batch = (int64_t)((k ? bytes_mem : bytes_l2) / (4.0 * (double)n));
       if (batch < 1) batch = 1;
-      fwht_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(batch * n, 1), batch, n, NULL, 0};
+      fwht_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(batch * n, 1), batch, n, NULL, 0,
+                    fwht_scale(B, n)};
       if (!c.x) continue;
       double flop;
-      fwht_flops(n, &flop);
+      fwht_flops(n, !B->fwht_unit_scale, &flop);
       flop *= (double)batch;
       double bytes = 8.0 * (double)batch * (double)n;
       char shape[64];
-      snprintf(shape, sizeof shape, "n=%lld batch=%lld (%s)", (long long)n, (long long)batch,
-               k ? "memory" : "L2");
+      /* the shape says when the rows are not FFHT's transform (also in --json) */
+      snprintf(shape, sizeof shape, "n=%lld batch=%lld (%s)%s", (long long)n, (long long)batch,
+               k ? "memory" : "L2", B->fwht_unit_scale ? "" : " /sqrt(n)");
       row rows[MAX_ROWS];
       int nr = run_backends(B, "fwht", run_fwht, &c.b, rows);
       memset(&B->key, 0, sizeof B->key);
@@ -668,7 +684,7 @@ static void bench_mix(bench *B) {
                    alloc_f(batch * n, 5), batch, n};
       if (c.x && c.al && c.be && c.y) {
         double flop;
-        fwht_flops(n, &flop);
+        fwht_flops(n, 1, &flop); /* hadamard_mix: the normalised transform */
         flop = (flop + 2.0 * (double)n) * (double)batch;
         char shape[64];
         snprintf(shape, sizeof shape, "T=%lld n=%lld", (long long)batch, (long long)n);
@@ -1339,7 +1355,7 @@ static void bench_usage(FILE *out) {
   fprintf(out,
           "usage: hmx bench [OP...] [--backend B|all] [--threads N] [--size small|model]\n"
           "                 [--reps N] [--rounds R] [--offset B] [--json FILE] [--ffht PATH]\n"
-          "                 [--onednn PATH]\n\n"
+          "                 [--onednn PATH] [--fwht-scale 1|inv-sqrt-n]\n\n"
           "Times each op (default: all of fwht hadamard_mix gemm rmsnorm layernorm rope\n"
           "attention swiglu exp) on ref and the selected backends (default all available):\n"
           "median of the timed runs after one warm-up, GFLOP/s and GB/s (minimal traffic),\n"
@@ -1368,7 +1384,9 @@ static void bench_usage(FILE *out) {
           "                 default 16: where malloc puts large blocks)\n"
           "  --json FILE    also write every measurement as JSON\n"
           "  --ffht PATH    FFHT shared library (fht_float) to compare fwht with\n"
-          "  --onednn PATH  libdnnl.so (dnnl_sgemm) to compare gemm with\n");
+          "  --onednn PATH  libdnnl.so (dnnl_sgemm) to compare gemm with\n"
+          "  --fwht-scale S the fwht rows' scale: 1 (default; the unnormalised transform,\n"
+          "                 as FFHT computes it) or inv-sqrt-n (the normalised one)\n");
 }
 
 int hmx_cmd_bench(int argc, char **argv) {
@@ -1378,6 +1396,7 @@ int hmx_cmd_bench(int argc, char **argv) {
   memset(&B, 0, sizeof B);
   B.json_first = 1;
   B.rounds = 1;
+  B.fwht_unit_scale = 1;
   int sel[NBENCH_OPS] = {0}, study[NBENCH_STUDIES] = {0}, any = 0, anystudy = 0, err = 0;
   int study_failed = 0;
   const char *backend = "all", *json = NULL, *size = "model", *ffht = NULL, *onednn = NULL;
@@ -1418,6 +1437,14 @@ int hmx_cmd_bench(int argc, char **argv) {
                                "bench: --offset '%s' is not a multiple of 4 in 0..60 (bytes past a "
                                "64-byte line)", v);
         bench_offset = (int)o;
+      }
+    } else if (hmx_args_value(&args, "--fwht-scale", &v, &err)) {
+      if (!err) {
+        if (strcmp(v, "1") == 0) B.fwht_unit_scale = 1;
+        else if (strcmp(v, "inv-sqrt-n") == 0) B.fwht_unit_scale = 0;
+        else
+          return hmx_cli_error(HMX_EXIT_USAGE, "bench: --fwht-scale '%s' is not 1 or inv-sqrt-n",
+                               v);
       }
     } else if (hmx_args_value(&args, "--ffht", &ffht, &err)) {
     } else if (hmx_args_value(&args, "--onednn", &onednn, &err)) {
@@ -1496,6 +1523,9 @@ int hmx_cmd_bench(int argc, char **argv) {
   else
     printf("last-level cache: unknown (no sysfs): batches from memory are 256 MiB\n");
   printf("buffers: %d bytes past a 64-byte line (--offset)\n", bench_offset);
+  printf("fwht rows: scale %s (--fwht-scale)\n",
+         B.fwht_unit_scale ? "1, the unnormalised transform FFHT computes"
+                           : "1/sqrt(n), the normalised transform");
   printf("peers: ffht %s; onednn %s; sleef %s\n\n", B.ffht ? "loaded" : "not given",
          B.sgemm ? "loaded" : "not given",
 #if defined(HMX_BENCH_SLEEF)

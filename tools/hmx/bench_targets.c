@@ -305,13 +305,14 @@ static void judge(sink *k, const target *t, const hmx_bench_result *r, int nr, i
  * avx512) of a row n = m * 2^L (simd/x86/fwht_x86.h), all on the vector
  * ALU ports: stride 1 one fma fed by two duplicating loads, every other
  * stride inside the register a shuffle and an fma, one add or subtract per
- * stage across registers, the m-point sums, one multiply by the scale. The
+ * stage across registers, the m-point sums, one multiply by the scale when
+ * scale_mul (not at scale 1, where the kernels skip it). The
  * m-point sums of rows of H_m whose signs start alike share their partial
  * sums (the same operations in the same order: the compiler merges them), so
  * an output costs (distinct sign prefixes of length 2 .. m) / m operations,
  * plus one negation of u[0] shared by the rows that start - -. 0 when the
  * blocks are shorter than a vector. */
-double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
+double hmx_bench_fwht_vector_ops(int64_t n, int lanes, int scale_mul) {
   int m;
   int64_t p;
   if (!hmx_fwht_split(n, 0, &m, &p)) return 0; /* the factor hmx_fwht takes */
@@ -319,7 +320,7 @@ double hmx_bench_fwht_vector_ops(int64_t n, int lanes) {
   while (((int64_t)1 << L) < p) L++;
   while ((1 << lw) < lanes) lw++;
   if (lw < 1 || L < lw) return 0; /* blocks shorter than a vector: another schedule */
-  double ops = 1 + 2.0 * (lw - 1) + (L - lw) + 1;
+  double ops = 1 + 2.0 * (lw - 1) + (L - lw) + (scale_mul ? 1 : 0);
   if (m > 1) {
     /* rows r sharing the prefix of length k with an earlier row add nothing there */
     const int mi = m;

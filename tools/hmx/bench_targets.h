@@ -55,9 +55,10 @@ typedef struct hmx_target_tally {
 /* The x86 fwht kernels' vector operations per vector of `lanes` floats (8:
  * avx2, 16: avx512) for a row of n = m * 2^k (simd/x86/fwht_x86.h): what
  * the bench's vector-op bound and the 768 / 1536 targets' "allow" ratios
- * count. avx512, n = 2^L: L + 4. 0 when n's blocks are shorter than a vector
- * or n is no fwht size. */
-double hmx_bench_fwht_vector_ops(int64_t n, int lanes);
+ * count. avx512, n = 2^L: L + 4, or L + 3 without the multiply by the scale
+ * (scale_mul 0: hmx_fwht at scale 1). 0 when n's blocks are shorter than a
+ * vector or n is no fwht size. */
+double hmx_bench_fwht_vector_ops(int64_t n, int lanes, int scale_mul);
 
 /* The powers of two around n = 3 * 2^k that the 768 / 1536 targets compare
  * with: 2^(k+1) and 2^(k+2). */

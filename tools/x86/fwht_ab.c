@@ -42,12 +42,13 @@ typedef struct ab_case {
   int64_t n, batch;
   int m, log_n;
   int (*ffht)(float *, int);
+  float scale; /* hmx_fwht's: 1 / sqrt(n), or 1 with --scale 1 */
 } ab_case;
 
 /* One call of implementation i (the variants, then FFHT) over the batch. */
 static int run_impl(const ab_case *c, int i) {
   if (i < ab_nvariants) {
-    const hmx_fwht_args a = {c->x, c->x, c->batch, c->n, c->m, (float)(1.0 / sqrt((double)c->n)), 1};
+    const hmx_fwht_args a = {c->x, c->x, c->batch, c->n, c->m, c->scale, 1};
     return ab_variants[i].fn(&a) != HMX_OK;
   }
   int bad = 0;
@@ -129,20 +130,22 @@ static void time_case(const ab_case *c, int rounds, double ms) {
 static void usage(void) {
   fprintf(stderr,
           "usage: fwht_ab [--n 512,4096,...] [--kib K] [--mem-mib M] [--rounds R] [--offset B]\n"
-          "               [--ms T] [--ffht libffht.so]\n"
+          "               [--ms T] [--ffht libffht.so] [--scale 1|inv-sqrt-n]\n"
           "  --n       row lengths (default 256,512,1024,2048,4096,16384,65536,768,1536)\n"
           "  --kib     batch held by the caches, KiB (default 256; 0: none)\n"
           "  --mem-mib batch far larger than the caches, MiB (default 0: none)\n"
           "  --rounds  rounds (default 7, at most %d)\n"
           "  --offset  bytes past a 64-byte line (default 16, as hmx bench)\n"
-          "  --ms      time per measurement, ms (default 20)\n",
+          "  --ms      time per measurement, ms (default 20)\n"
+          "  --scale   hmx_fwht's scale: 1 / sqrt(n) (default, the normalised transform) or 1\n"
+          "            (the unnormalised one, as FFHT computes it)\n",
           MAX_ROUNDS);
 }
 
 int main(int argc, char **argv) {
   const char *ns = "256,512,1024,2048,4096,16384,65536,768,1536", *ffht_path = NULL;
   double kib = 256, mem_mib = 0, ms = 20;
-  int rounds = 7, offset = 16;
+  int rounds = 7, offset = 16, unit_scale = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
@@ -156,6 +159,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--offset")) offset = atoi(v);
     else if (!strcmp(argv[i], "--ms")) ms = atof(v);
     else if (!strcmp(argv[i], "--ffht")) ffht_path = v;
+    else if (!strcmp(argv[i], "--scale") && !strcmp(v, "1")) unit_scale = 1;
+    else if (!strcmp(argv[i], "--scale") && !strcmp(v, "inv-sqrt-n")) unit_scale = 0;
     else {
       usage();
       return 2;
@@ -178,8 +183,8 @@ int main(int argc, char **argv) {
     }
     memcpy(&ffht, &f, sizeof f);
   }
-  printf("fwht_ab: %d variants, one thread, in place, %d bytes past a line, %d rounds%s\n",
-         ab_nvariants, offset, rounds, ffht ? ", FFHT loaded" : "");
+  printf("fwht_ab: %d variants, one thread, in place, %d bytes past a line, %d rounds, scale %s%s\n",
+         ab_nvariants, offset, rounds, unit_scale ? "1" : "1/sqrt(n)", ffht ? ", FFHT loaded" : "");
   int all_same = 1;
   for (const char *p = ns; *p;) {
     char *end;
@@ -205,7 +210,8 @@ int main(int argc, char **argv) {
         printf("n=%lld: out of memory\n", (long long)n);
         continue;
       }
-      ab_case c = {(float *)(base + offset), n, batch, m, 0, m == 1 ? ffht : NULL};
+      ab_case c = {(float *)(base + offset), n, batch, m, 0, m == 1 ? ffht : NULL,
+                   unit_scale ? 1.0f : (float)(1.0 / sqrt((double)n))};
       while (((int64_t)1 << c.log_n) < pow2) c.log_n++;
       printf("\nn=%lld batch=%lld (%s)\n", (long long)n, (long long)batch, k ? "memory" : "caches");
       if (!same_bits(&c)) all_same = 0;
