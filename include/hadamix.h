@@ -237,7 +237,10 @@ void *hmx_get_cuda_stream(void);
  * Zen 4, n = 65536 from memory 91-93% of memcpy against 70-78% at malloc's
  * 16-byte offset (docs/results/session37/). Since session 62 the avx512
  * backend's passes after a row's first store on y's own lines at any offset,
- * which narrows that gap (docs/results/session62/). */
+ * which narrows that gap (docs/results/session62/). scale = 1 gives the
+ * unnormalised transform (as FFHT computes it); the x86 backends then skip
+ * the multiply, the same bits, 4-10% faster for n = 256 ... 4096 in cache
+ * (docs/results/session63/). */
 hmx_status hmx_fwht(const hmx_context *ctx, const hmx_tensor *x, hmx_tensor *y, float scale);
 /* The same with the factor m chosen explicitly: every 40 * 2^k is also
  * 20 * 2^(k+1), and the two transforms differ. m = 0 is automatic: the
