@@ -42,7 +42,7 @@ typedef struct ab_case {
   int64_t n, batch;
   int m, log_n;
   int (*ffht)(float *, int);
-  float scale; /* hmx_fwht's: 1 / sqrt(n), or 1 with --scale 1 */
+  float scale; /* hmx_fwht's: 1, or 1 / sqrt(n) with --scale inv-sqrt-n */
 } ab_case;
 
 /* One call of implementation i (the variants, then FFHT) over the batch. */
@@ -137,15 +137,15 @@ static void usage(void) {
           "  --rounds  rounds (default 7, at most %d)\n"
           "  --offset  bytes past a 64-byte line (default 16, as hmx bench)\n"
           "  --ms      time per measurement, ms (default 20)\n"
-          "  --scale   hmx_fwht's scale: 1 / sqrt(n) (default, the normalised transform) or 1\n"
-          "            (the unnormalised one, as FFHT computes it)\n",
+          "  --scale   hmx_fwht's scale: 1 (default: the unnormalised transform, as FFHT and\n"
+          "            hmx bench fwht) or inv-sqrt-n (the normalised one)\n",
           MAX_ROUNDS);
 }
 
 int main(int argc, char **argv) {
   const char *ns = "256,512,1024,2048,4096,16384,65536,768,1536", *ffht_path = NULL;
   double kib = 256, mem_mib = 0, ms = 20;
-  int rounds = 7, offset = 16, unit_scale = 0;
+  int rounds = 7, offset = 16, unit_scale = 1;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
