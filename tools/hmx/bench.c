@@ -520,7 +520,8 @@ static void fwht_flops(int64_t n, int scale_mul, double *flop) {
  * inside the register (stride 1 one fma fed by two duplicating loads, each
  * of strides 2, 4, 8 a shuffle and an fma), one add or subtract per stage
  * across registers (L - 4) and, unless the scale is 1 (the kernel skips
- * it then), one multiply by the scale: (n / 16)(L + 3 or 4) per row, all on the two 512-bit ports (p0, p5 on Intel), whose rate the
+ * it then), one multiply by the scale: (n / 16)(L + 4) per row, or (n /
+ * 16)(L + 3), all on the two 512-bit ports (p0, p5 on Intel), whose rate the
  * FMA probe measures (GFLOP/s / 32 per fma). Loads and stores are not
  * counted (their ports are apart). Session 24 (Intel Xeon VM): 83-100% at
  * n = 256 ... 4096 (bench runs, and a harness with the batch 16 bytes off a

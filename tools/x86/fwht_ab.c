@@ -183,7 +183,8 @@ int main(int argc, char **argv) {
     }
     memcpy(&ffht, &f, sizeof f);
   }
-  printf("fwht_ab: %d variants, one thread, in place, %d bytes past a line, %d rounds, scale %s%s\n",
+  printf("fwht_ab: %d variants, one thread, in place, %d bytes past a line, %d rounds, "
+         "scale %s%s\n",
          ab_nvariants, offset, rounds, unit_scale ? "1" : "1/sqrt(n)", ffht ? ", FFHT loaded" : "");
   int all_same = 1;
   for (const char *p = ns; *p;) {
