@@ -1324,7 +1324,8 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
 }
 
 /* scale = 1 (the unnormalised transform, as FFHT computes it) skips §fwht
- * step 3's multiply, the same bits: for n >= 2 every output is the result of
+ * step 3's multiply (docs/NUMERICS.md, "What a backend may and may not do"),
+ * the same bits: for n >= 2 every output is the result of
  * an addition or subtraction, so never a signalling NaN, and x * 1 = x for
  * every other float (signed zeros, subnormals, infinities, quiet NaNs with
  * their payload). n = 1 keeps the multiply, which quiets a signalling NaN
