@@ -1,6 +1,8 @@
 /* The x86 tuning profiles (src/tuning.h) and the choice between them. */
 #include "tuning.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +10,24 @@
 #include "cpu.h"
 
 static const hmx_x86_tuning profiles[] = {
-    /* AMD EPYC Zen 5 (sessions 16-17, docs/results/session16, session17): the
-     * split chunks hide the 5-cycle latency of cross-128-bit shuffles; the
-     * aligned scratch row avoids the two-line accesses of unaligned vectors
-     * (n = 16384 from memory 24-26 -> 35-37 GB/s); rows of 2^12 or more
-     * prefetch the next row. */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 1, 1, {4096, 4096}, {0, 0}, 0, 0, 0, 0, 0},
+    /* AMD EPYC Zen 5 (family 1Ah). Sessions 16-17 (docs/results/session16,
+     * session17) chose split chunks (hiding the 5-cycle latency of
+     * cross-128-bit shuffles) and the aligned scratch row (n = 16384 from
+     * memory 24-26 -> 35-37 GB/s) for the kernels of that time; rows of 2^12
+     * or more prefetch the next row. Session 64 (docs/results/session64/,
+     * tools/x86/fwht_ab.sh with a variant per profile, interleaved in one
+     * process, 7-9 rounds, 16 bytes past a line as hmx bench) measured the
+     * kernels of now, which gained the two-pass rows (session 23) and the
+     * edge columns (session 62) on Intel: the old fields against these, in
+     * L2, avx512 x FFHT at 1024 / 2048 / 4096 / 16384 1.77 / 1.43 / 1.75 /
+     * 1.75 -> 2.29 / 2.31 / 2.36 / 2.07 (zen4's fields read the same), avx2
+     * at 256 / 512 1.04 / 1.40 -> 1.55 / 1.61; from memory avx512 4096 /
+     * 16384 / 65536 +32% / +20% / +19% in rows a second. The split chunks
+     * now cost 16384 and 32768 in L2 20-23%, the scratch row 16384 in L2
+     * 15%; the next-row prefetch stays at all levels and per two loads
+     * (zen4's spread and L2-only hint: 16384 / 32768 / 65536 from memory
+     * 8-9% slower). */
+    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 0, 0, {4096, 4096}, {0, 0}, 0, 0, 1, 0, 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -168,4 +182,108 @@ int hmx_x86_tuning_count(void) { return NPROFILES; }
 
 const hmx_x86_tuning *hmx_x86_tuning_at(int i) {
   return i >= 0 && i < NPROFILES ? &profiles[i] : NULL;
+}
+
+/* hmx_x86_tuning_parse's field names: each an int of the struct, with the
+ * range it may take (flags 0 or 1; element counts, lines and KiB up to 2^30,
+ * far past any row or matrix the kernels see). */
+typedef struct tuning_field {
+  const char *name;
+  size_t offset;
+  int max;
+} tuning_field;
+#define TF(field, max) {#field, offsetof(hmx_x86_tuning, field), max}
+#define TF_ISA(field, isa, i, max)                                                                 \
+  {#field "_" isa, offsetof(hmx_x86_tuning, field) + (i) * sizeof(int), max}
+static const tuning_field fields[] = {
+    TF(fwht_split_chunks, 1),
+    TF(fwht_unaligned_scratch, 1),
+    TF_ISA(fwht_pf_min_p, "avx2", 0, 1 << 30),
+    TF_ISA(fwht_pf_min_p, "avx512", 1, 1 << 30),
+    TF_ISA(fwht_pf_mpoint_rows, "avx2", 0, 1),
+    TF_ISA(fwht_pf_mpoint_rows, "avx512", 1, 1),
+    TF(fwht_pf_spread, 1),
+    TF(fwht_pf_l2_min_p, 1 << 30),
+    TF(fwht_two_pass_rows, 1),
+    TF(gemv_pf_lines, 1 << 30),
+    TF(gemv_next_kib, 1 << 30),
+};
+#undef TF
+#undef TF_ISA
+enum { NFIELDS = (int)(sizeof fields / sizeof fields[0]) };
+
+int hmx_x86_tuning_field_count(void) { return NFIELDS; }
+
+const char *hmx_x86_tuning_field_name(int i) {
+  return i >= 0 && i < NFIELDS ? fields[i].name : NULL;
+}
+
+static int *field_at(hmx_x86_tuning *t, int i) {
+  return (int *)(void *)((char *)t + fields[i].offset);
+}
+
+int hmx_x86_tuning_field_get(const hmx_x86_tuning *t, int i) {
+  return t && i >= 0 && i < NFIELDS ? *field_at((hmx_x86_tuning *)t, i) : -1;
+}
+
+int hmx_x86_tuning_parse(const char *spec, hmx_x86_tuning *out, char *err, size_t err_len) {
+  char dummy[1];
+  if (!err || err_len == 0) {
+    err = dummy;
+    err_len = sizeof dummy;
+  }
+  err[0] = '\0';
+  if (!spec || !out) {
+    snprintf(err, err_len, "no tuning specification given");
+    return 0;
+  }
+  /* the profile's name: up to the first '+' */
+  const char *plus = strchr(spec, '+');
+  const size_t name_len = plus ? (size_t)(plus - spec) : strlen(spec);
+  const hmx_x86_tuning *base = NULL;
+  for (int i = 0; i < NPROFILES; i++)
+    if (strlen(profiles[i].name) == name_len && !strncmp(profiles[i].name, spec, name_len))
+      base = &profiles[i];
+  if (!base) {
+    char names[64] = "";
+    for (int i = 0; i < NPROFILES; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+               profiles[i].name);
+    snprintf(err, err_len, "'%.*s' is not a tuning profile (%s)",
+             (int)(name_len > 40 ? 40 : name_len), spec, names);
+    return 0;
+  }
+  hmx_x86_tuning t = *base;
+  /* then "+field=value" items */
+  for (const char *p = plus; p && *p;) {
+    p++; /* past '+' */
+    const char *eq = strchr(p, '='), *next = strchr(p, '+');
+    const size_t item_len = next ? (size_t)(next - p) : strlen(p);
+    if (!eq || (next && eq > next)) {
+      snprintf(err, err_len, "'%.*s': a change is +field=value",
+               (int)(item_len > 40 ? 40 : item_len), p);
+      return 0;
+    }
+    const size_t key_len = (size_t)(eq - p);
+    int which = -1;
+    for (int i = 0; i < NFIELDS; i++)
+      if (strlen(fields[i].name) == key_len && !strncmp(fields[i].name, p, key_len)) which = i;
+    if (which < 0) {
+      snprintf(err, err_len, "'%.*s' is not a tuning field (src/tuning.h lists them)",
+               (int)(key_len > 40 ? 40 : key_len), p);
+      return 0;
+    }
+    /* digits only: strtol alone would take leading blanks and a sign */
+    char *end = (char *)(uintptr_t)(eq + 1);
+    const long v = eq[1] >= '0' && eq[1] <= '9' ? strtol(eq + 1, &end, 10) : -1;
+    if (end == eq + 1 || (*end && *end != '+') || v < 0 || v > fields[which].max) {
+      snprintf(err, err_len, "%s: the value must be an integer 0 ... %d", fields[which].name,
+               fields[which].max);
+      return 0;
+    }
+    *field_at(&t, which) = (int)v;
+    p = *end ? end : NULL;
+  }
+  *out = t;
+  return 1;
 }

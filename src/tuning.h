@@ -8,6 +8,8 @@
 #ifndef HMX_TUNING_H
 #define HMX_TUNING_H
 
+#include <stddef.h>
+
 typedef struct hmx_x86_tuning {
   const char *name;           /* "zen", "intel", "zen4" or "zen3" */
   const char *measured_on;    /* the machine the numbers behind it come from */
@@ -68,5 +70,22 @@ int hmx_x86_tuning_read_by(const char *backend_name);
 /* The profiles there are, for iteration: index 0 .. count-1. */
 int hmx_x86_tuning_count(void);
 const hmx_x86_tuning *hmx_x86_tuning_at(int i);
+
+/* A profile with fields changed, for A/B runs on a new machine
+ * (tools/x86/fwht_ab.sh's `name@spec` variants): `spec` is a profile's name,
+ * then any number of "+field=value" with a field's name from the struct
+ * above (the per-backend arrays as fwht_pf_min_p_avx2, fwht_pf_min_p_avx512,
+ * fwht_pf_mpoint_rows_avx2, fwht_pf_mpoint_rows_avx512), e.g.
+ * "zen+fwht_two_pass_rows=1+fwht_pf_min_p_avx512=1024". Fills *out and
+ * returns 1, or returns 0 with why in err (an unknown profile or field, a
+ * value that is not an integer in the field's range: flags 0 or 1, counts
+ * 0 ... 2^30). No field changes a bit of any result. */
+int hmx_x86_tuning_parse(const char *spec, hmx_x86_tuning *out, char *err, size_t err_len);
+
+/* The fields hmx_x86_tuning_parse knows, by index 0 .. count-1 (names as
+ * it takes them) and a field's value in a profile (-1: no such index). */
+int hmx_x86_tuning_field_count(void);
+const char *hmx_x86_tuning_field_name(int i);
+int hmx_x86_tuning_field_get(const hmx_x86_tuning *t, int i);
 
 #endif

@@ -13,3 +13,6 @@ hmx_add_test(NAME test_scratch_cache_nokeep
                      ${PROJECT_SOURCE_DIR}/src/scratch_cache.c
              ARGS nokeep LABELS unit)
 target_compile_definitions(test_scratch_cache_nokeep PRIVATE HMX_SCRATCH_NO_KEEP=1)
+# The x86 tuning profiles' "profile+field=value" specs (src/tuning.h), which
+# tools/x86/fwht_ab.sh's variants run under
+hmx_add_test(NAME test_tuning SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tuning.c LABELS unit)

@@ -10,6 +10,9 @@
 #   VARIANTS='base:;u1:-DHX_RADIX_UNROLL=1' [ISA=avx512|avx2] [B=build dir]
 #   [TUNING=profile] [CJ=dir] bash tools/x86/fwht_ab.sh [fwht_ab options:
 #   --n 512,4096 --rounds 9 --mem-mib 1200 --ffht libffht.so ...]
+# A variant named name@spec runs under the tuning profile spec (a profile
+# with fields changed, src/tuning.h hmx_x86_tuning_parse), e.g. VARIANTS=
+# 'zen@zen:;z2p@zen+fwht_two_pass_rows=1:' times two schedules of one kernel.
 # TUNING sets HMX_X86_TUNING for the run (src/tuning.c's profiles); PIN, the
 # CPUs the timed run is pinned to (taskset -c; the build uses every CPU); CJ,
 # a folder holding cJSON's include/ and lib/ where it is not installed.
@@ -28,6 +31,7 @@ objs=()
 i=0
 for v in "${vs[@]}"; do
   name=${v%%:*}
+  name=${name%%@*}
   read -ra flags <<< "${v#*:}"
   "${cmd[@]}" "${flags[@]}" -DHX_FWHT_FN="ab_fwht_$i" -DHX_MIX_FN="ab_mix_$i" -o "$B/v$i.o" ||
     { echo "variant $name: compile failed"; exit 1; }
@@ -37,7 +41,12 @@ for v in "${vs[@]}"; do
 done
 { echo 'const ab_variant ab_variants[] = {'
   i=0
-  for v in "${vs[@]}"; do echo "  {\"${v%%:*}\", ab_fwht_$i},"; i=$((i + 1)); done
+  for v in "${vs[@]}"; do
+    label=${v%%:*} spec=NULL
+    [[ $label == *@* ]] && spec="\"${label#*@}\""
+    echo "  {\"${label%%@*}\", ab_fwht_$i, $spec},"
+    i=$((i + 1))
+  done
   echo '};'
   echo "const int ab_nvariants = $i;"
 } >> "$table"
