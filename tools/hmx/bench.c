@@ -18,6 +18,7 @@
 #include "read_bandwidth.h" /* hmx_read_in_order, hmx_read_16_rows */
 #include "gemm_quant.h"    /* hmx_gemm_quant, the G16 layout */
 #include "gguf.h"          /* HMX_GGML_F32 */
+#include "tuning.h"        /* the x86 profile in force, in the header */
 
 #include <math.h>
 #include <stdlib.h>
@@ -1524,6 +1525,13 @@ int hmx_cmd_bench(int argc, char **argv) {
   else
     printf("last-level cache: unknown (no sysfs): batches from memory are 256 MiB\n");
   printf("buffers: %d bytes past a 64-byte line (--offset)\n", bench_offset);
+  /* the schedule profile the x86 rows ran under: it moves their times (never their bits) */
+  for (int i = 0; i < B.nbe; i++)
+    if (hmx_x86_tuning_read_by(hmx_backend_name(B.be[i]))) {
+      printf("x86 tuning: %s (%s; HMX_X86_TUNING overrides)\n", hmx_x86_tuning_current()->name,
+             hmx_x86_tuning_source());
+      break;
+    }
   printf("fwht rows: scale %s (--fwht-scale)\n",
          B.fwht_unit_scale ? "1, the unnormalised transform FFHT computes"
                            : "1/sqrt(n), the normalised transform");
