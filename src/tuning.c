@@ -26,8 +26,22 @@ static const hmx_x86_tuning profiles[] = {
      * now cost 16384 and 32768 in L2 20-23%, the scratch row 16384 in L2
      * 15%; the next-row prefetch stays at all levels and per two loads
      * (zen4's spread and L2-only hint: 16384 / 32768 / 65536 from memory
-     * 8-9% slower). */
-    {"zen", "AMD EPYC Zen 5, 2 vCPUs", 0, 0, {4096, 4096}, {0, 0}, 0, 0, 1, 0, 0},
+     * 8-9% slower). avx512's stride-1 stage by a shuffle, not two duplicating
+     * loads (fwht_dup_load_avx512 = 0; -DHX_DUP_LOAD=0 in two A/B runs of 7
+     * and 9 rounds): in L2 256 / 1024 / 2048 / 4096 4-7% faster, 768 3%
+     * slower, 512 / 1536 / 8192 and from memory within the noise. */
+    {.name = "zen",
+     .measured_on = "AMD EPYC Zen 5, 2 vCPUs",
+     .fwht_split_chunks = 0,
+     .fwht_unaligned_scratch = 0,
+     .fwht_pf_min_p = {4096, 4096},
+     .fwht_pf_mpoint_rows = {0, 0},
+     .fwht_pf_spread = 0,
+     .fwht_pf_l2_min_p = 0,
+     .fwht_two_pass_rows = 1,
+     .fwht_dup_load_avx512 = 0,
+     .gemv_pf_lines = 0,
+     .gemv_next_kib = 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
      * place: 11.6 -> 17-18 GB/s in L2; avx2 0.96x -> 1.26x FFHT); prefetching
@@ -73,7 +87,18 @@ static const hmx_x86_tuning profiles[] = {
      * and 7.8 -> 10.7, avx2 one thread 2.7 -> 3.4 and 2.8 -> 3.2; the Q8_0
      * LM head (which takes gemv_pf_lines instead) and f32 at K = 576 (passes
      * of 144 KiB, none) within the rounds' spread. 256 KiB read as 64. */
-    {"intel", "Intel Xeon (Emerald Rapids), 2 vCPUs", 0, 0, {1024, 1024}, {1, 1}, 1, 8192, 1, 16, 64},
+    {.name = "intel",
+     .measured_on = "Intel Xeon (Emerald Rapids), 2 vCPUs",
+     .fwht_split_chunks = 0,
+     .fwht_unaligned_scratch = 0,
+     .fwht_pf_min_p = {1024, 1024},
+     .fwht_pf_mpoint_rows = {1, 1},
+     .fwht_pf_spread = 1,
+     .fwht_pf_l2_min_p = 8192,
+     .fwht_two_pass_rows = 1,
+     .fwht_dup_load_avx512 = 1,
+     .gemv_pf_lines = 16,
+     .gemv_next_kib = 64},
     /* AMD EPYC Zen 4 (family 19h model 11h; session 29, docs/results/session29):
      * `hmx bench fwht --backend avx512 --threads 1 --ffht ...` under each
      * profile in turn, then under intel with one field changed at a time (two
@@ -91,7 +116,18 @@ static const hmx_x86_tuning profiles[] = {
      * wants intel's, from memory x FFHT at 1024 / 2048 0.95-0.96 / 0.88-0.89
      * -> 1.18-1.19 / 1.17-1.19 and 768 / 1536 83-86% / 69-72% -> 111-114% /
      * 94-98% of the copy. */
-    {"zen4", "AMD EPYC Zen 4, 2 vCPUs", 0, 0, {1024, 4096}, {1, 0}, 1, 8192, 1, 0, 0},
+    {.name = "zen4",
+     .measured_on = "AMD EPYC Zen 4, 2 vCPUs",
+     .fwht_split_chunks = 0,
+     .fwht_unaligned_scratch = 0,
+     .fwht_pf_min_p = {1024, 4096},
+     .fwht_pf_mpoint_rows = {1, 0},
+     .fwht_pf_spread = 1,
+     .fwht_pf_l2_min_p = 8192,
+     .fwht_two_pass_rows = 1,
+     .fwht_dup_load_avx512 = 1,
+     .gemv_pf_lines = 0,
+     .gemv_next_kib = 0},
     /* AMD EPYC Zen 3 (family 19h model 01h, AVX2 only; session 41,
      * docs/results/session41/): `hmx bench fwht --backend avx2 --threads 1
      * --ffht ...` under each profile in turn, one round each, three times,
@@ -113,7 +149,18 @@ static const hmx_x86_tuning profiles[] = {
      * gemm 2.01 -> 1.79). hmx-gemv-prefetch-ab --next (cold, interleaved):
      * Q4_1 gate / up and down +10-26%, Q8_0 LM head 0 to +12%, but f32 at
      * K = 576 (passes of 144 KiB) -15% on one thread, so 64 KiB. */
-    {"zen3", "AMD EPYC Zen 3, 2 vCPUs", 1, 1, {1024, 4096}, {1, 0}, 0, 0, 1, 0, 64},
+    {.name = "zen3",
+     .measured_on = "AMD EPYC Zen 3, 2 vCPUs",
+     .fwht_split_chunks = 1,
+     .fwht_unaligned_scratch = 1,
+     .fwht_pf_min_p = {1024, 4096},
+     .fwht_pf_mpoint_rows = {1, 0},
+     .fwht_pf_spread = 0,
+     .fwht_pf_l2_min_p = 0,
+     .fwht_two_pass_rows = 1,
+     .fwht_dup_load_avx512 = 1,
+     .gemv_pf_lines = 0,
+     .gemv_next_kib = 64},
 };
 enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 
@@ -205,6 +252,7 @@ static const tuning_field fields[] = {
     TF(fwht_pf_spread, 1),
     TF(fwht_pf_l2_min_p, 1 << 30),
     TF(fwht_two_pass_rows, 1),
+    TF(fwht_dup_load_avx512, 1),
     TF(gemv_pf_lines, 1 << 30),
     TF(gemv_next_kib, 1 << 30),
 };

@@ -31,6 +31,10 @@ typedef struct hmx_x86_tuning {
                                  and one radix pass: the stages split evenly between the
                                  two, no per-row dispatch (hx_two_pass_rows / _row; not for
                                  streamed outputs) */
+  int fwht_dup_load_avx512;   /* avx512: §fwht's stride-1 stage from two duplicating loads
+                                 (1: a load-port uop each on Intel) or from one load and an
+                                 in-lane shuffle (0: Zen 5, where that read 4-6% faster); two
+                                 compiled copies of the kernel, picked per call */
   /* one-token GEMVs over G16 weights (simd/x86/gemm_g16_x86.h, swiglu_x86.h) */
   int gemv_pf_lines;          /* G16 matrices of at least XW_PF_MIN_BYTES: each group's
                                  stream prefetches (prefetcht0) this many cache lines ahead;
