@@ -271,7 +271,9 @@ static int *field_at(hmx_x86_tuning *t, int i) {
 }
 
 int hmx_x86_tuning_field_get(const hmx_x86_tuning *t, int i) {
-  return t && i >= 0 && i < NFIELDS ? *field_at((hmx_x86_tuning *)t, i) : -1;
+  return t && i >= 0 && i < NFIELDS
+             ? *(const int *)(const void *)((const char *)t + fields[i].offset)
+             : -1;
 }
 
 int hmx_x86_tuning_parse(const char *spec, hmx_x86_tuning *out, char *err, size_t err_len) {

@@ -31,10 +31,10 @@
 
 enum { MAX_IMPLS = 17, MAX_ROUNDS = 31 };
 
-/* Each variant's tuning profile (ab_variant.tuning), parsed once; NULL
- * where it names none (the automatic choice, or HMX_X86_TUNING). */
-static hmx_x86_tuning profile_store[MAX_IMPLS];
-static const hmx_x86_tuning *profile_of[MAX_IMPLS];
+/* Each variant's tuning profile (ab_variant.tuning), parsed once; a
+ * variant that names none runs under the automatic choice (or
+ * HMX_X86_TUNING). */
+static hmx_x86_tuning profiles[MAX_IMPLS];
 
 static double median(const double *v, int n) {
   double t[MAX_ROUNDS];
@@ -55,7 +55,8 @@ typedef struct ab_case {
 static int run_impl(const ab_case *c, int i) {
   if (i < ab_nvariants) {
     const hmx_fwht_args a = {c->x, c->x, c->batch, c->n, c->m, c->scale, 1};
-    hmx_x86_tuning_force(profile_of[i]); /* one thread: nothing else reads it meanwhile */
+    /* one thread: nothing else reads the profile meanwhile */
+    hmx_x86_tuning_force(ab_variants[i].tuning ? &profiles[i] : NULL);
     return ab_variants[i].fn(&a) != HMX_OK;
   }
   int bad = 0;
@@ -183,11 +184,10 @@ int main(int argc, char **argv) {
   for (int v = 0; v < ab_nvariants; v++) {
     char err[160];
     if (!ab_variants[v].tuning) continue;
-    if (!hmx_x86_tuning_parse(ab_variants[v].tuning, &profile_store[v], err, sizeof err)) {
+    if (!hmx_x86_tuning_parse(ab_variants[v].tuning, &profiles[v], err, sizeof err)) {
       fprintf(stderr, "fwht_ab: variant %s: %s\n", ab_variants[v].name, err);
       return 2;
     }
-    profile_of[v] = &profile_store[v];
     printf("variant %s: tuning %s\n", ab_variants[v].name, ab_variants[v].tuning);
   }
   int (*ffht)(float *, int) = NULL;
