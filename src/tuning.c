@@ -29,7 +29,12 @@ static const hmx_x86_tuning profiles[] = {
      * 8-9% slower). avx512's stride-1 stage by a shuffle, not two duplicating
      * loads (fwht_dup_load_avx512 = 0; -DHX_DUP_LOAD=0 in two A/B runs of 7
      * and 9 rounds): in L2 256 / 1024 / 2048 / 4096 4-7% faster, 768 3%
-     * slower, 512 / 1536 / 8192 and from memory within the noise. */
+     * slower, 512 / 1536 / 8192 and from memory within the noise. Session
+     * 65: an odd split's extra stage in the chunk pass
+     * (fwht_two_pass_chunk_extra, -D variants of the split in 7 A/B runs of
+     * 11-21 rounds, then the field itself in one run of 15): avx512 2048 in
+     * L2 1-9% faster (median 3%), from memory 6-60% (the rounds' spread
+     * wide); avx2 256 in L2 3-5%, from memory 0-7%. */
     {.name = "zen",
      .measured_on = "AMD EPYC Zen 5, 2 vCPUs",
      .fwht_split_chunks = 0,
@@ -39,6 +44,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_spread = 0,
      .fwht_pf_l2_min_p = 0,
      .fwht_two_pass_rows = 1,
+     .fwht_two_pass_chunk_extra = 1,
      .fwht_dup_load_avx512 = 0,
      .gemv_pf_lines = 0,
      .gemv_next_kib = 0},
@@ -86,7 +92,10 @@ static const hmx_x86_tuning profiles[] = {
      * one thread 4.3 -> 6.7 and 4.2 -> 6.5 GB/s, two threads 7.7 -> 12.0
      * and 7.8 -> 10.7, avx2 one thread 2.7 -> 3.4 and 2.8 -> 3.2; the Q8_0
      * LM head (which takes gemv_pf_lines instead) and f32 at K = 576 (passes
-     * of 144 KiB, none) within the rounds' spread. 256 KiB read as 64. */
+     * of 144 KiB, none) within the rounds' spread. 256 KiB read as 64.
+     * Session 65 (docs/results/session65/h200host, fwht_ab.sh, 11 rounds):
+     * fwht_two_pass_chunk_extra = 1 made avx512 2048 4% slower in L2 and 2%
+     * from memory, 12 * 2048 5% / 3%: kept 0. */
     {.name = "intel",
      .measured_on = "Intel Xeon (Emerald Rapids), 2 vCPUs",
      .fwht_split_chunks = 0,
@@ -96,6 +105,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_spread = 1,
      .fwht_pf_l2_min_p = 8192,
      .fwht_two_pass_rows = 1,
+     .fwht_two_pass_chunk_extra = 0,
      .fwht_dup_load_avx512 = 1,
      .gemv_pf_lines = 16,
      .gemv_next_kib = 64},
@@ -125,6 +135,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_spread = 1,
      .fwht_pf_l2_min_p = 8192,
      .fwht_two_pass_rows = 1,
+     .fwht_two_pass_chunk_extra = 0,
      .fwht_dup_load_avx512 = 1,
      .gemv_pf_lines = 0,
      .gemv_next_kib = 0},
@@ -158,6 +169,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_spread = 0,
      .fwht_pf_l2_min_p = 0,
      .fwht_two_pass_rows = 1,
+     .fwht_two_pass_chunk_extra = 0,
      .fwht_dup_load_avx512 = 1,
      .gemv_pf_lines = 0,
      .gemv_next_kib = 64},
@@ -167,7 +179,7 @@ enum { NPROFILES = (int)(sizeof profiles / sizeof profiles[0]) };
 /* The automatic choice is made once and kept, with where it came from, as
  * 1 + index + 16 * source (0: not yet): concurrent first calls compute the
  * same value, and the atomic makes that race well defined (as in src/cpu.c). */
-enum { SRC_VENDOR, SRC_ENV, SRC_VENDOR_BAD_ENV };
+enum { SRC_VENDOR, SRC_ENV, SRC_VENDOR_BAD_ENV, SRC_ENV_SPEC };
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
 static atomic_int chosen;
@@ -179,6 +191,31 @@ static volatile int chosen;
 #define CHOSEN_STORE(v) (chosen = (v))
 #endif
 static const hmx_x86_tuning *forced;
+
+/* HMX_X86_TUNING as a specification ("zen+fwht_two_pass_rows=0",
+ * hmx_x86_tuning_parse): parsed once into env_spec, by the first caller
+ * (spec_state 0 -> 1 -> 2 done or 3 refused, with why in spec_err); a
+ * concurrent first caller waits for the parse (a few microseconds) rather
+ * than read a half-written profile. Index NPROFILES in `chosen`. */
+static hmx_x86_tuning env_spec;
+static char spec_err[160];
+#if !defined(__STDC_NO_ATOMICS__)
+static atomic_int spec_state;
+static int spec_parse_once(const char *env) {
+  int s = 0;
+  if (atomic_compare_exchange_strong_explicit(&spec_state, &s, 1, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+    s = hmx_x86_tuning_parse(env, &env_spec, spec_err, sizeof spec_err) ? 2 : 3;
+    atomic_store_explicit(&spec_state, s, memory_order_release);
+  }
+  while (s == 1) s = atomic_load_explicit(&spec_state, memory_order_acquire);
+  return s == 2;
+}
+#else
+static int spec_parse_once(const char *env) {
+  return hmx_x86_tuning_parse(env, &env_spec, spec_err, sizeof spec_err);
+}
+#endif
 
 const hmx_x86_tuning *hmx_x86_tuning_find(const char *name) {
   for (int i = 0; name && i < NPROFILES; i++)
@@ -192,6 +229,12 @@ static int choose(void) {
     const char *env = getenv("HMX_X86_TUNING");
     const hmx_x86_tuning *t = hmx_x86_tuning_find(env);
     int src = t ? SRC_ENV : env && *env ? SRC_VENDOR_BAD_ENV : SRC_VENDOR;
+    /* a name with changes: a profile of its own (a bad one: as a bad name) */
+    if (!t && env && strchr(env, '+') && spec_parse_once(env)) {
+      c = 1 + NPROFILES + 16 * SRC_ENV_SPEC;
+      CHOSEN_STORE(c);
+      return c;
+    }
     if (!t) {
       const hmx_cpu_features f = hmx_cpu_detect();
       t = hmx_x86_tuning_find(f.intel ? "intel" : f.zen4 ? "zen4" : f.zen3 ? "zen3" : "zen");
@@ -203,17 +246,25 @@ static int choose(void) {
 }
 
 const hmx_x86_tuning *hmx_x86_tuning_current(void) {
-  return forced ? forced : &profiles[(choose() - 1) % 16];
+  if (forced) return forced;
+  const int i = (choose() - 1) % 16;
+  return i == NPROFILES ? &env_spec : &profiles[i];
 }
 
 const char *hmx_x86_tuning_source(void) {
-  static char text[96];
+  static char text[256];
   if (forced) return "forced (tests)";
   switch ((choose() - 1) / 16) {
   case SRC_ENV: return "HMX_X86_TUNING";
+  case SRC_ENV_SPEC:
+    snprintf(text, sizeof text, "HMX_X86_TUNING=%.200s", getenv("HMX_X86_TUNING") ? getenv("HMX_X86_TUNING") : "");
+    return text;
   case SRC_VENDOR_BAD_ENV:
-    snprintf(text, sizeof text, "cpu vendor (HMX_X86_TUNING=%.40s is not a profile)",
-             getenv("HMX_X86_TUNING") ? getenv("HMX_X86_TUNING") : "");
+    if (spec_err[0])
+      snprintf(text, sizeof text, "cpu vendor (HMX_X86_TUNING ignored: %s)", spec_err);
+    else
+      snprintf(text, sizeof text, "cpu vendor (HMX_X86_TUNING=%.40s is not a profile)",
+               getenv("HMX_X86_TUNING") ? getenv("HMX_X86_TUNING") : "");
     return text;
   default: return "cpu vendor";
   }
@@ -252,6 +303,7 @@ static const tuning_field fields[] = {
     TF(fwht_pf_spread, 1),
     TF(fwht_pf_l2_min_p, 1 << 30),
     TF(fwht_two_pass_rows, 1),
+    TF(fwht_two_pass_chunk_extra, 1),
     TF(fwht_dup_load_avx512, 1),
     TF(gemv_pf_lines, 1 << 30),
     TF(gemv_next_kib, 1 << 30),

@@ -31,6 +31,9 @@ typedef struct hmx_x86_tuning {
                                  and one radix pass: the stages split evenly between the
                                  two, no per-row dispatch (hx_two_pass_rows / _row; not for
                                  streamed outputs) */
+  int fwht_two_pass_chunk_extra; /* those rows, when their stages split unevenly (avx512
+                                 2048, avx2 256): the chunk pass takes the extra stage
+                                 (1) instead of the radix pass (0) */
   int fwht_dup_load_avx512;   /* avx512: §fwht's stride-1 stage from two duplicating loads
                                  (1: a load-port uop each on Intel) or from one load and an
                                  in-lane shuffle (0: Zen 5, where that read 4-6% faster); two
@@ -48,16 +51,19 @@ typedef struct hmx_x86_tuning {
 } hmx_x86_tuning;
 
 /* The profile in force: the one HMX_X86_TUNING names ("zen", "intel",
- * "zen4" or "zen3"), else "intel" on a GenuineIntel CPU, "zen4" on an AMD Zen 4
- * (family 19h with AVX-512), "zen3" on an AMD Zen 3 (family 19h with AVX2 but
- * not AVX-512) and "zen" on any other (other AMD, and the default).
- * Decided on the first call. */
+ * "zen4" or "zen3", or a name with changes as hmx_x86_tuning_parse takes
+ * them, "zen+fwht_two_pass_rows=0"), else "intel" on a GenuineIntel CPU,
+ * "zen4" on an AMD Zen 4 (family 19h with AVX-512), "zen3" on an AMD Zen 3
+ * (family 19h with AVX2 but not AVX-512) and "zen" on any other (other AMD,
+ * and the default). Decided on the first call. */
 const hmx_x86_tuning *hmx_x86_tuning_current(void);
 
-/* Where the current profile came from: "cpu vendor", "HMX_X86_TUNING", or
- * "cpu vendor (HMX_X86_TUNING=<value> is not a profile)": an unknown value
- * is ignored, and `hmx info` shows this line. Not thread-safe (a static
- * buffer): for `hmx info`. */
+/* Where the current profile came from: "cpu vendor", "HMX_X86_TUNING",
+ * "HMX_X86_TUNING=<spec>" (a name with changes), "cpu vendor (HMX_X86_TUNING=
+ * <value> is not a profile)" or "cpu vendor (HMX_X86_TUNING ignored: <why>)"
+ * (a spec hmx_x86_tuning_parse refused): a bad value is ignored, and `hmx
+ * info` and `hmx bench` show this line. Not thread-safe (a static buffer):
+ * for those two. */
 const char *hmx_x86_tuning_source(void);
 
 /* The profile called `name`, or NULL. */
@@ -76,7 +82,8 @@ int hmx_x86_tuning_count(void);
 const hmx_x86_tuning *hmx_x86_tuning_at(int i);
 
 /* A profile with fields changed, for A/B runs on a new machine
- * (tools/x86/fwht_ab.sh's `name@spec` variants): `spec` is a profile's name,
+ * (tools/x86/fwht_ab.sh's `name@spec` variants, HMX_X86_TUNING=spec for `hmx
+ * bench` and any program): `spec` is a profile's name,
  * then any number of "+field=value" with a field's name from the struct
  * above (the per-backend arrays as fwht_pf_min_p_avx2, fwht_pf_min_p_avx512,
  * fwht_pf_mpoint_rows_avx2, fwht_pf_mpoint_rows_avx512), e.g.

@@ -335,7 +335,8 @@ static void hx_chunk_multi(const float *src, float *dst, int64_t len, int lr) {
 /* Whether hx_block splits its chunks (set per thread by hx_run for the call). */
 static _Thread_local int hx_split_cur;
 /* Whether hx_block's sub-blocks of two passes take hx_two_pass_row (set per
- * thread by hx_run: the profile's fwht_two_pass_rows). */
+ * thread by hx_run: the profile's fwht_two_pass_rows; 0 no, 1 yes, 2 yes and
+ * the chunk pass takes an odd split's extra stage, fwht_two_pass_chunk_extra). */
 static _Thread_local int hx_two_pass_cur;
 
 /* hx_block's split chunk pass (nothing to apply; never with a prefetch: batches
@@ -535,11 +536,21 @@ static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t b
  * dispatch, 1024 / 2048 / 4096 gained 7 / 5 / 0% (a row of 1024 takes ~600
  * cycles, of which the general path's calls and switches are a few dozen);
  * the even split adds the rest (a 2-stage pass is store-bound: one store per
- * two additions). The same stages in the same order for every element: only
- * the grouping into passes changes. */
-/* the radix pass's stages: half of rest, rounded up, at most HX_RADIX_LOG2 */
-#define HX_TWO_PASS_R(rest) \
-  (((rest) + 1) / 2 < HX_RADIX_LOG2 ? ((rest) + 1) / 2 : HX_RADIX_LOG2)
+ * two additions). An odd number of stages leaves one over: the radix pass
+ * takes it (ce = 0), or the chunk pass, where the profile says so
+ * (fwht_two_pass_chunk_extra, ce = 1: avx512 2048 as 16-register chunks and
+ * a 3-stage radix pass instead of 8 and 4, avx2 256 as 8 and 2 instead of 4
+ * and 3; Zen 5, in place, 16 bytes off, interleaved A/B, 7 runs of 11-21
+ * rounds: avx512 2048 in L2 1-9% faster (median 3%), from memory 6-60%;
+ * avx2 256 in L2 3-5%, from memory 0-7%; on the H200's Xeon host 2048 4%
+ * slower in L2, 2% from memory, so intel keeps ce = 0). The same stages in the same order for every
+ * element: only the grouping into passes changes. */
+/* the radix pass's stages: half of rest, rounded up (ce = 0) or down (ce =
+ * 1), at most HX_RADIX_LOG2; the chunk pass takes the rest */
+#define HX_TWO_PASS_R(rest, ce)                                                                \
+  (((rest) + 1 - (ce)) / 2 < HX_RADIX_LOG2 ? ((rest) + 1 - (ce)) / 2 : HX_RADIX_LOG2)
+_Static_assert((HX_CHUNK_LOG2 + HX_RADIX_LOG2 + 1) / 2 <= HX_CHUNK_LOG2,
+               "the chunk pass can take the extra stage of an odd split");
 #ifndef HX_TWO_PASS
 #define HX_TWO_PASS 1 /* 0: rows of two passes take the general path (experiments) */
 #endif
@@ -568,40 +579,52 @@ HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n
   hx_radix_impl(tmp, y, n, (int64_t)HX_W << lr, base, f, r, fm, fs, pfon);
 }
 
-/* rest = lp - HX_LOG2W: the stages after the register's own. */
+/* rest = lp - HX_LOG2W: the stages after the register's own; ce: the odd
+ * split's extra stage to the chunk pass (a second copy only where that
+ * changes the split). */
+#define HX_TP_ROWS(rest, ce, fm)                                                              \
+  hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - HX_TWO_PASS_R(rest, ce),                 \
+                        HX_TWO_PASS_R(rest, ce), fm)
+#define HX_TP_ROWS_CE(rest, fm)                                                               \
+  if (chunk_extra && HX_TWO_PASS_R(rest, 1) != HX_TWO_PASS_R(rest, 0))                        \
+    HX_TP_ROWS(rest, 1, fm);                                                                  \
+  else                                                                                        \
+    HX_TP_ROWS(rest, 0, fm);
 #define HX_TWO_PASS_CASE(rest)                                                                \
   case rest:                                                                                  \
-    if (f->mode == HX_FIN_NONE)                                                               \
-      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
-                            HX_TWO_PASS_R(rest), HX_FIN_NONE);                                \
-    else if (f->mode == HX_FIN_SCALE)                                                         \
-      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
-                            HX_TWO_PASS_R(rest), HX_FIN_SCALE);                               \
-    else                                                                                      \
-      hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - (HX_TWO_PASS_R(rest)),               \
-                            HX_TWO_PASS_R(rest), HX_FIN_MIX);                                 \
+    if (f->mode == HX_FIN_NONE) {                                                             \
+      HX_TP_ROWS_CE(rest, HX_FIN_NONE)                                                        \
+    } else if (f->mode == HX_FIN_SCALE) {                                                     \
+      HX_TP_ROWS_CE(rest, HX_FIN_SCALE)                                                       \
+    } else {                                                                                  \
+      HX_TP_ROWS_CE(rest, HX_FIN_MIX)                                                         \
+    }                                                                                         \
     break;
 /* (the mode, the store kind and the prefetch hoisted out of the loops) */
-#define HX_TPR(fm, fs, pfon) \
-  hx_two_pass_row_impl(x, tmp, y, n, base, f, lr_, r_, fm, fs, pfon)
-#define HX_TWO_PASS_ROW_CASE(rest)                                                            \
-  case rest: {                                                                                \
-    const int lr_ = (rest) - (HX_TWO_PASS_R(rest)), r_ = HX_TWO_PASS_R(rest);                 \
-    if (f->mode == HX_FIN_NONE && !f->stream) {                                               \
-      if (pf) HX_TPR(HX_FIN_NONE, 0, 1);                                                      \
-      else HX_TPR(HX_FIN_NONE, 0, 0);                                                         \
-    } else if (f->mode == HX_FIN_SCALE && !f->stream) {                                       \
-      if (pf) HX_TPR(HX_FIN_SCALE, 0, 1);                                                     \
-      else HX_TPR(HX_FIN_SCALE, 0, 0);                                                        \
-    } else if (f->mode == HX_FIN_SCALE) {                                                     \
-      if (pf) HX_TPR(HX_FIN_SCALE, 1, 1);                                                     \
-      else HX_TPR(HX_FIN_SCALE, 1, 0);                                                        \
-    } else {                                                                                  \
-      if (pf) HX_TPR(-1, -1, 1);                                                              \
-      else HX_TPR(-1, -1, 0);                                                                 \
-    }                                                                                         \
-    break;                                                                                    \
+#define HX_TPR(lr, r, fm, fs, pfon) \
+  hx_two_pass_row_impl(x, tmp, y, n, base, f, lr, r, fm, fs, pfon)
+#define HX_TP_ROW_MODES(lr, r)                                                                \
+  if (f->mode == HX_FIN_NONE && !f->stream) {                                                 \
+    if (pf) HX_TPR(lr, r, HX_FIN_NONE, 0, 1);                                                 \
+    else HX_TPR(lr, r, HX_FIN_NONE, 0, 0);                                                    \
+  } else if (f->mode == HX_FIN_SCALE && !f->stream) {                                         \
+    if (pf) HX_TPR(lr, r, HX_FIN_SCALE, 0, 1);                                                \
+    else HX_TPR(lr, r, HX_FIN_SCALE, 0, 0);                                                   \
+  } else if (f->mode == HX_FIN_SCALE) {                                                       \
+    if (pf) HX_TPR(lr, r, HX_FIN_SCALE, 1, 1);                                                \
+    else HX_TPR(lr, r, HX_FIN_SCALE, 1, 0);                                                   \
+  } else {                                                                                    \
+    if (pf) HX_TPR(lr, r, -1, -1, 1);                                                         \
+    else HX_TPR(lr, r, -1, -1, 0);                                                            \
   }
+#define HX_TWO_PASS_ROW_CASE(rest)                                                            \
+  case rest:                                                                                  \
+    if (chunk_extra && HX_TWO_PASS_R(rest, 1) != HX_TWO_PASS_R(rest, 0)) {                    \
+      HX_TP_ROW_MODES((rest) - HX_TWO_PASS_R(rest, 1), HX_TWO_PASS_R(rest, 1))                \
+    } else {                                                                                  \
+      HX_TP_ROW_MODES((rest) - HX_TWO_PASS_R(rest, 0), HX_TWO_PASS_R(rest, 0))                \
+    }                                                                                         \
+    break;
 
 static int hx_two_pass_fits(int lp) {
   return lp - HX_LOG2W > HX_CHUNK_LOG2 && lp - HX_LOG2W <= HX_CHUNK_LOG2 + HX_RADIX_LOG2;
@@ -641,9 +664,10 @@ _Static_assert(HX_RADIX_LOG2 >= 3 && HX_RADIX_LOG2 <= 4 && HX_CHUNK_LOG2 >= 3 &&
   default: break;                                                                             \
   }
 
-/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale 1 or not) or hadamard_mix, not streamed. */
+/* Rows [b0, b1) of hx_two_pass_fits(lp), fwht (scale 1 or not) or hadamard_mix, not
+ * streamed; chunk_extra: the profile's fwht_two_pass_chunk_extra. */
 static void hx_two_pass_rows(const float *x, float *y, int64_t b0, int64_t b1, int64_t n,
-                             const hx_fin *f, int lp) {
+                             const hx_fin *f, int lp, int chunk_extra) {
   HX_TWO_PASS_CASES(HX_TWO_PASS_CASE)
 }
 
@@ -651,11 +675,15 @@ static void hx_two_pass_rows(const float *x, float *y, int64_t b0, int64_t b1, i
 static void hx_two_pass_row(const float *x, float *tmp, float *y, int64_t n, int64_t base,
                             const hx_fin *f, int lp) {
   const int pf = hx_pf_cur.p != NULL;
+  const int chunk_extra = hx_two_pass_cur == 2;
   HX_TWO_PASS_CASES(HX_TWO_PASS_ROW_CASE)
 }
 #undef HX_TWO_PASS_CASE
 #undef HX_TWO_PASS_ROW_CASE
 #undef HX_TPR
+#undef HX_TP_ROW_MODES
+#undef HX_TP_ROWS
+#undef HX_TP_ROWS_CE
 #undef HX_TWO_PASS_CASES
 
 static int hx_log2(int64_t p) {
@@ -1212,6 +1240,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   const int from_memory = batch * n * (int64_t)sizeof(float) >= HX_PF_BYTES;
   /* rows, sub-blocks and blocks of two passes in one call (hx_two_pass_rows) */
   const int two_pass_on = HX_TWO_PASS && tune->fwht_two_pass_rows;
+  const int chunk_extra = tune->fwht_two_pass_chunk_extra;
   if (m == 1 && lp >= HX_LOG2W && lp <= HX_LOG2W + HX_CHUNK_LOG2) {
     /* Short rows: contiguous ranges of rows per thread, one chunk pass per
      * row. Rows are independent (§fwht, per row): any thread count gives
@@ -1226,7 +1255,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   if (two_pass_on && m == 1 && !from_memory && !fin.stream && hx_two_pass_fits(lp)) {
     /* Rows are independent (§fwht, per row): any thread count gives the same bits. */
     HMX_FOR_THREADS(nt, t, {
-      hx_two_pass_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp);
+      hx_two_pass_rows(x, y, batch * t / nt, batch * (t + 1) / nt, n, &fin, lp, chunk_extra);
     });
     return HMX_OK;
   }
@@ -1285,7 +1314,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
    * row (without one, or if it cannot be had, y itself). */
   HMX_FOR_THREADS(nt, t, {
     hx_split_cur = !from_memory && tune->fwht_split_chunks;
-    hx_two_pass_cur = two_pass_on;
+    hx_two_pass_cur = two_pass_on ? 1 + chunk_extra : 0;
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
     /* rows independent (§fwht, per row) */
     const int64_t b_end = batch * (t + 1) / nt;

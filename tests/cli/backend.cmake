@@ -63,3 +63,30 @@ if(info MATCHES "\n  cuda +(yes|no) ")
     unset(ENV{HMX_BACKEND})
   endif()
 endif()
+
+# HMX_X86_TUNING (x86 builds: `hmx info` has a tuning line): a profile's name,
+# or a name with changes (src/tuning.h); a spec that does not parse is
+# ignored with the parser's reason, and the profile stays the CPU's. A
+# profile changes no bit: conform under a changed one.
+if(info MATCHES "\n  tuning: +([a-z0-9]+) ")
+  set(cpu_profile "${CMAKE_MATCH_1}")
+  set(ENV{HMX_X86_TUNING} intel+fwht_two_pass_chunk_extra=1+fwht_pf_min_p_avx512=1024)
+  hmx_expect(NAME "HMX_X86_TUNING spec info" CODE 0
+             STDOUT "tuning: +intel \\(HMX_X86_TUNING=intel\\+fwht_two_pass_chunk_extra=1\\+fwht_pf_min_p_avx512=1024;[^\n]*next-row prefetch from 1024 elements avx512[^\n]*two-pass rows without dispatch yes \\(an odd split's extra stage in the chunk pass yes\\)"
+             COMMAND ${HMX} info)
+  hmx_expect(NAME "HMX_X86_TUNING spec conform fwht" CODE 0 STDOUT "fwht"
+             COMMAND ${HMX} conform --op fwht --vectors ${VECTORS})
+  set(ENV{HMX_X86_TUNING} zen+fwht_bogus=1)
+  hmx_expect(NAME "HMX_X86_TUNING bad field" CODE 0
+             STDOUT "tuning: +${cpu_profile} \\(cpu vendor \\(HMX_X86_TUNING ignored: 'fwht_bogus' is not a tuning field"
+             COMMAND ${HMX} info)
+  set(ENV{HMX_X86_TUNING} zen+fwht_two_pass_rows=2)
+  hmx_expect(NAME "HMX_X86_TUNING bad value" CODE 0
+             STDOUT "HMX_X86_TUNING ignored: fwht_two_pass_rows: the value must be an integer 0 ... 1"
+             COMMAND ${HMX} info)
+  set(ENV{HMX_X86_TUNING} bogus)
+  hmx_expect(NAME "HMX_X86_TUNING bad name" CODE 0
+             STDOUT "tuning: +${cpu_profile} \\(cpu vendor \\(HMX_X86_TUNING=bogus is not a profile\\)"
+             COMMAND ${HMX} info)
+  unset(ENV{HMX_X86_TUNING})
+endif()

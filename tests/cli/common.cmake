@@ -9,6 +9,7 @@ file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 # Tests must not depend on the caller's environment.
 unset(ENV{HMX_BACKEND})
+unset(ENV{HMX_X86_TUNING})
 
 # hmx_expect(NAME <what> CODE <exit status> [STDERR <regex>] [STDOUT <regex>]
 #            [MULTILINE] COMMAND <program> <args>...)

@@ -220,14 +220,15 @@ static void print_cpu(void) {
   printf("  tuning:        %s (%s; measured on %s): fwht split chunks %s, aligned scratch for "
          "unaligned rows %s, next-row prefetch from %d elements avx512, %d avx2 (m > 1 "
          "one-chunk rows %s avx512, %s avx2; spread over all passes %s; into L2 only from %d "
-         "elements, 0: never), two-pass rows without dispatch %s, avx512 stride 1 by %s; "
+         "elements, 0: never), two-pass rows without dispatch %s (an odd split's extra stage "
+         "in the chunk pass %s), avx512 stride 1 by %s; "
          "one-token G16 GEMV "
          "prefetch %d lines ahead (0: none), and of the next pass's groups up to %d KiB a pass "
          "(0: never)\n",
          t->name, hmx_x86_tuning_source(), t->measured_on, yn(t->fwht_split_chunks),
          yn(t->fwht_unaligned_scratch), t->fwht_pf_min_p[1], t->fwht_pf_min_p[0],
          yn(t->fwht_pf_mpoint_rows[1]), yn(t->fwht_pf_mpoint_rows[0]), yn(t->fwht_pf_spread),
-         t->fwht_pf_l2_min_p, yn(t->fwht_two_pass_rows),
+         t->fwht_pf_l2_min_p, yn(t->fwht_two_pass_rows), yn(t->fwht_two_pass_chunk_extra),
          t->fwht_dup_load_avx512 ? "duplicating loads" : "a shuffle", t->gemv_pf_lines,
          t->gemv_next_kib);
 }
