@@ -211,10 +211,17 @@ static int spec_parse_once(const char *env) {
   while (s == 1) s = atomic_load_explicit(&spec_state, memory_order_acquire);
   return s == 2;
 }
+/* env_spec for a caller that learnt of it through `chosen` (a relaxed load):
+ * the acquire orders the read of the profile after the parse's writes. */
+static const hmx_x86_tuning *spec_ready(void) {
+  (void)atomic_load_explicit(&spec_state, memory_order_acquire);
+  return &env_spec;
+}
 #else
 static int spec_parse_once(const char *env) {
   return hmx_x86_tuning_parse(env, &env_spec, spec_err, sizeof spec_err);
 }
+static const hmx_x86_tuning *spec_ready(void) { return &env_spec; }
 #endif
 
 const hmx_x86_tuning *hmx_x86_tuning_find(const char *name) {
@@ -248,7 +255,7 @@ static int choose(void) {
 const hmx_x86_tuning *hmx_x86_tuning_current(void) {
   if (forced) return forced;
   const int i = (choose() - 1) % 16;
-  return i == NPROFILES ? &env_spec : &profiles[i];
+  return i == NPROFILES ? spec_ready() : &profiles[i];
 }
 
 const char *hmx_x86_tuning_source(void) {
