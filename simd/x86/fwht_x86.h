@@ -543,8 +543,8 @@ static void hx_stages(float *t, float *d, int64_t len, int s0, int s1, int64_t b
  * and 3; Zen 5, in place, 16 bytes off, interleaved A/B, 7 runs of 11-21
  * rounds: avx512 2048 in L2 1-9% faster (median 3%), from memory 6-60%;
  * avx2 256 in L2 3-5%, from memory 0-7%; on the H200's Xeon host 2048 4%
- * slower in L2, 2% from memory, so intel keeps ce = 0). The same stages in the same order for every
- * element: only the grouping into passes changes. */
+ * slower in L2, 2% from memory, so intel keeps ce = 0). The same stages in
+ * the same order for every element: only the grouping into passes changes. */
 /* the radix pass's stages: half of rest, rounded up (ce = 0) or down (ce =
  * 1), at most HX_RADIX_LOG2; the chunk pass takes the rest */
 #define HX_TWO_PASS_R(rest, ce)                                                                \

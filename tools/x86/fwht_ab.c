@@ -151,6 +151,8 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
+  /* line-buffered into a file too: a run cut short by a timeout keeps the sizes it finished */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   const char *ns = "256,512,1024,2048,4096,16384,65536,768,1536", *ffht_path = NULL;
   double kib = 256, mem_mib = 0, ms = 20;
   int rounds = 7, offset = 16, unit_scale = 1;
