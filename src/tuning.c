@@ -264,7 +264,8 @@ const char *hmx_x86_tuning_source(void) {
   switch ((choose() - 1) / 16) {
   case SRC_ENV: return "HMX_X86_TUNING";
   case SRC_ENV_SPEC:
-    snprintf(text, sizeof text, "HMX_X86_TUNING=%.200s", getenv("HMX_X86_TUNING") ? getenv("HMX_X86_TUNING") : "");
+    snprintf(text, sizeof text, "HMX_X86_TUNING=%.200s",
+             getenv("HMX_X86_TUNING") ? getenv("HMX_X86_TUNING") : "");
     return text;
   case SRC_VENDOR_BAD_ENV:
     if (spec_err[0])
