@@ -34,7 +34,16 @@ static const hmx_x86_tuning profiles[] = {
      * (fwht_two_pass_chunk_extra, -D variants of the split in 7 A/B runs of
      * 11-21 rounds, then the field itself in one run of 15): avx512 2048 in
      * L2 1-9% faster (median 3%), from memory 6-60% (the rounds' spread
-     * wide); avx2 256 in L2 3-5%, from memory 0-7%. */
+     * wide); avx2 256 in L2 3-5%, from memory 0-7%. The one-token G16 GEMV
+     * prefetch as intel's, 16 lines (gemv_pf_lines): hmx bench-model --config
+     * small --decode 64 under zen and zen+gemv_pf_lines=16 alternating (the
+     * spec through HMX_X86_TUNING), one thread: bf16 decode 37.9-40.1 ->
+     * 42.3-43.1 and 33.1-38.3 -> 38.7-41.0 tokens/s, f16 35.1-36.7 ->
+     * 38.1-40.4, f32 -2% (medians 24.8 / 24.2, the rounds overlapping); two
+     * threads, paired rounds' medians bf16 +5%, f16 +7%, f32 -1%. A third
+     * bf16 run once the VM had turned noisier, the committed default against
+     * zen+gemv_pf_lines=0, 9 rounds: median of the paired ratios +3%
+     * (0.85-1.25). */
     {.name = "zen",
      .measured_on = "AMD EPYC Zen 5, 2 vCPUs",
      .fwht_split_chunks = 0,
@@ -46,7 +55,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_two_pass_rows = 1,
      .fwht_two_pass_chunk_extra = 1,
      .fwht_dup_load_avx512 = 0,
-     .gemv_pf_lines = 0,
+     .gemv_pf_lines = 16,
      .gemv_next_kib = 0},
     /* Intel Xeon, family 6 model 207 (Emerald Rapids; docs/results/session19):
      * the scratch row made n = 16384 40% slower in L2 and from memory (in
