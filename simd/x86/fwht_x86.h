@@ -585,8 +585,9 @@ HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n
 #define HX_TP_ROWS(rest, ce, fm)                                                              \
   hx_two_pass_rows_impl(x, y, b0, b1, n, f, (rest) - HX_TWO_PASS_R(rest, ce),                 \
                         HX_TWO_PASS_R(rest, ce), fm)
+#define HX_TP_CE(rest) (chunk_extra && HX_TWO_PASS_R(rest, 1) != HX_TWO_PASS_R(rest, 0))
 #define HX_TP_ROWS_CE(rest, fm)                                                               \
-  if (chunk_extra && HX_TWO_PASS_R(rest, 1) != HX_TWO_PASS_R(rest, 0))                        \
+  if (HX_TP_CE(rest))                                                                         \
     HX_TP_ROWS(rest, 1, fm);                                                                  \
   else                                                                                        \
     HX_TP_ROWS(rest, 0, fm);
@@ -619,7 +620,7 @@ HX_INL void hx_two_pass_row_impl(const float *x, float *tmp, float *y, int64_t n
   }
 #define HX_TWO_PASS_ROW_CASE(rest)                                                            \
   case rest:                                                                                  \
-    if (chunk_extra && HX_TWO_PASS_R(rest, 1) != HX_TWO_PASS_R(rest, 0)) {                    \
+    if (HX_TP_CE(rest)) {                                                                     \
       HX_TP_ROW_MODES((rest) - HX_TWO_PASS_R(rest, 1), HX_TWO_PASS_R(rest, 1))                \
     } else {                                                                                  \
       HX_TP_ROW_MODES((rest) - HX_TWO_PASS_R(rest, 0), HX_TWO_PASS_R(rest, 0))                \
@@ -684,6 +685,7 @@ static void hx_two_pass_row(const float *x, float *tmp, float *y, int64_t n, int
 #undef HX_TP_ROW_MODES
 #undef HX_TP_ROWS
 #undef HX_TP_ROWS_CE
+#undef HX_TP_CE
 #undef HX_TWO_PASS_CASES
 
 static int hx_log2(int64_t p) {
