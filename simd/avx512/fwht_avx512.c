@@ -38,6 +38,14 @@
 #ifndef HX_MPOINT_MAXG
 #define HX_MPOINT_MAXG 28 /* m-point accumulators in registers (32 zmm) */
 #endif
+#ifndef HX_MP_MIX_GROUP
+/* groups of 24 or more m-point outputs (m = 28) split each column's terms
+ * between the FMA and adder pipes (fwht_x86.h): Zen 5, one thread, batch in
+ * L2, 28 * 2^k rows 1.2-1.5x faster (1792, 3584) in three runs. The same
+ * split in the groups of 12 and 20 (m = 12, 20, 40) was within 4%, and from
+ * memory up to 11% slower (docs/results/session66) */
+#define HX_MP_MIX_GROUP 24
+#endif
 #ifndef HX_FWHT_FN
 #define HX_FWHT_FN hmx_avx512_fwht
 #endif

@@ -847,15 +847,32 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, con
  * the multiply, the fma. With several groups (or a fused stage, whose
  * columns j and j + p/2 read the same inputs) the finished outputs wait in
  * `out` until all inputs they depend on are read (in place). */
-#ifndef HX_MP_ADD
-#define HX_MP_ADD(r, c) ((c) & 1)
+/* Which terms take the FMA pipes (HX_MP_ADD = 0) and which the adder (1):
+ * in groups of fewer than HX_MP_MIX_GROUP outputs, every other column, all
+ * rows alike; in larger groups, by the parity of row r's signs in columns
+ * 0 .. c, so that each column's terms split between the two kinds of pipe
+ * instead of all waiting for one (fwht_<isa>.c says where that measured
+ * faster). Either way the choice is a function of the row's signs so far:
+ * rows whose signs start alike compute the same operations on the same
+ * partial sums, which the compiler then computes once (hmx bench's
+ * operation count, tools/hmx/bench_targets.c, relies on it). */
+#ifndef HX_MP_MIX_GROUP
+#define HX_MP_MIX_GROUP 0 /* 0: never */
 #endif
+/* the parity of the -1 signs of row r's columns 0 .. c (constant-folded) */
+HX_INL int hx_prefix_parity(uint64_t s, int c) {
+  s &= (2ull << c) - 1;
+  s ^= s >> 32, s ^= s >> 16, s ^= s >> 8, s ^= s >> 4, s ^= s >> 2, s ^= s >> 1;
+  return (int)(s & 1);
+}
+#define HX_MP_ADD(r, c) (mix ? hx_prefix_parity(neg[r], c) : (c) & 1)
 /* One group of outputs g <= r < ge (compile-time bounds) of column j. */
 HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
                           const int m, const uint64_t *neg, const int fm, const int fs,
                           const int g, const int ge, const int direct, hx_v *out,
                           const int half, const hx_col *k) {
   const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
+  const int mix = HX_MP_MIX_GROUP > 0 && ge - g >= HX_MP_MIX_GROUP; /* HX_MP_ADD */
   hx_v acc[HX_MPOINT_MAXG];
   const int64_t h = p >> 1;
   const hx_v u0 = hx_mp_u(src, j, h, half, k), u1 = hx_mp_u(src, p + j, h, half, k);
