@@ -867,7 +867,8 @@ HX_INL int hx_prefix_parity(uint64_t s, int c) {
 }
 #define HX_MP_ADD(r, c) (mix ? hx_prefix_parity(neg[r], c) : (c) & 1)
 /* One group of outputs g <= r < ge (compile-time bounds) of column j. */
-HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
+HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t sp, int64_t j,
+                          const hx_fin *f,
                           const int m, const uint64_t *neg, const int fm, const int fs,
                           const int g, const int ge, const int direct, hx_v *out,
                           const int half, const hx_col *k) {
@@ -875,7 +876,7 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   const int mix = HX_MP_MIX_GROUP > 0 && ge - g >= HX_MP_MIX_GROUP; /* HX_MP_ADD */
   hx_v acc[HX_MPOINT_MAXG];
   const int64_t h = p >> 1;
-  const hx_v u0 = hx_mp_u(src, j, h, half, k), u1 = hx_mp_u(src, p + j, h, half, k);
+  const hx_v u0 = hx_mp_u(src, j, h, half, k), u1 = hx_mp_u(src, sp + j, h, half, k);
   /* c = 0 (and c = 1 where -u[0] + u[1] is written u[1] - u[0], the same rounding) */
   HMX_UNROLL(40)
   for (int r = g; r < ge; r++) {
@@ -895,7 +896,7 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   /* §fwht step 2: acc = acc +- u[c], c = 2 .. m-1 in increasing order */
   HMX_UNROLL(40)
   for (int c = 2; c < m; c++) {
-    const hx_v u = hx_mp_u(src, c * p + j, h, half, k);
+    const hx_v u = hx_mp_u(src, c * sp + j, h, half, k);
     HMX_UNROLL(40)
     for (int r = g; r < ge; r++) {
       const int minus = (int)((neg[r] >> c) & 1);
@@ -907,10 +908,10 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t j, cons
   HMX_UNROLL(40)
   for (int r = g; r < ge; r++) {
     hx_v v = hx_mul(acc[r - g], sc);
-    const int64_t idx = r * p + j;
+    const int64_t idx = r * p + j; /* the element's index in the row */
     if (fm == HX_FIN_MIX)
       v = hx_fma(v, hx_col_load(f->alpha + idx, k), hx_col_load(f->beta + idx, k));
-    if (direct) hx_col_put(y + idx, v, f, fs, k);
+    if (direct) hx_col_put(y + r * sp + j, v, f, fs, k);
     else out[r] = v;
   }
 }
@@ -920,43 +921,46 @@ _Static_assert((HX_MAX_M + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG <= HX_MP_GROUPS_
                "hx_mpoint_acc: at most 4 groups");
 
 /* All m outputs of column j into out[0..m) (groups written out: compile-time bounds). */
-HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t j, const hx_fin *f, const int m,
+HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t sp, int64_t j, const hx_fin *f,
+                          const int m,
                           const uint64_t *neg, const int fm, const int half, hx_v *out,
                           const hx_col *k) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
-  hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 0, G, 0, out, half, k);
+  hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 0, G, 0, out, half, k);
   if (ng > 1)
-    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half, k);
+    hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half, k);
   if (ng > 2)
-    hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half,
+    hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half,
                   k);
-  if (ng > 3) hx_mpoint_grp(src, NULL, p, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half, k);
+  if (ng > 3) hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half, k);
 }
 
 /* One column of hx_mpoint_acc: j (its first element; with k->edge, the
  * runs' start) and, fused, j + p / 2. */
-HX_INL void hx_mpoint_one(const float *src, float *y, int64_t p, int64_t j, const hx_fin *f,
+HX_INL void hx_mpoint_one(const float *src, float *y, int64_t p, int64_t sp, int64_t j,
+                          const hx_fin *f,
                           const int m, const uint64_t *neg, const int fm, const int fs,
                           const int fused, const hx_col *k) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG;
   hx_v out[HX_MAX_M], out2[HX_MAX_M];
   if (!fused && ng == 1) {
-    hx_mpoint_grp(src, y, p, j, f, m, neg, fm, fs, 0, m, 1, out, 0, k);
+    hx_mpoint_grp(src, y, p, sp, j, f, m, neg, fm, fs, 0, m, 1, out, 0, k);
     return;
   }
-  hx_mpoint_col(src, p, j, f, m, neg, fm, fused ? 1 : 0, out, k);
-  if (fused) hx_mpoint_col(src, p, j + (p >> 1), f, m, neg, fm, 2, out2, k);
+  hx_mpoint_col(src, p, sp, j, f, m, neg, fm, fused ? 1 : 0, out, k);
+  if (fused) hx_mpoint_col(src, p, sp, j + (p >> 1), f, m, neg, fm, 2, out2, k);
   HMX_UNROLL(40)
-  for (int r = 0; r < m; r++) hx_col_put(y + r * p + j, out[r], f, fs, k);
+  for (int r = 0; r < m; r++) hx_col_put(y + r * sp + j, out[r], f, fs, k);
   if (fused) {
     HMX_UNROLL(40)
-    for (int r = 0; r < m; r++) hx_col_put(y + r * p + j + (p >> 1), out2[r], f, fs, k);
+    for (int r = 0; r < m; r++) hx_col_put(y + r * sp + j + (p >> 1), out2[r], f, fs, k);
   }
 }
 
 /* Columns j0 <= j < j1; fused: the blocks' last stage done here (hx_mp_u),
  * j1 <= p / 2, and each iteration also does column j + p / 2. */
-HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int64_t j1,
+HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t sp, int64_t j0,
+                          int64_t j1,
                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
                           const int fs, const int fused) {
   /* the next row's prefetch goes on here too (hx_pf): m vector loads per
@@ -972,8 +976,8 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int
     const hx_col edge = {1, a, fused ? p >> 1 : p};
     for (int64_t j = j0; j < j1; j += HX_W) {
       if (pfon) hx_pf_tick(&pf, fused ? 4 * m : m);
-      if (j == 0) hx_mpoint_one(src, y, p, 0, f, m, neg, fm, 0, fused, &edge);
-      else hx_mpoint_one(src, y, p, j - a, f, m, neg, fm, 0, fused, &hx_plain);
+      if (j == 0) hx_mpoint_one(src, y, p, sp, 0, f, m, neg, fm, 0, fused, &edge);
+      else hx_mpoint_one(src, y, p, sp, j - a, f, m, neg, fm, 0, fused, &hx_plain);
     }
     if (pfon) hx_pf_cur = pf;
     return;
@@ -982,20 +986,21 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t j0, int
   /* §fwht step 2: each j independently, HX_W of them per vector */
   for (int64_t j = j0; j < j1; j += HX_W) {
     if (pfon) hx_pf_tick(&pf, fused ? 4 * m : m);
-    hx_mpoint_one(src, y, p, j, f, m, neg, fm, fs, fused, &hx_plain);
+    hx_mpoint_one(src, y, p, sp, j, f, m, neg, fm, fs, fused, &hx_plain);
   }
   if (pfon) hx_pf_cur = pf;
 }
 
 /* hx_mpoint_acc for the columns j0 <= j < j1 (multiples of HX_W), reading
  * src (may equal y); fused: j0 = 0, j1 = p / 2 (hx_mpoint_acc). */
-HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
+HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t sp, int64_t j0,
+                          int64_t j1,
                           const hx_fin *f, const int fm, const int fs, const int fused) {
   switch (m) {
-  case 12: hx_mpoint_acc(src, y, p, j0, j1, f, 12, hx_neg12, fm, fs, fused); break;
-  case 20: hx_mpoint_acc(src, y, p, j0, j1, f, 20, hx_neg20, fm, fs, fused); break;
-  case 28: hx_mpoint_acc(src, y, p, j0, j1, f, 28, hx_neg28, fm, fs, fused); break;
-  case 40: hx_mpoint_acc(src, y, p, j0, j1, f, 40, hx_neg40, fm, fs, fused); break;
+  case 12: hx_mpoint_acc(src, y, p, sp, j0, j1, f, 12, hx_neg12, fm, fs, fused); break;
+  case 20: hx_mpoint_acc(src, y, p, sp, j0, j1, f, 20, hx_neg20, fm, fs, fused); break;
+  case 28: hx_mpoint_acc(src, y, p, sp, j0, j1, f, 28, hx_neg28, fm, fs, fused); break;
+  case 40: hx_mpoint_acc(src, y, p, sp, j0, j1, f, 40, hx_neg40, fm, fs, fused); break;
   default: break;
   }
 }
@@ -1003,28 +1008,32 @@ HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t 
 /* The mode (none, scale or mix) and the store kind hoisted out of the loop
  * (a streamed output with nothing to apply multiplies by scale = 1);
  * fused: a compile-time constant (hx_mpoint_fin). */
-HX_INL void hx_mpoint_modes(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
+HX_INL void hx_mpoint_modes(const float *src, float *y, int m, int64_t p, int64_t sp, int64_t j0,
+                            int64_t j1,
                             const hx_fin *f, const int fused) {
   if (f->mode == HX_FIN_MIX) {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 1, fused);
-    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_MIX, 0, fused);
+    if (f->stream) hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_MIX, 1, fused);
+    else hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_MIX, 0, fused);
   } else if (f->mode == HX_FIN_NONE && !f->stream) {
-    hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_NONE, 0, fused);
+    hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_NONE, 0, fused);
   } else {
-    if (f->stream) hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 1, fused);
-    else hx_mpoint_fin(src, y, m, p, j0, j1, f, HX_FIN_SCALE, 0, fused);
+    if (f->stream) hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_SCALE, 1, fused);
+    else hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_SCALE, 0, fused);
   }
 }
 
-static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t j0, int64_t j1,
-                      const hx_fin *f) {
-  hx_mpoint_modes(src, y, m, p, j0, j1, f, 0);
+/* §fwht step 2 (+ step 3, §hadamard_mix) for columns j0 <= j < j1 of a row
+ * whose block c starts at src + c * sp (y + c * sp); sp = p, or more in the
+ * padded scratch of hx_row_padded. */
+static void hx_mpoint(const float *src, float *y, int m, int64_t p, int64_t sp, int64_t j0,
+                      int64_t j1, const hx_fin *f) {
+  hx_mpoint_modes(src, y, m, p, sp, j0, j1, f, 0);
 }
 
 #if HX_FUSE_LAST
 /* hx_mpoint of a whole row whose blocks still lack their last stage. */
 static void hx_mpoint_fused(const float *src, float *y, int m, int64_t p, const hx_fin *f) {
-  hx_mpoint_modes(src, y, m, p, 0, p >> 1, f, 1);
+  hx_mpoint_modes(src, y, m, p, p, 0, p >> 1, f, 1);
 }
 #endif
 
@@ -1092,7 +1101,7 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
       return;
     }
 #endif
-    hx_mpoint(tmp, y, m, p, 0, p, f);
+    hx_mpoint(tmp, y, m, p, p, 0, p, f);
     return;
   }
   /* §fwht step 1 for each of the m blocks; with m = 1 the last pass also does step 3 */
@@ -1100,7 +1109,42 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
     hx_butterflies(x + c * p, tmp + c * p, m == 1 ? y + c * p : tmp + c * p, lp, c * p,
                    m == 1 ? f : &hx_fin_none);
   /* §fwht step 2 (+ step 3, §hadamard_mix), tmp -> y */
-  if (m > 1) hx_mpoint(tmp, y, m, p, 0, p, f);
+  if (m > 1) hx_mpoint(tmp, y, m, p, p, 0, p, f);
+}
+
+/* m > 1 rows whose blocks lie 4 KiB or more apart (p >= HX_MP_PAD_MIN_P,
+ * not one-pass rows) and that have more blocks than the L1 has ways (m >=
+ * HX_MP_PAD_MIN_M) take their passes in a scratch whose blocks lie
+ * HX_MP_PAD floats further apart, then are copied to y. In the row's own
+ * layout the m-point pass's column j reads and writes one line in each of
+ * the m blocks, all in one set of the L1 (12 ways on Zen 5 and on Intel's
+ * recent cores): with m = 20 or 28 the first lines are evicted before their
+ * outputs are stored and come back from L2. One line of padding per block
+ * spreads them over m sets. Zen 5, one thread, batch in L2, in place, 16
+ * bytes off: avx512 20480 / 28672 / 40960 / 57344 1.3x faster, avx2 2.1-2.5x;
+ * m = 12, whose 12 lines fit the ways, 1.0-1.1x slower (so not taken).
+ * Batches from memory only where HX_MP_PAD_MEM (fwht_<isa>.c). The copy and
+ * the scratch change no value. */
+#ifndef HX_MP_PAD_MIN_P
+#define HX_MP_PAD_MIN_P 1024
+#endif
+#ifndef HX_MP_PAD_MIN_M
+#define HX_MP_PAD_MIN_M 20
+#endif
+#ifndef HX_MP_PAD_MEM
+#define HX_MP_PAD_MEM 0 /* also batches far larger than the caches */
+#endif
+#define HX_MP_PAD 16 /* floats: one cache line; keeps each block on a line */
+static void hx_row_padded(const float *x, float *y, float *pad, int m, int64_t p,
+                          const hx_fin *f) {
+  const int lp = hx_log2(p);
+  const int64_t sp = p + HX_MP_PAD;
+  /* §fwht step 1 for each of the m blocks, into the scratch */
+  for (int c = 0; c < m; c++)
+    hx_butterflies(x + c * p, pad + c * sp, pad + c * sp, lp, c * p, &hx_fin_none);
+  /* §fwht step 2 (+ step 3, §hadamard_mix), in place in the scratch */
+  hx_mpoint(pad, pad, m, p, sp, 0, p, f);
+  for (int c = 0; c < m; c++) memcpy(y + c * p, pad + c * sp, (size_t)p * sizeof(float));
 }
 
 /* ---- One long row over several threads (batch smaller than the threads).
@@ -1184,7 +1228,7 @@ static void hx_row_par(const float *x, float *y, int m, int64_t p, const hx_fin 
   const int64_t cols = p / HX_W;
   HMX_OMP_FOR(nt)
   for (int t = 0; t < nt; t++)
-    hx_mpoint(y, y, m, p, cols * t / nt * HX_W, cols * (t + 1) / nt * HX_W, f);
+    hx_mpoint(y, y, m, p, p, cols * t / nt * HX_W, cols * (t + 1) / nt * HX_W, f);
 }
 
 /* Rows of m = 1 and n <= one chunk, rows [b0, b1): one chunk pass per row. */
@@ -1328,6 +1372,12 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   const int two_pass = two_pass_on && HX_TWO_PASS_MEM && m == 1 && !fin.stream && !unaligned &&
                        hx_two_pass_fits(lp);
   const size_t scratch_bytes = ((size_t)n * sizeof(float) + 63) / 64 * 64;
+  /* m > 1 rows of blocks 4 KiB or more apart: hx_row_padded (never streamed:
+   * HX_STREAM_MAX_N is far below m * HX_MP_PAD_MIN_P) */
+  const int padded = m >= HX_MP_PAD_MIN_M && p >= HX_MP_PAD_MIN_P &&
+                     (HX_MP_PAD_MEM || !from_memory) && !fin.stream &&
+                     !hx_mpoint_row_one_pass(m, lp);
+  const size_t pad_bytes = (size_t)m * (size_t)(p + HX_MP_PAD) * sizeof(float);
   /* Rows are independent (§fwht, per row): any thread count gives the same
    * bits. Contiguous ranges of rows per thread, each thread with its scratch
    * row (without one, or if it cannot be had, y itself). */
@@ -1335,6 +1385,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
     hx_split_cur = !from_memory && tune->fwht_split_chunks;
     hx_two_pass_cur = two_pass_on ? 1 + chunk_extra : 0;
     float *scratch = with_scratch ? aligned_alloc(64, scratch_bytes) : NULL;
+    float *mpad = padded ? aligned_alloc(64, pad_bytes) : NULL; /* NULL: hx_row */
     /* rows independent (§fwht, per row) */
     const int64_t b_end = batch * (t + 1) / nt;
     /* the vector loads of this thread's first row (hx_pf.loads), 0 before */
@@ -1356,7 +1407,9 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
       }
       if (HX_PF_AHEAD_ROWS && from_memory && pf_every == 0)
         hx_pf_ahead(x + b * n, n, x + b_end * n);
-      if (two_pass)
+      if (mpad)
+        hx_row_padded(x + b * n, y + b * n, mpad, m, p, &fin);
+      else if (two_pass)
         hx_two_pass_row(x + b * n, scratch ? scratch : y + b * n, y + b * n, n, 0, &fin, lp);
       else
         hx_row(x + b * n, y + b * n, scratch ? scratch : y + b * n, n, m, p, &fin);
@@ -1366,6 +1419,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
     hx_split_cur = 0;
     hx_two_pass_cur = 0;
     free(scratch);
+    free(mpad);
     if (fin.stream) hx_fence();
   });
   return HMX_OK;
