@@ -43,7 +43,12 @@ static const hmx_x86_tuning profiles[] = {
      * threads, paired rounds' medians bf16 +5%, f16 +7%, f32 -1%. A third
      * bf16 run once the VM had turned noisier, the committed default against
      * zen+gemv_pf_lines=0, 9 rounds: median of the paired ratios +3%
-     * (0.85-1.25). */
+     * (0.85-1.25). Session 66 (docs/results/session66): m >= 20 rows of
+     * blocks 4 KiB or more apart through the padded scratch (fwht_mp_pad),
+     * -D variants in fwht_ab.sh, 7-9 rounds: avx512 20480 / 28672 / 40960 /
+     * 57344 in L2 1.3x faster in three runs, from memory 3-22% slower (so
+     * 1: in caches only); avx2 2.1-2.5x in L2 and 1.7-2.1x from memory
+     * (2). */
     {.name = "zen",
      .measured_on = "AMD EPYC Zen 5, 2 vCPUs",
      .fwht_split_chunks = 0,
@@ -54,6 +59,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_l2_min_p = 0,
      .fwht_two_pass_rows = 1,
      .fwht_two_pass_chunk_extra = 1,
+     .fwht_mp_pad = {2, 1},
      .fwht_dup_load_avx512 = 0,
      .gemv_pf_lines = 16,
      .gemv_next_kib = 0},
@@ -104,7 +110,10 @@ static const hmx_x86_tuning profiles[] = {
      * of 144 KiB, none) within the rounds' spread. 256 KiB read as 64.
      * Session 65 (docs/results/session65/h200host, fwht_ab.sh, 11 rounds):
      * fwht_two_pass_chunk_extra = 1 made avx512 2048 4% slower in L2 and 2%
-     * from memory, 12 * 2048 5% / 3%: kept 0. */
+     * from memory, 12 * 2048 5% / 3%: kept 0. Session 66 (h200host/ there,
+     * 7 rounds): the padded scratch for m >= 20 rows (fwht_mp_pad) made
+     * avx512 20480 / 28672 in L2 20% / 33% slower (0: never), and avx2 faster,
+     * in L2 1.2-1.3x and from memory 1.1-1.3x (2). */
     {.name = "intel",
      .measured_on = "Intel Xeon (Emerald Rapids), 2 vCPUs",
      .fwht_split_chunks = 0,
@@ -115,6 +124,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_l2_min_p = 8192,
      .fwht_two_pass_rows = 1,
      .fwht_two_pass_chunk_extra = 0,
+     .fwht_mp_pad = {2, 0},
      .fwht_dup_load_avx512 = 1,
      .gemv_pf_lines = 16,
      .gemv_next_kib = 64},
@@ -145,6 +155,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_l2_min_p = 8192,
      .fwht_two_pass_rows = 1,
      .fwht_two_pass_chunk_extra = 0,
+     .fwht_mp_pad = {0, 0},
      .fwht_dup_load_avx512 = 1,
      .gemv_pf_lines = 0,
      .gemv_next_kib = 0},
@@ -179,6 +190,7 @@ static const hmx_x86_tuning profiles[] = {
      .fwht_pf_l2_min_p = 0,
      .fwht_two_pass_rows = 1,
      .fwht_two_pass_chunk_extra = 0,
+     .fwht_mp_pad = {0, 0},
      .fwht_dup_load_avx512 = 1,
      .gemv_pf_lines = 0,
      .gemv_next_kib = 64},
@@ -321,6 +333,8 @@ static const tuning_field fields[] = {
     TF(fwht_pf_l2_min_p, 1 << 30),
     TF(fwht_two_pass_rows, 1),
     TF(fwht_two_pass_chunk_extra, 1),
+    TF_ISA(fwht_mp_pad, "avx2", 0, 2),
+    TF_ISA(fwht_mp_pad, "avx512", 1, 2),
     TF(fwht_dup_load_avx512, 1),
     TF(gemv_pf_lines, 1 << 30),
     TF(gemv_next_kib, 1 << 30),

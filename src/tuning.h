@@ -34,6 +34,10 @@ typedef struct hmx_x86_tuning {
   int fwht_two_pass_chunk_extra; /* those rows, when their stages split unevenly (avx512
                                  2048, avx2 256): the chunk pass takes the extra stage
                                  (1) instead of the radix pass (0) */
+  int fwht_mp_pad[2];         /* [0] avx2, [1] avx512: m >= 20 rows of blocks 4 KiB or more
+                                 apart take their passes in a scratch padded by a line a
+                                 block (hx_row_padded): 0 never, 1 batches below
+                                 HX_PF_BYTES, 2 also batches from memory */
   int fwht_dup_load_avx512;   /* avx512: §fwht's stride-1 stage from two duplicating loads
                                  (1: a load-port uop each on Intel) or from one load and an
                                  in-lane shuffle (0: Zen 5, where that read 4-6% faster); two
@@ -86,11 +90,13 @@ const hmx_x86_tuning *hmx_x86_tuning_at(int i);
  * bench` and any program): `spec` is a profile's name,
  * then any number of "+field=value" with a field's name from the struct
  * above (the per-backend arrays as fwht_pf_min_p_avx2, fwht_pf_min_p_avx512,
- * fwht_pf_mpoint_rows_avx2, fwht_pf_mpoint_rows_avx512), e.g.
+ * fwht_pf_mpoint_rows_avx2, fwht_pf_mpoint_rows_avx512, fwht_mp_pad_avx2,
+ * fwht_mp_pad_avx512), e.g.
  * "zen+fwht_two_pass_rows=1+fwht_pf_min_p_avx512=1024". Fills *out and
  * returns 1, or returns 0 with why in err (an unknown profile or field, a
- * value that is not an integer in the field's range: flags 0 or 1, counts
- * 0 ... 2^30). No field changes a bit of any result. */
+ * value that is not an integer in the field's range: flags 0 or 1,
+ * fwht_mp_pad 0 ... 2, counts 0 ... 2^30). No field changes a bit of any
+ * result. */
 int hmx_x86_tuning_parse(const char *spec, hmx_x86_tuning *out, char *err, size_t err_len);
 
 /* The fields hmx_x86_tuning_parse knows, by index 0 .. count-1 (names as

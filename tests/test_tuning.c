@@ -70,6 +70,10 @@ static void changes(void) {
   CHECK(hmx_x86_tuning_parse("intel+fwht_pf_mpoint_rows_avx512=0", &t, err, sizeof err), "%s", err);
   CHECK(t.fwht_pf_mpoint_rows[0] == intel->fwht_pf_mpoint_rows[0] && t.fwht_pf_mpoint_rows[1] == 0,
         "mpoint_rows %d %d", t.fwht_pf_mpoint_rows[0], t.fwht_pf_mpoint_rows[1]);
+  /* fwht_mp_pad takes 0 ... 2 (never, in caches, also from memory) */
+  CHECK(hmx_x86_tuning_parse("intel+fwht_mp_pad_avx512=2", &t, err, sizeof err), "%s", err);
+  CHECK(t.fwht_mp_pad[0] == intel->fwht_mp_pad[0] && t.fwht_mp_pad[1] == 2, "mp_pad %d %d",
+        t.fwht_mp_pad[0], t.fwht_mp_pad[1]);
   /* the last change of a field holds; the range's ends are taken */
   CHECK(hmx_x86_tuning_parse("intel+gemv_pf_lines=3+gemv_pf_lines=1073741824", &t, err, sizeof err),
         "%s", err);
@@ -98,6 +102,7 @@ static void refusals(void) {
       "zen+gemv_pf_lines=1073741825",      /* past 2^30 */
       "zen+gemv_pf_lines=99999999999999999999999", /* past long */
       "zen+fwht_pf_min_p=1024",            /* an array needs _avx2 / _avx512 */
+      "zen+fwht_mp_pad_avx2=3",            /* 0, 1 or 2 */
       "zen+name=1",                        /* not a tuning field */
       "zen+fwht_two_pass_rows=1+bogus=1",  /* a bad change after a good one */
       "=1",

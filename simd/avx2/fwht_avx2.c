@@ -38,12 +38,6 @@
 #ifndef HX_MULTI_LOG2
 #define HX_MULTI_LOG2 3 /* hx_chunk_multi: at most 8 ymm per iteration */
 #endif
-/* m >= 20 rows of blocks 4 KiB apart take the padded scratch from memory
- * too (fwht_x86.h, hx_row_padded): Zen 5, one thread, 20480 / 28672 1.7x /
- * 2.1x faster (avx512 3-12% slower, so it keeps its own) */
-#ifndef HX_MP_PAD_MEM
-#define HX_MP_PAD_MEM 1
-#endif
 /* m > 1 rows whose blocks are two chunks (1536 = 12 x 128): the blocks'
  * last stage in the m-point pass instead of a pass of its own (Xeon, one
  * thread, interleaved A/B: 1536 in L2 16.7 -> 21.8 GB/s, from memory 7.1 ->

@@ -1123,16 +1123,14 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
  * spreads them over m sets. Zen 5, one thread, batch in L2, in place, 16
  * bytes off: avx512 20480 / 28672 / 40960 / 57344 1.3x faster, avx2 2.1-2.5x;
  * m = 12, whose 12 lines fit the ways, 1.0-1.1x slower (so not taken).
- * Batches from memory only where HX_MP_PAD_MEM (fwht_<isa>.c). The copy and
+ * Where the tuning profile says so (fwht_mp_pad: on Intel avx512 read
+ * 20-33% slower this way, and from memory only avx2 gains). The copy and
  * the scratch change no value. */
 #ifndef HX_MP_PAD_MIN_P
 #define HX_MP_PAD_MIN_P 1024
 #endif
 #ifndef HX_MP_PAD_MIN_M
 #define HX_MP_PAD_MIN_M 20
-#endif
-#ifndef HX_MP_PAD_MEM
-#define HX_MP_PAD_MEM 0 /* also batches far larger than the caches */
 #endif
 #define HX_MP_PAD 16 /* floats: one cache line; keeps each block on a line */
 static void hx_row_padded(const float *x, float *y, float *pad, int m, int64_t p,
@@ -1375,7 +1373,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   /* m > 1 rows of blocks 4 KiB or more apart: hx_row_padded (never streamed:
    * HX_STREAM_MAX_N is far below m * HX_MP_PAD_MIN_P) */
   const int padded = m >= HX_MP_PAD_MIN_M && p >= HX_MP_PAD_MIN_P &&
-                     (HX_MP_PAD_MEM || !from_memory) && !fin.stream &&
+                     tune->fwht_mp_pad[HX_W == 16] >= (from_memory ? 2 : 1) && !fin.stream &&
                      !hx_mpoint_row_one_pass(m, lp);
   const size_t pad_bytes = (size_t)m * (size_t)(p + HX_MP_PAD) * sizeof(float);
   /* Rows are independent (§fwht, per row): any thread count gives the same

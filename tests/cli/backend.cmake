@@ -70,9 +70,9 @@ endif()
 # profile changes no bit: conform under a changed one.
 if(info MATCHES "\n  tuning: +([a-z0-9]+) ")
   set(cpu_profile "${CMAKE_MATCH_1}")
-  set(ENV{HMX_X86_TUNING} intel+fwht_two_pass_chunk_extra=1+fwht_pf_min_p_avx512=1024)
+  set(ENV{HMX_X86_TUNING} intel+fwht_two_pass_chunk_extra=1+fwht_pf_min_p_avx512=1024+fwht_mp_pad_avx512=1)
   hmx_expect(NAME "HMX_X86_TUNING spec info" CODE 0
-             STDOUT "tuning: +intel \\(HMX_X86_TUNING=intel\\+fwht_two_pass_chunk_extra=1\\+fwht_pf_min_p_avx512=1024;[^\n]*next-row prefetch from 1024 elements avx512[^\n]*two-pass rows without dispatch yes \\(an odd split's extra stage in the chunk pass yes\\)"
+             STDOUT "tuning: +intel \\(HMX_X86_TUNING=intel\\+fwht_two_pass_chunk_extra=1\\+fwht_pf_min_p_avx512=1024\\+fwht_mp_pad_avx512=1;[^\n]*next-row prefetch from 1024 elements avx512[^\n]*two-pass rows without dispatch yes \\(an odd split's extra stage in the chunk pass yes\\), m >= 20 rows of blocks 4 KiB apart in a padded scratch avx512 in caches, avx2 yes,"
              COMMAND ${HMX} info)
   hmx_expect(NAME "HMX_X86_TUNING spec conform fwht" CODE 0 STDOUT "fwht"
              COMMAND ${HMX} conform --op fwht --vectors ${VECTORS})

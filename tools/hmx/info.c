@@ -146,6 +146,9 @@ static unsigned long long xgetbv0(void) {
 #endif
 }
 
+/* src/tuning.h's fwht_mp_pad */
+static const char *mp_pad_word(int v) { return v >= 2 ? "yes" : v == 1 ? "in caches" : "no"; }
+
 static void print_cpu(void) {
   unsigned r[4];
   char vendor[13] = {0};
@@ -221,7 +224,8 @@ static void print_cpu(void) {
          "unaligned rows %s, next-row prefetch from %d elements avx512, %d avx2 (m > 1 "
          "one-chunk rows %s avx512, %s avx2; spread over all passes %s; into L2 only from %d "
          "elements, 0: never), two-pass rows without dispatch %s (an odd split's extra stage "
-         "in the chunk pass %s), avx512 stride 1 by %s; "
+         "in the chunk pass %s), m >= 20 rows of blocks 4 KiB apart in a padded scratch "
+         "avx512 %s, avx2 %s, avx512 stride 1 by %s; "
          "one-token G16 GEMV "
          "prefetch %d lines ahead (0: none), and of the next pass's groups up to %d KiB a pass "
          "(0: never)\n",
@@ -229,6 +233,7 @@ static void print_cpu(void) {
          yn(t->fwht_unaligned_scratch), t->fwht_pf_min_p[1], t->fwht_pf_min_p[0],
          yn(t->fwht_pf_mpoint_rows[1]), yn(t->fwht_pf_mpoint_rows[0]), yn(t->fwht_pf_spread),
          t->fwht_pf_l2_min_p, yn(t->fwht_two_pass_rows), yn(t->fwht_two_pass_chunk_extra),
+         mp_pad_word(t->fwht_mp_pad[1]), mp_pad_word(t->fwht_mp_pad[0]),
          t->fwht_dup_load_avx512 ? "duplicating loads" : "a shuffle", t->gemv_pf_lines,
          t->gemv_next_kib);
 }
