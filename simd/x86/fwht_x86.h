@@ -832,11 +832,11 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, con
 #define HX_MPOINT_MAXG 28 /* accumulators held in registers at once */
 #endif
 
-/* §fwht step 2 for p >= HX_W, in place on the row, then `f` (§fwht step 3,
- * §hadamard_mix; f->mode is never HX_FIN_NONE here). HX_W consecutive j per
+/* §fwht step 2 for p >= HX_W (in place on the row, or in hx_row_padded's
+ * scratch), then `f` (§fwht step 3, §hadamard_mix). HX_W consecutive j per
  * vector; m and the signs are compile-time constants, so each output row r is
  * a straight chain: acc = +-u[0] (exact negation), then for c = 1 .. m-1 in
- * order acc = acc +- u[c]. Every other term is written as
+ * order acc = acc +- u[c]. About half the terms (HX_MP_ADD) are written as
  * fma(u[c], 1, acc) / fnma(u[c], 1, acc) = acc + u[c] / acc - u[c] (exact
  * product, one rounding: the same bits) so that the adder and the FMA pipes
  * share the work. c is outermost: the m outputs (in groups of at most
@@ -846,8 +846,9 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, con
  * acc = +-u[0] (or u[1] - u[0]), then acc +- u[c] for c in increasing order,
  * the multiply, the fma. With several groups (or a fused stage, whose
  * columns j and j + p/2 read the same inputs) the finished outputs wait in
- * `out` until all inputs they depend on are read (in place). */
-/* Which terms take the FMA pipes (HX_MP_ADD = 0) and which the adder (1):
+ * `out` until all inputs they depend on are read (in place).
+ *
+ * Which terms take the FMA pipes (HX_MP_ADD = 0) and which the adder (1):
  * in groups of fewer than HX_MP_MIX_GROUP outputs, every other column, all
  * rows alike; in larger groups, by the parity of row r's signs in columns
  * 0 .. c, so that each column's terms split between the two kinds of pipe
@@ -868,9 +869,8 @@ HX_INL int hx_prefix_parity(uint64_t s, int c) {
 #define HX_MP_ADD(r, c) (mix ? hx_prefix_parity(neg[r], c) : (c) & 1)
 /* One group of outputs g <= r < ge (compile-time bounds) of column j. */
 HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t sp, int64_t j,
-                          const hx_fin *f,
-                          const int m, const uint64_t *neg, const int fm, const int fs,
-                          const int g, const int ge, const int direct, hx_v *out,
+                          const hx_fin *f, const int m, const uint64_t *neg, const int fm,
+                          const int fs, const int g, const int ge, const int direct, hx_v *out,
                           const int half, const hx_col *k) {
   const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
   const int mix = HX_MP_MIX_GROUP > 0 && ge - g >= HX_MP_MIX_GROUP; /* HX_MP_ADD */
@@ -922,25 +922,24 @@ _Static_assert((HX_MAX_M + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG <= HX_MP_GROUPS_
 
 /* All m outputs of column j into out[0..m) (groups written out: compile-time bounds). */
 HX_INL void hx_mpoint_col(const float *src, int64_t p, int64_t sp, int64_t j, const hx_fin *f,
-                          const int m,
-                          const uint64_t *neg, const int fm, const int half, hx_v *out,
-                          const hx_col *k) {
+                          const int m, const uint64_t *neg, const int fm, const int half,
+                          hx_v *out, const hx_col *k) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG, G = (m + ng - 1) / ng;
   hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 0, G, 0, out, half, k);
   if (ng > 1)
-    hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half, k);
-  if (ng > 2)
-    hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out, half,
+    hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, G, 2 * G < m ? 2 * G : m, 0, out, half,
                   k);
+  if (ng > 2)
+    hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 2 * G, 3 * G < m ? 3 * G : m, 0, out,
+                  half, k);
   if (ng > 3) hx_mpoint_grp(src, NULL, p, sp, j, f, m, neg, fm, 0, 3 * G, m, 0, out, half, k);
 }
 
 /* One column of hx_mpoint_acc: j (its first element; with k->edge, the
  * runs' start) and, fused, j + p / 2. */
 HX_INL void hx_mpoint_one(const float *src, float *y, int64_t p, int64_t sp, int64_t j,
-                          const hx_fin *f,
-                          const int m, const uint64_t *neg, const int fm, const int fs,
-                          const int fused, const hx_col *k) {
+                          const hx_fin *f, const int m, const uint64_t *neg, const int fm,
+                          const int fs, const int fused, const hx_col *k) {
   const int ng = (m + HX_MPOINT_MAXG - 1) / HX_MPOINT_MAXG;
   hx_v out[HX_MAX_M], out2[HX_MAX_M];
   if (!fused && ng == 1) {
@@ -960,9 +959,8 @@ HX_INL void hx_mpoint_one(const float *src, float *y, int64_t p, int64_t sp, int
 /* Columns j0 <= j < j1; fused: the blocks' last stage done here (hx_mp_u),
  * j1 <= p / 2, and each iteration also does column j + p / 2. */
 HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t sp, int64_t j0,
-                          int64_t j1,
-                          const hx_fin *f, const int m, const uint64_t *neg, const int fm,
-                          const int fs, const int fused) {
+                          int64_t j1, const hx_fin *f, const int m, const uint64_t *neg,
+                          const int fm, const int fs, const int fused) {
   /* the next row's prefetch goes on here too (hx_pf): m vector loads per
    * column, 4m per iteration when fused (two columns, two loads per input) */
   hx_pf pf = hx_pf_cur;
@@ -994,8 +992,8 @@ HX_INL void hx_mpoint_acc(const float *src, float *y, int64_t p, int64_t sp, int
 /* hx_mpoint_acc for the columns j0 <= j < j1 (multiples of HX_W), reading
  * src (may equal y); fused: j0 = 0, j1 = p / 2 (hx_mpoint_acc). */
 HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t sp, int64_t j0,
-                          int64_t j1,
-                          const hx_fin *f, const int fm, const int fs, const int fused) {
+                          int64_t j1, const hx_fin *f, const int fm, const int fs,
+                          const int fused) {
   switch (m) {
   case 12: hx_mpoint_acc(src, y, p, sp, j0, j1, f, 12, hx_neg12, fm, fs, fused); break;
   case 20: hx_mpoint_acc(src, y, p, sp, j0, j1, f, 20, hx_neg20, fm, fs, fused); break;
@@ -1009,8 +1007,7 @@ HX_INL void hx_mpoint_fin(const float *src, float *y, int m, int64_t p, int64_t 
  * (a streamed output with nothing to apply multiplies by scale = 1);
  * fused: a compile-time constant (hx_mpoint_fin). */
 HX_INL void hx_mpoint_modes(const float *src, float *y, int m, int64_t p, int64_t sp, int64_t j0,
-                            int64_t j1,
-                            const hx_fin *f, const int fused) {
+                            int64_t j1, const hx_fin *f, const int fused) {
   if (f->mode == HX_FIN_MIX) {
     if (f->stream) hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_MIX, 1, fused);
     else hx_mpoint_fin(src, y, m, p, sp, j0, j1, f, HX_FIN_MIX, 0, fused);
