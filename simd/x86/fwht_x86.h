@@ -836,7 +836,7 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, con
  * scratch), then `f` (§fwht step 3, §hadamard_mix). HX_W consecutive j per
  * vector; m and the signs are compile-time constants, so each output row r is
  * a straight chain: acc = +-u[0] (exact negation), then for c = 1 .. m-1 in
- * order acc = acc +- u[c]. About half the terms (HX_MP_ADD) are written as
+ * order acc = acc +- u[c]. About half the terms (hx_mp_adder) are written as
  * fma(u[c], 1, acc) / fnma(u[c], 1, acc) = acc + u[c] / acc - u[c] (exact
  * product, one rounding: the same bits) so that the adder and the FMA pipes
  * share the work. c is outermost: the m outputs (in groups of at most
@@ -848,7 +848,7 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, con
  * columns j and j + p/2 read the same inputs) the finished outputs wait in
  * `out` until all inputs they depend on are read (in place).
  *
- * Which terms take the FMA pipes (HX_MP_ADD = 0) and which the adder (1):
+ * Which terms take the FMA pipes (hx_mp_adder 0) and which the adder (1):
  * in groups of fewer than HX_MP_MIX_GROUP outputs, every other column, all
  * rows alike; in larger groups, by the parity of row r's signs in columns
  * 0 .. c, so that each column's terms split between the two kinds of pipe
@@ -860,20 +860,21 @@ HX_INL hx_v hx_mp_u(const float *src, int64_t at, int64_t h, const int half, con
 #ifndef HX_MP_MIX_GROUP
 #define HX_MP_MIX_GROUP 0 /* 0: never */
 #endif
-/* the parity of the -1 signs of row r's columns 0 .. c (constant-folded) */
-HX_INL int hx_prefix_parity(uint64_t s, int c) {
-  s &= (2ull << c) - 1;
+/* Term c of the row whose -1 signs are the bits of s, in a group of `outs`
+ * outputs: 1 adder, 0 FMA pipes (constant-folded: all arguments are
+ * compile-time constants in the unrolled loops). */
+HX_INL int hx_mp_adder(uint64_t s, int c, int outs) {
+  if (!(HX_MP_MIX_GROUP > 0 && outs >= HX_MP_MIX_GROUP)) return c & 1;
+  s &= (2ull << c) - 1; /* the parity of the signs of columns 0 .. c */
   s ^= s >> 32, s ^= s >> 16, s ^= s >> 8, s ^= s >> 4, s ^= s >> 2, s ^= s >> 1;
   return (int)(s & 1);
 }
-#define HX_MP_ADD(r, c) (mix ? hx_prefix_parity(neg[r], c) : (c) & 1)
 /* One group of outputs g <= r < ge (compile-time bounds) of column j. */
 HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t sp, int64_t j,
                           const hx_fin *f, const int m, const uint64_t *neg, const int fm,
                           const int fs, const int g, const int ge, const int direct, hx_v *out,
                           const int half, const hx_col *k) {
   const hx_v one = hx_set1(1.0f), sc = hx_set1(f->scale);
-  const int mix = HX_MP_MIX_GROUP > 0 && ge - g >= HX_MP_MIX_GROUP; /* HX_MP_ADD */
   hx_v acc[HX_MPOINT_MAXG];
   const int64_t h = p >> 1;
   const hx_v u0 = hx_mp_u(src, j, h, half, k), u1 = hx_mp_u(src, sp + j, h, half, k);
@@ -890,8 +891,9 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t sp, int
     const uint64_t s = neg[r];
     if ((s & 3) == 1) continue;
     const int minus = (int)((s >> 1) & 1);
-    if (HX_MP_ADD(r, 1)) acc[r - g] = minus ? hx_sub(acc[r - g], u1) : hx_add(acc[r - g], u1);
-    else acc[r - g] = minus ? hx_fnma(u1, one, acc[r - g]) : hx_fma(u1, one, acc[r - g]);
+    hx_v *a = &acc[r - g];
+    if (hx_mp_adder(s, 1, ge - g)) *a = minus ? hx_sub(*a, u1) : hx_add(*a, u1);
+    else *a = minus ? hx_fnma(u1, one, *a) : hx_fma(u1, one, *a);
   }
   /* §fwht step 2: acc = acc +- u[c], c = 2 .. m-1 in increasing order */
   HMX_UNROLL(40)
@@ -900,8 +902,9 @@ HX_INL void hx_mpoint_grp(const float *src, float *y, int64_t p, int64_t sp, int
     HMX_UNROLL(40)
     for (int r = g; r < ge; r++) {
       const int minus = (int)((neg[r] >> c) & 1);
-      if (HX_MP_ADD(r, c)) acc[r - g] = minus ? hx_sub(acc[r - g], u) : hx_add(acc[r - g], u);
-      else acc[r - g] = minus ? hx_fnma(u, one, acc[r - g]) : hx_fma(u, one, acc[r - g]);
+      hx_v *a = &acc[r - g];
+      if (hx_mp_adder(neg[r], c, ge - g)) *a = minus ? hx_sub(*a, u) : hx_add(*a, u);
+      else *a = minus ? hx_fnma(u, one, *a) : hx_fma(u, one, *a);
     }
   }
   /* §fwht step 3: one multiply; §hadamard_mix: one fma */
@@ -1121,8 +1124,11 @@ static void hx_row(const float *x, float *y, float *tmp, int64_t n, int m, int64
  * bytes off: avx512 20480 / 28672 / 40960 / 57344 1.3x faster, avx2 2.1-2.5x;
  * m = 12, whose 12 lines fit the ways, 1.0-1.1x slower (so not taken).
  * Where the tuning profile says so (fwht_mp_pad: on Intel avx512 read
- * 20-33% slower this way, and from memory only avx2 gains). The copy and
- * the scratch change no value. */
+ * 20-33% slower this way, and from memory only avx2 gains). The m-point
+ * pass runs in place in the scratch and the blocks are copied after it:
+ * reading the scratch while writing y's unpadded blocks left the stores'
+ * lines in one set, and measured as slow as no padding. The copy and the
+ * scratch change no value. */
 #ifndef HX_MP_PAD_MIN_P
 #define HX_MP_PAD_MIN_P 1024
 #endif
@@ -1370,7 +1376,7 @@ static hmx_status hx_run(const float *x, float *y, int64_t batch, int64_t n, int
   /* m > 1 rows of blocks 4 KiB or more apart: hx_row_padded (never streamed:
    * HX_STREAM_MAX_N is far below m * HX_MP_PAD_MIN_P) */
   const int padded = m >= HX_MP_PAD_MIN_M && p >= HX_MP_PAD_MIN_P &&
-                     tune->fwht_mp_pad[HX_W == 16] >= (from_memory ? 2 : 1) && !fin.stream &&
+                     tune->fwht_mp_pad[isa] >= (from_memory ? 2 : 1) && !fin.stream &&
                      !hx_mpoint_row_one_pass(m, lp);
   const size_t pad_bytes = (size_t)m * (size_t)(p + HX_MP_PAD) * sizeof(float);
   /* Rows are independent (§fwht, per row): any thread count gives the same
