@@ -237,6 +237,13 @@ struct hmx_backend {
    * src/swiglu_quant.c splits its g = silu(a) * b (w = 1, an exact product)
    * over threads; NULL: its scalar loop. */
   void (*gated_silu)(const float *a, const float *b, float w, float *h, int64_t n);
+  /* optional: hmx_rope_table (canon.h) with the same checks, messages and
+   * bits, on `threads` threads (0: the default): the SIMD mirror of the
+   * angle table that hmx_rope builds on every call (in double, ~45 ns an
+   * entry in scalar code, several times the rotation itself). NULL: the
+   * scalar table (src/rope_table_pick.c). */
+  hmx_status (*rope_table)(const int32_t *pos, int64_t t, int rot_dim, float base, float *cos_tab,
+                           float *sin_tab, int threads);
 };
 
 /* The compiled-in backends, `ref` first (src/backend_registry.c). */

@@ -27,6 +27,14 @@ float hmx_inv_sqrt_n(int64_t n);
  * rounded once to float. Identical on every platform (docs/NUMERICS.md §rope). */
 hmx_status hmx_rope_table(const int32_t *pos, int64_t t, int rot_dim, float base,
                           float *cos_tab, float *sin_tab);
+/* Its argument checks alone (the messages above; nothing written), for the
+ * SIMD mirrors of the table (hmx_backend.rope_table), which must refuse
+ * exactly what it refuses. */
+hmx_status hmx_rope_table_check(const int32_t *pos, int64_t t, int rot_dim, float base,
+                                const float *cos_tab, const float *sin_tab);
+/* The table's inverse frequency of pair i: canon_exp(-(2i / rot_dim) * log_base),
+ * log_base = hmx_canon_log_f64(base) (docs/NUMERICS.md §E, RoPE angles). */
+double hmx_rope_inv_freq(int i, int rot_dim, double log_base);
 /* The scalar pieces, exposed for tests. */
 double hmx_canon_exp_f64(double x);
 double hmx_canon_log_f64(double x);

@@ -11,6 +11,7 @@
  * rounding to float. docs/NUMERICS.md §E (RoPE angles) lists the exact sequence.
  */
 #include "canon.h"
+#include "canon_sincos.h"
 #include "internal.h"
 
 #include <math.h> /* fma only (correctly rounded everywhere) */
@@ -35,7 +36,7 @@ static inline double u2d(uint64_t u) {
 
 /* ------------------------------------------------------------------ shared constants */
 
-#define SHIFT52 0x1.8p+52 /* 1.5 * 2^52: round-to-integer shifter for |v| < 2^51 */
+#define SHIFT52 HMX_SC_SHIFT52
 /* ln 2 = LN2_HI + LN2_LO; LN2_HI has 30 significant bits, so k * LN2_HI is
  * exact for |k| < 2^23. */
 #define LN2_HI 0x1.62e42ffp-1
@@ -126,21 +127,13 @@ double hmx_canon_log_f64(double x) {
 
 /* ------------------------------------------------------------------ sin, cos */
 
-#define TWO_OVER_PI 0x1.45f306dc9c883p-1
-/* pi/2 = PIO2_1 + PIO2_2 + PIO2_3 (+ 4e-35); PIO2_1 and PIO2_2 have at most
- * 28 significant bits, so k * PIO2_1 and k * PIO2_2 are exact for |k| < 2^25. */
-#define PIO2_1 0x1.921fb54p+0
-#define PIO2_2 0x1.10b4612p-30
-#define PIO2_3 (-0x1.676733ae8fe48p-60)
-
-/* sin(r) = r + r^3 S(r^2): coefficients (-1)^j / (2j+1)!, j = 1..9. */
-static const double sin_c[9] = {
+/* The constants (canon_sincos.h, shared with the SIMD mirrors of the table) */
+const double hmx_canon_sin_c[9] = {
     -0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
     0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
     -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49,  -0x1.2f49b46814157p-57,
 };
-/* cos(r) = 1 - r^2/2 + r^4 C(r^2): coefficients (-1)^j / (2j)!, j = 2..9. */
-static const double cos_c[8] = {
+const double hmx_canon_cos_c[8] = {
     0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16,
     -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,  -0x1.93974a8c07c9dp-37,
     0x1.ae7f3e733b81fp-45,  -0x1.6827863b97d97p-53,
@@ -150,7 +143,7 @@ void hmx_canon_sincos_f64(double x, double *s_out, double *c_out) {
   double z, k, r1, p2, rh, bb, e2, tl, h, l, r2, ez, hz, ps, pc, sr, cr, w, ew, ci, sv, cv;
   uint64_t q;
   int j;
-  if (!(x >= -0x1p25 && x <= 0x1p25)) { /* NaN, inf, or outside the domain */
+  if (!(x >= -HMX_SC_MAX_ARG && x <= HMX_SC_MAX_ARG)) { /* NaN, inf, or outside the domain */
     double nan = (x - x) / (x - x);
     if (x != x) nan = x + x;
     if (s_out) *s_out = nan;
@@ -158,15 +151,15 @@ void hmx_canon_sincos_f64(double x, double *s_out, double *c_out) {
     return;
   }
   /* Reduction: x = k pi/2 + (h + l), |h| <= pi/4 (+tiny), |l| <= ulp(h)/2. */
-  z = fma(x, TWO_OVER_PI, SHIFT52);
+  z = fma(x, HMX_SC_TWO_OVER_PI, SHIFT52);
   k = z - SHIFT52;               /* round-to-nearest-even(x * 2/pi), |k| < 2^25 */
   q = d2u(z) & 3u;               /* k mod 4 (two's complement) */
-  r1 = fma(-k, PIO2_1, x);       /* exact */
-  p2 = k * PIO2_2;               /* exact */
+  r1 = fma(-k, HMX_SC_PIO2_1, x);       /* exact */
+  p2 = k * HMX_SC_PIO2_2;               /* exact */
   rh = r1 - p2;                  /* TwoSum: rh + e2 = r1 - p2 exactly */
   bb = rh - r1;
   e2 = (r1 - (rh - bb)) + (-p2 - bb);
-  tl = fma(-k, PIO2_3, e2);      /* the small tail, |tl| < 2^-34 */
+  tl = fma(-k, HMX_SC_PIO2_3, e2);      /* the small tail, |tl| < 2^-34 */
   h = rh + tl;                   /* Fast2Sum: h + l = rh + tl */
   l = tl - (h - rh);
   /* Kernels on h + l; r2 + ez = h^2 exactly, hz = r2/2. */
@@ -174,12 +167,12 @@ void hmx_canon_sincos_f64(double x, double *s_out, double *c_out) {
   ez = fma(h, h, -r2);
   hz = 0.5 * r2;
   /* sin(h + l) ~= h + h r2 S(r2) + l (1 - r2/2) */
-  ps = sin_c[8];
-  for (j = 7; j >= 0; j--) ps = fma(ps, r2, sin_c[j]);
+  ps = hmx_canon_sin_c[8];
+  for (j = 7; j >= 0; j--) ps = fma(ps, r2, hmx_canon_sin_c[j]);
   sr = h + fma(h * r2, ps, fma(-hz, l, l));
   /* cos(h + l) ~= w + ((1 - w) - hz - ez/2 - h l + r2^2 C(r2)), w = 1 - hz */
-  pc = cos_c[7];
-  for (j = 6; j >= 0; j--) pc = fma(pc, r2, cos_c[j]);
+  pc = hmx_canon_cos_c[7];
+  for (j = 6; j >= 0; j--) pc = fma(pc, r2, hmx_canon_cos_c[j]);
   w = 1.0 - hz;
   ew = (1.0 - w) - hz;           /* exact */
   ci = fma(-0.5, ez, ew);
@@ -198,10 +191,8 @@ void hmx_canon_sincos_f64(double x, double *s_out, double *c_out) {
 
 /* ------------------------------------------------------------------ the table */
 
-hmx_status hmx_rope_table(const int32_t *pos, int64_t t, int rot_dim, float base,
-                          float *cos_tab, float *sin_tab) {
-  int64_t half, i, j;
-  double lb;
+hmx_status hmx_rope_table_check(const int32_t *pos, int64_t t, int rot_dim, float base,
+                                const float *cos_tab, const float *sin_tab) {
   if (!pos || !cos_tab || !sin_tab)
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope_table: NULL pointer");
   if (t < 0) return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope_table: negative length %lld",
@@ -212,24 +203,34 @@ hmx_status hmx_rope_table(const int32_t *pos, int64_t t, int rot_dim, float base
   if (!(base > 1.0f) || !(base <= 0x1.fffffep127f))
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope_table: base %g must be finite and > 1",
                     (double)base);
-  half = rot_dim / 2;
-  if (t > INT64_MAX / half)
+  if (t > INT64_MAX / (rot_dim / 2))
     return hmx_fail(HMX_ERR_INVALID_ARGUMENT, "rope_table: table size overflows");
-  for (j = 0; j < t; j++)
+  for (int64_t j = 0; j < t; j++)
     if (pos[j] < 0 || pos[j] >= (1 << 24))
       return hmx_fail(HMX_ERR_INVALID_ARGUMENT,
                       "rope_table: position %ld at index %lld is outside [0, 2^24)",
                       (long)pos[j], (long long)j);
-  lb = hmx_canon_log_f64((double)base);
-  for (i = 0; i < half; i++) {
-    /* inv_freq_i = base^(-2i/rot_dim) = exp(-(2i/rot_dim) * ln(base)) */
-    double inv_freq = hmx_canon_exp_f64(-(2.0 * (double)i / (double)rot_dim) * lb);
-    for (j = 0; j < t; j++) {
-      double s, c;
-      double angle = (double)pos[j] * inv_freq;
-      hmx_canon_sincos_f64(angle, &s, &c);
-      cos_tab[j * half + i] = (float)c;
-      sin_tab[j * half + i] = (float)s;
+  return HMX_OK;
+}
+
+double hmx_rope_inv_freq(int i, int rot_dim, double log_base) {
+  /* inv_freq_i = base^(-2i/rot_dim) = exp(-(2i/rot_dim) * ln(base)) */
+  return hmx_canon_exp_f64(-(2.0 * (double)i / (double)rot_dim) * log_base);
+}
+
+hmx_status hmx_rope_table(const int32_t *pos, int64_t t, int rot_dim, float base,
+                          float *cos_tab, float *sin_tab) {
+  hmx_status s = hmx_rope_table_check(pos, t, rot_dim, base, cos_tab, sin_tab);
+  if (s != HMX_OK) return s;
+  const int64_t half = rot_dim / 2;
+  const double lb = hmx_canon_log_f64((double)base);
+  for (int64_t i = 0; i < half; i++) {
+    const double inv_freq = hmx_rope_inv_freq((int)i, rot_dim, lb);
+    for (int64_t j = 0; j < t; j++) {
+      double sv, cv;
+      hmx_canon_sincos_f64((double)pos[j] * inv_freq, &sv, &cv);
+      cos_tab[j * half + i] = (float)cv;
+      sin_tab[j * half + i] = (float)sv;
     }
   }
   return HMX_OK;

@@ -20,7 +20,6 @@
 #include "internal.h"
 #include "gguf.h"
 #include "swiglu_quant.h"
-#include "canon.h"       /* hmx_rope_table */
 #include "rope_tabled.h"
 #include "attention_kb16.h"
 #include "parallel.h"        /* the copies and adds below, split over threads */
@@ -392,7 +391,12 @@ static hmx_status forward_body(fwd *f, int n_seq, hmx_kv_cache *const *caches,
   /* the angle table of the step's positions: hmx_rope would make it anew
    * for Q and K in every layer (in double: 60 tables of 143 us each for a
    * 64-token SmolLM2 step) */
-  TRY(hmx_rope_table(f->pos, f->t, c->head_dim, c->rope_base, f->tab_cos, f->tab_sin));
+  {
+    hmx_exec ex; /* the backend the layers' rope calls resolve to: its table code */
+    TRY(hmx_exec_resolve(f->ctx, "rope", &ex));
+    TRY(hmx_rope_table_on(ex.be, ex.threads, f->pos, f->t, c->head_dim, c->rope_base, f->tab_cos,
+                          f->tab_sin));
+  }
   if (f->dev) { /* both up once, before any work is queued (no wait for the stream) */
     TRY(f->dev->to_device(f->x, f->xh, (size_t)(f->t * d) * sizeof(float), f->stream));
     /* the table in one copy: sin follows cos on both sides (lay_out) */

@@ -376,7 +376,8 @@ hmx_status hmx_rope(const hmx_context *ctx, const hmx_tensor *x, const hmx_tenso
       pos[i] = *p;
     }
   }
-  if (s == HMX_OK) s = hmx_rope_table(pos, t, rot_dim, base, cs, cs + t * half);
+  if (s == HMX_OK)
+    s = hmx_rope_table_on(ex.be, ex.threads, pos, t, rot_dim, base, cs, cs + t * half);
   free(pos);
   if (s == HMX_OK) s = rope_run(op, &ex, x, cs, cs + t * half, 0, rot_dim, style, y);
   free(cs);

@@ -8,6 +8,13 @@
 
 #include "hadamix.h"
 
+/* hmx_rope_table (canon.h) by `be`'s SIMD mirror of it on `threads` threads
+ * (hmx_backend.rope_table; be must be able to run here, e.g. an hmx_exec's
+ * backend), or by the scalar definition where be has none (ref, cuda: its
+ * table is made on the host) or is NULL. The same checks and bits either way. */
+hmx_status hmx_rope_table_on(const hmx_backend *be, int threads, const int32_t *pos, int64_t t,
+                             int rot_dim, float base, float *cos_tab, float *sin_tab);
+
 /* hmx_rope(ctx, x, positions, base, rot_dim, style, y) where cos_tab and
  * sin_tab ([T, rot_dim/2]) are hmx_rope_table(positions, T, rot_dim, base):
  * the same checks of x, y, rot_dim and style, the same kernels, the same

@@ -32,4 +32,5 @@ const hmx_backend hmx_backend_avx2 = {
     .lewis = HMX_AVX2_LEWIS,
     .priority_attn = HMX_AVX2_PRIORITY,
     .gated_silu = hmx_avx2_gated_silu,
+    .rope_table = HMX_AVX2_ROPE_TABLE,
 };

@@ -32,4 +32,5 @@ const hmx_backend hmx_backend_avx512 = {
     .lewis = HMX_AVX512_LEWIS,
     .priority_attn = HMX_AVX512_PRIORITY,
     .gated_silu = hmx_avx512_gated_silu,
+    .rope_table = HMX_AVX512_ROPE_TABLE,
 };

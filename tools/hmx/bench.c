@@ -10,6 +10,7 @@
 #include "hmx.h"
 #include "backend.h"
 #include "canon.h"
+#include "rope_tabled.h" /* hmx_rope_table_on */
 #include "ref.h" /* hmx_fwht_split */
 #include "cpu.h"
 #include "opspec.h"
@@ -993,14 +994,21 @@ static void bench_norm(bench *B, int layer) {
 
 /* ---------------------------------------------------------------- rope */
 
-/* The kernel is called directly with a precomputed table (hmx_rope builds
- * the double-precision angle table on every call, which would dominate). */
-typedef struct rope_ctx { be_ctx b; hmx_rope_args a; } rope_ctx;
+/* hmx_rope is two steps, timed apart: the angle table of the call's
+ * positions (in double, §E: the backend's SIMD mirror of it, or the scalar
+ * definition on ref), and the rotation, called directly with that table. */
+typedef struct rope_ctx { be_ctx b; hmx_rope_args a; const int32_t *pos; float base; } rope_ctx;
 
 static int run_rope(void *p) {
   rope_ctx *c = p;
   c->a.threads = c->b.threads;
   return c->b.be->rope(&c->a) != HMX_OK;
+}
+
+static int run_rope_table(void *p) {
+  rope_ctx *c = p;
+  return hmx_rope_table_on(c->b.be, c->b.threads, c->pos, c->a.t, c->a.rot_dim, c->base,
+                           (float *)c->a.cos_tab, (float *)c->a.sin_tab) != HMX_OK;
 }
 
 static void bench_rope(bench *B) {
@@ -1020,9 +1028,18 @@ static void bench_rope(bench *B) {
         c.a.t = t; c.a.h = h; c.a.d = d; c.a.rot_dim = rot;
         c.a.style = style ? HMX_ROPE_INTERLEAVED : HMX_ROPE_HALF;
         char shape[64];
+        row rows[MAX_ROWS];
+        if (style == 0) { /* the table (the same for both styles) */
+          c.pos = pos;
+          c.base = 10000.0f;
+          snprintf(shape, sizeof shape, "table T=%lld rot=%d", (long long)t, rot);
+          int nr = run_backends(B, "rope", run_rope_table, &c.b, rows);
+          /* no flop count (double-precision work, against a float FMA peak): GB/s of
+           * the two float tables written */
+          report(B, "rope", shape, 0.0, 4.0 * (double)(t * rot), rows, nr);
+        }
         snprintf(shape, sizeof shape, "T=%lld H=%lld D=%lld %s", (long long)t, (long long)h,
                  (long long)d, style ? "interleaved" : "half");
-        row rows[MAX_ROWS];
         int nr = run_backends(B, "rope", run_rope, &c.b, rows);
         double e = (double)(t * h * d);
         report(B, "rope", shape, 3.0 * e, 8.0 * e + 4.0 * (double)(t * rot), rows, nr);
