@@ -34,56 +34,31 @@ static unsigned long long xgetbv0(void) {
 #endif
 #endif
 
+/* Reads the registers and leaves the decision to hmx_cpu_decide
+ * (src/cpu_decide.c). The "why" functions need the CPUID-only flags that
+ * the decision also returns (the reasons below tell the two apart). */
+static hmx_cpu_decision detect_uncached(void) {
+  hmx_cpu_regs r;
+  memset(&r, 0, sizeof r);
 #if defined(HMX_X86)
-/* Whether leaf 0's vendor string (EBX, EDX, ECX) is the 12 characters v. */
-static int vendor_is(const unsigned l0[4], const char *v) {
-  return !memcmp(&l0[1], v, 4) && !memcmp(&l0[3], v + 4, 4) && !memcmp(&l0[2], v + 8, 4);
-}
+  cpuid(0, 0, r.leaf0);
+  cpuid(1, 0, r.leaf1);
+  r.has_leaf7 = r.leaf0[0] >= 7; /* leaf0[0]: the highest basic leaf */
+  if (r.has_leaf7) {
+    cpuid(7, 0, r.leaf7);
+    /* leaf7[0]: the highest subleaf of leaf 7 */
+    if (r.leaf7[0] >= 1) cpuid(7, 1, r.leaf7_1);
+  }
+  /* XGETBV faults unless the OS has set OSXSAVE */
+  if (hmx_cpu_osxsave(r.leaf1[2])) r.xcr0 = xgetbv0();
+  return hmx_cpu_decide(&r);
+#else
+  hmx_cpu_decision d = hmx_cpu_decide(&r); /* no x86 registers: no x86 features */
+#if defined(__aarch64__) || defined(_M_ARM64)
+  d.f.neon = 1;
 #endif
-
-/* What CPUID says the CPU has, before XCR0 says whether the OS lets it run
- * (the reasons below tell the two apart). */
-typedef struct cpu_raw {
-  int avx2_isa;   /* AVX, AVX2, FMA, F16C */
-  int avx512_isa; /* and AVX-512 F, DQ, BW, VL */
-} cpu_raw;
-
-static hmx_cpu_features detect_uncached(cpu_raw *raw) {
-  hmx_cpu_features f;
-  memset(&f, 0, sizeof f);
-  memset(raw, 0, sizeof *raw);
-#if defined(HMX_X86)
-  unsigned l0[4], l1[4], l7[4];
-  cpuid(0, 0, l0);
-  f.intel = vendor_is(l0, "GenuineIntel");
-  const int amd = vendor_is(l0, "AuthenticAMD");
-  cpuid(1, 0, l1);
-  cpuid(7, 0, l7);
-  /* family: the base family (EAX bits 8-11), plus the extended family
-   * (bits 20-27) when the base is 0xF */
-  const unsigned base_family = (l1[0] >> 8) & 0xf;
-  const unsigned family = base_family == 0xf ? base_family + ((l1[0] >> 20) & 0xff) : base_family;
-  int osxsave = (l1[2] >> 27) & 1, avx = (l1[2] >> 28) & 1, fma = (l1[2] >> 12) & 1;
-  int f16c = (l1[2] >> 29) & 1;
-  unsigned long long xcr0 = osxsave ? xgetbv0() : 0;
-  int ymm_os = (xcr0 & 0x6) == 0x6;
-  int zmm_os = (xcr0 & 0xe6) == 0xe6;
-  int avx2 = (l7[1] >> 5) & 1;
-  int avx512f = (l7[1] >> 16) & 1, avx512dq = (l7[1] >> 17) & 1;
-  int avx512bw = (l7[1] >> 30) & 1, avx512vl = (l7[1] >> 31) & 1;
-  raw->avx2_isa = avx && avx2 && fma && f16c;
-  raw->avx512_isa = raw->avx2_isa && avx512f && avx512dq && avx512bw && avx512vl;
-  f.avx2_fma = raw->avx2_isa && ymm_os;
-  f.avx512 = raw->avx512_isa && ymm_os && zmm_os;
-  unsigned l71[4] = {0, 0, 0, 0};
-  if (l7[0] >= 1) cpuid(7, 1, l71); /* l7[0]: the highest subleaf of leaf 7 */
-  f.avx512_bf16 = f.avx512 && ((l71[0] >> 5) & 1);
-  f.zen4 = amd && family == 0x19 && f.avx512;
-  f.zen3 = amd && family == 0x19 && f.avx2_fma && !f.avx512;
-#elif defined(__aarch64__) || defined(_M_ARM64)
-  f.neon = 1;
+  return d;
 #endif
-  return f;
 }
 
 /* CPUID traps to the hypervisor in a virtual machine (tens of microseconds),
@@ -104,8 +79,7 @@ static volatile int cache;
 hmx_cpu_features hmx_cpu_detect(void) {
   int c = CACHE_LOAD();
   if (!c) {
-    cpu_raw raw;
-    hmx_cpu_features f = detect_uncached(&raw);
+    hmx_cpu_features f = detect_uncached().f;
     c = 8 | (f.avx2_fma ? 1 : 0) | (f.avx512 ? 2 : 0) | (f.neon ? 4 : 0) |
         (f.avx512_bf16 ? 16 : 0) | (f.intel ? 32 : 0) | (f.zen4 ? 64 : 0) |
         (f.zen3 ? 128 : 0);
@@ -123,10 +97,10 @@ hmx_cpu_features hmx_cpu_detect(void) {
 }
 
 const char *hmx_cpu_why_no_avx2(void) {
-  cpu_raw raw;
-  if (detect_uncached(&raw).avx2_fma) return "";
+  hmx_cpu_decision d = detect_uncached();
+  if (d.f.avx2_fma) return "";
 #if defined(HMX_X86)
-  if (!raw.avx2_isa) return "the CPU lacks AVX2, FMA or F16C (CPUID)";
+  if (!d.avx2_isa) return "the CPU lacks AVX2, FMA or F16C (CPUID)";
   return "the operating system does not save AVX (YMM) registers (XCR0 bits 1-2)";
 #else
   return "not an x86 CPU";
@@ -134,10 +108,10 @@ const char *hmx_cpu_why_no_avx2(void) {
 }
 
 const char *hmx_cpu_why_no_avx512(void) {
-  cpu_raw raw;
-  if (detect_uncached(&raw).avx512) return "";
+  hmx_cpu_decision d = detect_uncached();
+  if (d.f.avx512) return "";
 #if defined(HMX_X86)
-  if (!raw.avx512_isa) return "the CPU lacks AVX-512 F, DQ, BW or VL (CPUID leaf 7)";
+  if (!d.avx512_isa) return "the CPU lacks AVX-512 F, DQ, BW or VL (CPUID leaf 7)";
   return "the operating system does not save AVX-512 (ZMM and opmask) registers (XCR0 bits 5-7)";
 #else
   return "not an x86 CPU";

@@ -15,6 +15,33 @@ typedef struct hmx_cpu_features {
                       kernels' tuning) */
 } hmx_cpu_features;
 
+/* The raw x86 registers the decision reads, as CPUID and XGETBV return them
+ * (each leaf as EAX, EBX, ECX, EDX). Kept apart from reading them so that the
+ * decision can be tested with made-up CPUs (tests/test_cpu_decide.c): the
+ * combinations that matter (AVX-512 hardware under an OS that does not save
+ * ZMM state, a Zen 5) are not on the machines the tests run on. */
+typedef struct hmx_cpu_regs {
+  unsigned leaf0[4];     /* EAX: the highest basic leaf; EBX, EDX, ECX: the vendor string */
+  unsigned leaf1[4];     /* EAX: family; ECX: FMA, OSXSAVE, AVX, F16C */
+  unsigned leaf7[4];     /* subleaf 0. EAX: its highest subleaf; EBX: AVX2, AVX-512 F/DQ/BW/VL */
+  unsigned leaf7_1[4];   /* subleaf 1. EAX: AVX512_BF16 */
+  int has_leaf7;         /* the highest basic leaf is >= 7; else leaf7 and leaf7_1 are ignored */
+  unsigned long long xcr0; /* XGETBV(0); ignored unless leaf 1 says OSXSAVE */
+} hmx_cpu_regs;
+
+typedef struct hmx_cpu_decision {
+  hmx_cpu_features f; /* what may run: the instructions, and the OS saves their registers */
+  int avx2_isa;       /* CPUID alone: AVX, AVX2, FMA, F16C (whatever XCR0 says) */
+  int avx512_isa;     /* CPUID alone: avx2_isa and AVX-512 F, DQ, BW, VL */
+} hmx_cpu_decision;
+
+/* The decision from the registers: a pure function (src/cpu_decide.c), the
+ * same on every platform; hmx_cpu_detect calls it on the real registers. */
+hmx_cpu_decision hmx_cpu_decide(const hmx_cpu_regs *r);
+/* Whether leaf 1's ECX says OSXSAVE: the OS has enabled XGETBV, which
+ * faults otherwise, so the reader asks this before it reads XCR0. */
+int hmx_cpu_osxsave(unsigned leaf1_ecx);
+
 /* Detected on the first call, then cached (CPUID is slow under a hypervisor). */
 hmx_cpu_features hmx_cpu_detect(void);
 
