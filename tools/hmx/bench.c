@@ -63,6 +63,7 @@ typedef struct bench {
   double peak_gflops; /* measured with `threads` threads; 0 if no probe */
   const char *peak_isa;
   double bw_gbs;      /* single-thread memcpy, read + write bytes */
+  double bw_all_gbs;  /* the same copy split over --threads N > 1 (0: not measured) */
   char *copy_src, *copy_dst; /* the probe's buffers, kept for paired_ratio */
   size_t copy_bytes;         /* 0: no copy to pair with */
   double llc_bytes;          /* the last-level cache (0: unknown) */
@@ -120,8 +121,8 @@ static double median_of(double *v, int n) {
 }
 
 /* One warm-up run, then timed runs: exactly --reps, or automatically enough
- * for ~0.25 s (3..50 runs; a single one when one run takes over 0.5 s).
- * Returns the median in ms, or -1 when fn fails. */
+ * for ~0.25 s, at least 3 (a median of one run would be the run) and at
+ * most 50. Returns the median in ms, or -1 when fn fails. */
 static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double *min_ms) {
   double t0 = hmx_now();
   if (fn(ctx) != 0) return -1.0;
@@ -129,8 +130,8 @@ static double measure(const bench *B, bench_fn fn, void *ctx, int *runs, double 
   int n = B->reps;
   if (n <= 0) {
     double want = B->small ? 0.02 : 0.25;
-    n = warm > 0.5 ? 1 : (int)(want / (warm > 1e-7 ? warm : 1e-7));
-    if (warm <= 0.5) n = n < 3 ? 3 : n > 50 ? 50 : n;
+    n = (int)(want / (warm > 1e-7 ? warm : 1e-7));
+    n = n < 3 ? 3 : n > 50 ? 50 : n;
   }
   double t[64];
   if (n > 64) n = 64;
@@ -346,6 +347,14 @@ static void json_row(bench *B, const char *op, const char *shape, const row *r, 
 
 /* Print (and record) one case: rows[0] is ref when measured. `flop` and
  * `bytes` are per run (minimal traffic: inputs read once, outputs written). */
+/* The threads a row ran on: ref, the exp rows and FFHT one; oneDNN's sgemm
+ * and our backends --threads. */
+static int row_threads(const bench *B, const char *op, const row *r) {
+  if (strcmp(r->impl, "ref") == 0 || strcmp(op, "exp") == 0) return 1;
+  if (r->is_peer && strcmp(op, "gemm") != 0) return 1;
+  return B->threads;
+}
+
 static void report(bench *B, const char *op, const char *shape, double flop, double bytes,
                    row *rows, int nrows) {
   double ref_ms = -1;
@@ -368,7 +377,11 @@ static void report(bench *B, const char *op, const char *shape, double flop, dou
     double gf = flop > 0 ? flop / s * 1e-9 : 0, gb = bytes > 0 ? bytes / s * 1e-9 : 0;
     double xref = ref_ms > 0 ? ref_ms / r->ms : -1;
     double pk = B->peak_gflops > 0 && flop > 0 ? 100.0 * gf / B->peak_gflops : -1;
-    double bw = B->bw_gbs > 0 && bytes > 0 ? 100.0 * gb / B->bw_gbs : -1;
+    /* %bw: of the copy on as many threads as the row ran (--threads N: the
+     * N-thread copy, as %peak is of the N-thread FMA probe) */
+    const double bw_ceiling = B->bw_all_gbs > 0 && row_threads(B, op, r) > 1 ? B->bw_all_gbs
+                                                                               : B->bw_gbs;
+    double bw = bw_ceiling > 0 && bytes > 0 ? 100.0 * gb / bw_ceiling : -1;
     const int ours = !r->is_peer && r->fn && strcmp(r->impl, "ref") != 0;
     if (bw > 0 && ours && B->pair_bw && B->copy_bytes > 0) {
       /* % of the copy's read + write rate, the copy run beside each run
@@ -1167,9 +1180,16 @@ void hmx_bench_sleef_expf8(const float *x, float *y, int64_t n);
 
 static void bench_vexp_isa(bench *B, const exp_ctx *c, const char *isa, int lanes, vexp_fn ours,
                            vexp_fn sleef, const char *sleef_name) {
-  row rows[2];
+  row rows[3];
   int nr = 0;
+  /* ref: the scalar hmx_expf, the function these vectors mirror op for op,
+   * timed again beside them (the x ref column) */
   row *r = &rows[nr++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->impl, sizeof r->impl, "ref");
+  row_how(r, run_hmx_exp, (void *)c, 0, NULL, 0, HMX_TIER_DEFAULT);
+  r->ms = measure(B, run_hmx_exp, (void *)c, &r->runs, &r->min_ms);
+  r = &rows[nr++];
   memset(r, 0, sizeof *r);
   snprintf(r->impl, sizeof r->impl, "%s", isa);
   vexp_ctx v = {c, ours}, vs = {c, sleef};
@@ -1322,6 +1342,25 @@ static void probe_ceilings(bench *B) {
       if (dt < best) best = dt;
     }
     B->bw_gbs = 2.0 * (double)bytes / best * 1e-9;
+#if defined(_OPENMP)
+    /* the same bytes copied by --threads N threads, each its own slice */
+    const int nt = B->threads;
+    if (nt > 1) {
+      best = 1e30;
+      for (int r = 0; r < (B->small ? 2 : 5); r++) {
+        double t0 = hmx_now();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int t = 0; t < nt; t++) {
+          const size_t a = bytes * (size_t)t / (size_t)nt, b = bytes * (size_t)(t + 1) / (size_t)nt;
+          memcpy(dst + a, src + a, b - a);
+        }
+        double dt = hmx_now() - t0;
+        src[r] = dst[bytes - 1 - (size_t)r];
+        if (dt < best) best = dt;
+      }
+      B->bw_all_gbs = 2.0 * (double)bytes / best * 1e-9;
+    }
+#endif
     B->copy_src = src;
     B->copy_dst = dst;
     B->copy_bytes = bytes;
@@ -1534,6 +1573,9 @@ int hmx_cmd_bench(int argc, char **argv) {
     printf("ceiling: FMA peak: no probe for this machine (%%peak not shown)\n");
   printf("ceiling: memory bandwidth (memcpy of %.0f MiB, 1 thread, read + write) %.1f GB/s\n",
          (double)B.copy_bytes / 1048576.0, B.bw_gbs);
+  if (B.bw_all_gbs > 0)
+    printf("ceiling: memory bandwidth (the same copy on %d threads) %.1f GB/s: %%bw of rows run "
+           "on %d threads\n", B.threads, B.bw_all_gbs, B.threads);
   if (B.small)
     printf("--size small: toy batches, none from memory\n");
   else if (B.llc_bytes > 0)
