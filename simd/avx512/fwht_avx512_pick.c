@@ -9,12 +9,13 @@
 #endif
 
 /* Rows whose power-of-two factor p = n / m is below 16 (n = 8; 12 / 20 / 28
- * / 40 times 1 ... 8) fill no zmm register per block, and the avx512 kernel
- * takes them element by element (fwht_x86.h, hx_row_scalar). The avx2
- * kernel's blocks are 8 floats: p = 8 there is vector code, 14-58x faster
- * than the element loop on Zen 5 (n = 8, 96, 160, 224, 320 of m = 40; one
- * thread, 256 KiB batch). Every CPU that runs avx512 runs avx2 (its probe
- * requires it), and both give the reference's bits. */
+ * / 40 times 1 ... 8) fill no zmm register per block. The avx2 kernel's
+ * blocks are 8 floats, so p = 8 is vector code there, and p < 8 takes its
+ * transposed path (fwht_x86.h, hx_rows_vertical) like avx512's would. Zen 5,
+ * one thread, 256 KiB batch: n = 8 / 96 / 160 / 224 / 320 (m = 40) 18-33x
+ * faster than the element loop avx512 ran on such rows until session 67.
+ * Every CPU that runs avx512 runs avx2 (its probe requires it), and both
+ * give the reference's bits. */
 static int p_below_zmm(int64_t n, int m) { return n / (m > 1 ? m : 1) < 16; }
 
 hmx_status hmx_avx512_fwht_pick(const hmx_fwht_args *a) {
