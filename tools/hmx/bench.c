@@ -675,6 +675,25 @@ static void bench_fwht(bench *B) {
       fwht_neighbours_paired(B, rows, nr, n, batch, k ? bytes_mem : bytes_l2, k);
       free_f(c.x);
     }
+  /* rows whose blocks are shorter than a vector (p = n / m < 8: m = 12, 20,
+   * 28 times 4, and 12 times 8, below avx512's 16), batch in L2: no target,
+   * the x86 kernels' transposed path (fwht_x86.h, hx_rows_vertical) */
+  static const int64_t small_p[] = {48, 80, 112, 96};
+  for (int s = 0; s < (B->small ? 0 : 4); s++) {
+    const int64_t n = small_p[s], batch = (int64_t)(bytes_l2 / (4.0 * (double)n));
+    fwht_ctx c = {{0, 0, HMX_TIER_DEFAULT}, alloc_f(batch * n, 1), batch, n, NULL, 0,
+                  fwht_scale(B, n)};
+    if (!c.x) continue;
+    double flop;
+    fwht_flops(n, !B->fwht_unit_scale, &flop);
+    char shape[64];
+    snprintf(shape, sizeof shape, "n=%lld batch=%lld (L2)%s", (long long)n, (long long)batch,
+             B->fwht_unit_scale ? "" : " /sqrt(n)");
+    row rows[MAX_ROWS];
+    int nr = run_backends(B, "fwht", run_fwht, &c.b, rows);
+    report(B, "fwht", shape, flop * (double)batch, 8.0 * (double)batch * (double)n, rows, nr);
+    free_f(c.x);
+  }
 }
 
 /* ---------------------------------------------------------------- hadamard_mix */
