@@ -6,6 +6,12 @@
 #include <omp.h>
 #endif
 
+#if defined(_MSC_VER)
+#define HMX_THREAD_LOCAL __declspec(thread)
+#else
+#define HMX_THREAD_LOCAL _Thread_local
+#endif
+
 int hmx_has_threads(void) {
 #if defined(_OPENMP)
   return 1;
@@ -33,4 +39,21 @@ int hmx_thread_num(void) {
 #else
   return 0;
 #endif
+}
+
+/* The largest team of the regions this thread started since its last reset
+ * (the test hook of parallel.h). */
+static HMX_THREAD_LOCAL int team_max;
+
+void hmx_team_reset(void) { team_max = 0; }
+
+int hmx_team_max(void) { return team_max; }
+
+int hmx_team_note(void) {
+#if defined(_OPENMP)
+  /* thread 0 is the thread that started the region: its own record */
+  if (omp_get_thread_num() == 0 && omp_get_num_threads() > team_max)
+    team_max = omp_get_num_threads();
+#endif
+  return 1;
 }

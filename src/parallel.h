@@ -10,13 +10,38 @@
  * without OpenMP), never more than `work` items, never less than 1. */
 int hmx_thread_count(int requested, int64_t work);
 
+/* Test hook, for tests that compare 1 thread with several
+ * (tests/test_differential.c): hmx_team_max() is the largest team that a
+ * parallel region of the macros below, started by the calling thread, had
+ * since the thread's last hmx_team_reset(), as omp_get_num_threads() said
+ * inside the region; 0 when none ran (always without OpenMP). A run asked
+ * for 2 threads may run on one (hmx_thread_count caps the count to the work;
+ * OMP_THREAD_LIMIT or OMP_DYNAMIC may give a region fewer threads than it
+ * asks for), and comparing it with the 1-thread run then compares nothing.
+ * Kept per thread, written only by a team's thread 0 (the thread that
+ * started the region), so callers on other threads do not mix in, and a
+ * region costs one call per thread more. hmx_team_note(): what the regions
+ * call to record it; returns 1. */
+void hmx_team_reset(void);
+int hmx_team_max(void);
+int hmx_team_note(void);
+
 /* `HMX_OMP_FOR(n)` before a for loop: an OpenMP parallel for with n threads
  * and a static schedule, or without OpenMP only a statement that uses n (no
  * unknown-pragma or unused-variable warnings; so never directly after an
  * unbraced if). The loop's iterations must be independent. */
 #define HMX_PRAGMA(x) _Pragma(#x)
 #if defined(_OPENMP)
-#define HMX_OMP_FOR(n) HMX_PRAGMA(omp parallel for num_threads(n) schedule(static))
+/* Every region of these macros starts as HMX_OMP_TEAM_(n): a parallel region
+ * whose block is a loop of one pass that first calls hmx_team_note (above),
+ * so that each thread runs it once inside the region. A parallel for is then
+ * that region around an `omp for ... nowait`: the region's end is the one
+ * barrier that the combined construct had, and the loop's iterations, their
+ * schedule and so every value are as before. */
+#define HMX_OMP_TEAM_(n)                                                                           \
+  HMX_PRAGMA(omp parallel num_threads(n))                                                          \
+  for (int hmx_once_ = hmx_team_note(); hmx_once_; hmx_once_ = 0)
+#define HMX_OMP_FOR(n) HMX_OMP_TEAM_(n) HMX_PRAGMA(omp for schedule(static) nowait)
 #else
 #define HMX_OMP_FOR(n) (void)(n); /* a statement: n is then used, with no warning */
 #endif
@@ -41,8 +66,8 @@ int hmx_thread_count(int requested, int64_t work);
  * OpenMP). */
 #if defined(_OPENMP)
 #define HMX_OMP_FOR_CHUNKS(n, chunk) \
-  HMX_PRAGMA(omp parallel for num_threads(n) schedule(dynamic, chunk))
-#define HMX_OMP_PARALLEL(n) HMX_PRAGMA(omp parallel num_threads(n))
+  HMX_OMP_TEAM_(n) HMX_PRAGMA(omp for schedule(dynamic, chunk) nowait)
+#define HMX_OMP_PARALLEL(n) HMX_OMP_TEAM_(n)
 #define HMX_OMP_FOR_DYNAMIC HMX_PRAGMA(omp for schedule(dynamic, 1))
 #define HMX_OMP_FOR_STATIC_NOWAIT HMX_PRAGMA(omp for schedule(static) nowait)
 #else

@@ -6,14 +6,18 @@
  *   test_differential BACKEND [cases-per-op]
  *
  * Exit 77 (ctest: skipped) when BACKEND cannot run here or has no kernel.
- * HMX_TEST_SEED=n varies the shapes (the default seed is fixed);
- * HMX_TEST_THREADS=n compares 1 thread with n threads instead of 2. */
+ * HMX_TEST_SEED=n varies the shapes and buffer offsets (the default seed, 0,
+ * is fixed; the seed in use is printed first); HMX_TEST_THREADS=n compares
+ * 1 thread with n threads instead of 2. Each op must have had at least one
+ * run asked for n threads that really ran more than one (src/parallel.h,
+ * hmx_team_max), or its comparisons of 1 with n threads compared nothing. */
 #include "check.h"
 #include "threads.h"
 #include "compare.h"
 #include "opspec.h"
 #include "attention_kb16.h" /* src/: the KV cache's blocked K */
 #include "tuning.h"         /* src/: the x86 tuning profiles */
+#include "parallel.h"       /* src/: hmx_team_max, the test hook */
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,11 +35,30 @@ static float rnd_float(void) { return (float)(next_u64() >> 40) * 0x1p-23f - 1.0
 
 typedef struct buf { float *base; float *p; int64_t n; } buf;
 
+/* The offsets in bytes past a 64-byte line of the buffers made for the
+ * current case, in the order made ("w" for weights), for its failure
+ * messages: a case's first buffer starts the list again. */
+static char offsets[256];
+static int offsets_done = 1; /* the list is a finished case's */
+static void note_offset(const char *what, int bytes) {
+  if (offsets_done) offsets[0] = 0;
+  offsets_done = 0;
+  const size_t len = strlen(offsets);
+  snprintf(offsets + len, sizeof offsets - len, " %s+%d", what, bytes);
+}
+/* desc with the current case's buffer offsets (one static string). */
+static const char *with_offsets(const char *desc) {
+  static char s[512];
+  snprintf(s, sizeof s, "%s [buffers at%s bytes past a line]", desc, offsets);
+  return s;
+}
+
 /* A buffer `off` floats (0 .. 15) past a 64-byte line, with at least 16
  * guard floats on each side set to GUARD_BYTE: kernels that align their
  * accesses to the output (masked stores at a row's ends) must leave them. */
 #define GUARD_BYTE 0xA5
 static buf make_buf_at(int64_t n, int fill, int off) {
+  note_offset("", off * (int)sizeof(float));
   buf b;
   b.n = n;
   const size_t total = (size_t)(n + 64) * sizeof(float);
@@ -46,9 +69,10 @@ static buf make_buf_at(int64_t n, int fill, int off) {
   return b;
 }
 
-/* A float buffer whose data starts one float past a 64-byte boundary, so
- * kernels must not assume vector alignment. */
-static buf make_buf(int64_t n, int fill) { return make_buf_at(n, fill, 1); }
+/* A float buffer 0, 4, .. or 60 bytes past a 64-byte line, drawn per buffer
+ * from the seed: kernels must not assume vector alignment, nor that all
+ * their buffers are misaligned alike (and the aligned case is one of them). */
+static buf make_buf(int64_t n, int fill) { return make_buf_at(n, fill, (int)rnd(0, 15)); }
 
 /* Whether every byte of b's allocation outside b.p[0 .. n) is still GUARD_BYTE. */
 static int guards_intact(const buf *b) {
@@ -60,15 +84,18 @@ static int guards_intact(const buf *b) {
   return 1;
 }
 
-/* Weights in dtype dt (f32, bf16, f16) with random values, starting one
- * element past a 64-byte boundary: 16-bit weights go to backends that read
- * them in place (backend.h, HMX_W16_*), and the staged ref must agree. */
+/* Weights in dtype dt (f32, bf16, f16) with random values, starting 0 .. 63
+ * bytes (whole elements, drawn) past a 64-byte line: 16-bit weights go to
+ * backends that read them in place (backend.h, HMX_W16_*), and the staged
+ * ref must agree. */
 typedef struct wbuf { void *base; void *p; } wbuf;
 static wbuf make_w(int64_t n, hmx_dtype dt) {
   wbuf w;
   const size_t es = dt == HMX_F32 ? 4 : 2;
+  const int off = (int)(rnd(0, 64 / (int64_t)es - 1) * (int64_t)es);
+  note_offset("w", off);
   w.base = malloc((size_t)(n + 64) * es);
-  char *p = (char *)w.base + ((64 - ((uintptr_t)w.base % 64)) % 64) + es;
+  char *p = (char *)w.base + ((64 - ((uintptr_t)w.base % 64)) % 64) + off;
   w.p = p;
   for (int64_t i = 0; i < n; i++) {
     float v = rnd_float();
@@ -85,6 +112,22 @@ static hmx_dtype rnd_wdtype(void) {
 
 static const hmx_backend *be_under_test;
 static int cases_run;
+/* Set by a generator before each check: whether the case's work splits
+ * into 2 or more independent items on every CPU backend (rows, heads,
+ * tiles), so that a run on 2 threads can use both. */
+static int case_splits;
+/* Over the current op: whether a case split (case_splits), and the most
+ * threads one team of the backend had on a run asked for many_threads. */
+static int op_splits, op_team_most;
+/* After a run on `threads` threads (hmx_team_reset before it): a 1-thread
+ * run must not start a larger team; record the others' teams. */
+static void note_team(int threads, const char *desc) {
+  const int team = hmx_team_max();
+  if (threads == 1)
+    CHECK(team <= 1, "%s: %s on 1 thread ran a team of %d", desc, be_under_test->name, team);
+  else if (team > op_team_most) op_team_most = team;
+  if (threads > 1 && case_splits) op_splits = 1;
+}
 /* A second output compared byte for byte too (the kept keys of the selecting
  * sketches), or NULL. */
 static hmx_tensor *also_out;
@@ -105,6 +148,8 @@ static hmx_status run(const hmx_opspec *op, const hmx_backend *be, int threads,
 /* Compare backend (1 and 2 threads) with ref for one prepared case. */
 static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, int out_arg,
                        const char *desc) {
+  desc = with_offsets(desc);
+  offsets_done = 1;
   hmx_tensor *out = t[out_arg];
   int64_t n = hmx_tensor_numel(out);
   size_t bytes = (size_t)n * sizeof(float);
@@ -117,7 +162,9 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
   for (int threads = 1; threads <= many_threads; threads = next_threads(threads)) {
     memset(out->data, 0xAB, bytes);
     if (also_out) memset(also_out->data, 0xAB, also_bytes);
+    hmx_team_reset();
     s = run(op, be_under_test, threads, t, p);
+    note_team(threads, desc);
     CHECK(s == HMX_OK, "%s: %s failed: %s", desc, be_under_test->name, hmx_last_error());
     if (s != HMX_OK) break;
     hmx_tensor got = *out, want = *out;
@@ -144,6 +191,7 @@ static void check_case(const hmx_opspec *op, hmx_tensor **t, const double *p, in
  * compares (any NaN equals any NaN: rows holding NaNs). */
 static void check_in_place(const hmx_opspec *op, hmx_tensor *tx, const double *p,
                            const char *desc, int any_nan) {
+  desc = with_offsets(desc);
   const size_t bytes = (size_t)hmx_tensor_numel(tx) * sizeof(float);
   float *keep = malloc(bytes), *want = malloc(bytes);
   memcpy(keep, tx->data, bytes);
@@ -153,7 +201,9 @@ static void check_in_place(const hmx_opspec *op, hmx_tensor *tx, const double *p
   memcpy(want, tx->data, bytes);
   for (int threads = 1; threads <= many_threads; threads = next_threads(threads)) {
     memcpy(tx->data, keep, bytes);
+    hmx_team_reset();
     s = run(op, be_under_test, threads, t, p);
+    note_team(threads, desc);
     CHECK(s == HMX_OK, "%s in place: %s failed: %s", desc, be_under_test->name, hmx_last_error());
     hmx_diff_stats st = {0};
     if (any_nan) {
@@ -171,7 +221,52 @@ static void check_in_place(const hmx_opspec *op, hmx_tensor *tx, const double *p
 
 static void diff_fwht_specials(const hmx_opspec *op, const char *profile);
 
-static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profile) {
+/* One fwht or hadamard_mix case of `batch` rows of n = m * 2^k: m the factor
+ * asked for (fwht only; 0: automatic; -1: 40 or automatic at random where 40
+ * divides n). */
+static void fwht_case(const hmx_opspec *op, int is_mix, int64_t n, int m, int64_t batch,
+                      const char *profile) {
+  /* x, y, alpha and beta each 0 .. 15 floats past a line, independently
+   * (the avx512 passes align their stores to y's lines, whatever x's) */
+  buf x = make_buf_at(batch * n, 1, (int)rnd(0, 15));
+  buf y = make_buf_at(batch * n, 0, (int)rnd(0, 15));
+  buf al = make_buf_at(n, 1, (int)rnd(0, 15)), be = make_buf_at(n, 1, (int)rnd(0, 15));
+  hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, batch, n), ty = hmx_tensor_2d(y.p, HMX_F32, batch, n);
+  hmx_tensor ta = hmx_tensor_1d(al.p, HMX_F32, n), tb = hmx_tensor_1d(be.p, HMX_F32, n);
+  if (m < 0) m = (!is_mix && n % 40 == 0 && rnd(0, 1)) ? 40 : 0;
+  /* rows split over threads (and rows of 2^16 or more, in parts) */
+  case_splits = batch >= 2;
+  char desc[128];
+  snprintf(desc, sizeof desc, "%s n=%lld m=%d batch=%lld%s%s", op->name, (long long)n,
+           is_mix ? 0 : m, (long long)batch, profile ? " tuning=" : "", profile ? profile : "");
+  if (is_mix) {
+    hmx_tensor *t[] = {&tx, &ta, &tb, &ty};
+    check_case(op, t, NULL, 3, desc);
+  } else {
+    double p[2] = {rnd(0, 1) ? 1.0 : (double)rnd_float(), m};
+    hmx_tensor *t[] = {&tx, &ty};
+    check_case(op, t, p, 1, desc);
+    /* in place (y may equal x), on 1 thread and on several */
+    check_in_place(op, &tx, p, desc, 0);
+  }
+  CHECK(guards_intact(&y) && guards_intact(&x), "%s: %s wrote outside the rows",
+        with_offsets(desc), be_under_test->name);
+  free(x.base); free(y.base); free(al.base); free(be.base);
+}
+
+/* What diff_fwht_sizes' random draws may cost, per op (all profiles
+ * together), in butterflies: an element of a row of m * 2^k takes k, plus
+ * about 4m for m > 1 (ref's m-point pass, timed against the butterflies),
+ * and a row at least 1. 2^27 is about 15% of the fixed list's, and room for
+ * one row of 28 * 2^15 or 40 * 2^14, not of 40 * 2^15 (1.7 times it). */
+#define FWHT_DRAW_COST ((int64_t)1 << 27)
+static int64_t fwht_cost(int64_t batch, int m, int k) {
+  return batch * (((int64_t)m << k) * (k + (m > 1 ? 4 * m : 0)) + 1);
+}
+
+/* left: what is left of FWHT_DRAW_COST */
+static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profile,
+                            int64_t *left) {
   static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
                                   8192, 16384, 65536, 12, 24, 48, 96, 384, 768, 1536, 20, 40,
                                   80, 640, 1280, 28, 56, 448, 3584, 5120,
@@ -181,34 +276,37 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
                                   12288, 20480, 28672, 40960,
                                   /* m > 1 with p > 4096 (the CUDA backend's cluster
                                    * and two-pass kernels), and 2^20 */
-                                  81920, 98304, 163840, 229376, 1048576};
+                                  81920, 98304, 163840, 229376, 1048576,
+                                  /* p = 8 and 16 (avx2: one vector; avx512: the
+                                   * scalar rows of p < 16, hx_row_scalar, then one
+                                   * vector) for m = 12, 20, 28 */
+                                  192, 160, 320, 112, 224,
+                                  /* 2^17 and 2^18: the stages past a block (avx512
+                                   * 2^16, avx2 2^15) in one pass of 1 or 2 (avx2: 2
+                                   * or 3) stages, a row's parts over threads (2^19
+                                   * too took about 0.8 s more under ASan) */
+                                  131072, 262144};
   int ns = (int)(sizeof sizes / sizeof sizes[0]);
   for (int c = 0; c < ns; c++) {
-    int64_t n = sizes[c], batch = rnd(1, n > 8192 ? 2 : 5);
-    /* x, y, alpha and beta each 0 .. 15 floats past a line, independently
-     * (the avx512 passes align their stores to y's lines, whatever x's) */
-    const int xo = (int)rnd(0, 15), yo = (int)rnd(0, 15);
-    buf x = make_buf_at(batch * n, 1, xo), y = make_buf_at(batch * n, 0, yo);
-    buf al = make_buf_at(n, 1, (int)rnd(0, 15)), be = make_buf_at(n, 1, (int)rnd(0, 15));
-    hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, batch, n), ty = hmx_tensor_2d(y.p, HMX_F32, batch, n);
-    hmx_tensor ta = hmx_tensor_1d(al.p, HMX_F32, n), tb = hmx_tensor_1d(be.p, HMX_F32, n);
-    char desc[96];
-    snprintf(desc, sizeof desc, "%s n=%lld batch=%lld x+%d y+%d%s%s", op->name, (long long)n,
-             (long long)batch, xo, yo, profile ? " tuning=" : "", profile ? profile : "");
-    if (is_mix) {
-      hmx_tensor *t[] = {&tx, &ta, &tb, &ty};
-      check_case(op, t, NULL, 3, desc);
-    } else {
-      int m = (n % 40 == 0 && rnd(0, 1)) ? 40 : 0;
-      double p[2] = {rnd(0, 1) ? 1.0 : (double)rnd_float(), m};
-      hmx_tensor *t[] = {&tx, &ty};
-      check_case(op, t, p, 1, desc);
-      /* in place (y may equal x), on 1 thread and on several */
-      check_in_place(op, &tx, p, desc, 0);
-    }
-    CHECK(guards_intact(&y) && guards_intact(&x), "%s: %s wrote outside the rows", desc,
-          be_under_test->name);
-    free(x.base); free(y.base); free(al.base); free(be.base);
+    const int64_t n = sizes[c];
+    fwht_case(op, is_mix, n, -1, rnd(1, n > 8192 ? 2 : 5), profile);
+  }
+  if (!is_mix) /* m = 40 only when asked for (but at 40 * 2^15): p = 1 .. 16 */
+    for (int64_t p = 1; p <= 16; p *= 2) fwht_case(op, 0, 40 * p, 40, rnd(1, 5), profile);
+  /* Random sizes over the whole legal range (docs/NUMERICS.md, fwht: m = 1
+   * with k <= 20, m in 12, 20, 28, 40 with k <= 15), from the seed, all
+   * draws together within FWHT_DRAW_COST: a draw that does not fit takes a
+   * smaller k, or ends them. */
+  static const int ms[] = {1, 12, 20, 28, 40};
+  for (int c = 0; c < 6; c++) {
+    const int m = ms[rnd(0, 4)];
+    int k = (int)rnd(0, m == 1 ? 20 : 15);
+    while (k > 0 && fwht_cost(1, m, k) > *left) k--;
+    const int64_t n = (int64_t)m << k, fit = *left / fwht_cost(1, m, k);
+    if (fit < 1) break;
+    const int64_t batch = rnd(1, fit < 5 ? fit : 5);
+    *left -= fwht_cost(batch, m, k);
+    fwht_case(op, is_mix, n, m, batch, profile);
   }
   if (!is_mix) diff_fwht_specials(op, profile);
 }
@@ -240,6 +338,7 @@ static void diff_fwht_specials(const hmx_opspec *op, const char *profile) {
     for (int64_t i = 0; i < n; i++) /* row 4 */
       r[i] = (rnd(0, 1) ? 3.0e38f : -3.0e38f) * (0.75f + 0.25f * rnd_float());
     hmx_tensor tx = hmx_tensor_2d(x.p, HMX_F32, ROWS, n), ty = hmx_tensor_2d(y.p, HMX_F32, ROWS, n);
+    case_splits = 1; /* ROWS rows */
     for (int s = 0; s < 2; s++) {
       double p[2] = {s ? (double)rnd_float() : 1.0, 0};
       char desc[112];
@@ -259,13 +358,14 @@ static void diff_fwht_specials(const hmx_opspec *op, const char *profile) {
 /* The x86 kernels order their work by a tuning profile (src/tuning.h):
  * every profile must give ref's bits, whichever CPU runs the test. */
 static void diff_fwht(const hmx_opspec *op, int is_mix) {
+  int64_t left = FWHT_DRAW_COST;
   if (!hmx_x86_tuning_read_by(be_under_test->name)) {
-    diff_fwht_sizes(op, is_mix, NULL);
+    diff_fwht_sizes(op, is_mix, NULL, &left);
     return;
   }
   for (int i = 0; i < hmx_x86_tuning_count(); i++) {
     hmx_x86_tuning_force(hmx_x86_tuning_at(i));
-    diff_fwht_sizes(op, is_mix, hmx_x86_tuning_at(i)->name);
+    diff_fwht_sizes(op, is_mix, hmx_x86_tuning_at(i)->name, &left);
   }
   hmx_x86_tuning_force(NULL);
 }
@@ -309,6 +409,7 @@ static void diff_gemm(const hmx_opspec *op, int cases) {
     char desc[96];
     snprintf(desc, sizeof desc, "gemm m=%lld n=%lld k=%lld trans_b=%d bias=%d b=%s", (long long)m,
              (long long)n, (long long)k, tb, bias, hmx_dtype_name(wdt));
+    case_splits = m >= 128 && n >= 64; /* several tiles of rows and of columns */
     check_case(op, t, p, 3, desc);
     many_threads = threads_before;
     free(a.base); free(b.base); free(bi.base); free(o.base);
@@ -325,6 +426,7 @@ static void diff_norm(const hmx_opspec *op, int layer, int cases) {
     double p[1] = {rnd(0, 1) ? 1e-5 : 0.0};
     char desc[96];
     snprintf(desc, sizeof desc, "%s rows=%lld n=%lld", op->name, (long long)rows, (long long)n);
+    case_splits = rows >= 2;
     if (layer) {
       hmx_tensor *t[] = {&tx, &tw, bias ? &tb : NULL, &ty};
       check_case(op, t, p, 3, desc);
@@ -349,6 +451,7 @@ static void diff_rope(const hmx_opspec *op, int cases) {
     char desc[96];
     snprintf(desc, sizeof desc, "rope T=%lld H=%lld D=%lld rot=%lld style=%d", (long long)tt,
              (long long)h, (long long)d, (long long)rot, (int)p[2]);
+    case_splits = tt * h >= 2; /* (token, head) rows */
     check_case(op, t, p, 2, desc);
     free(x.base); free(y.base); free(pos);
   }
@@ -450,6 +553,7 @@ static void diff_attention(const hmx_opspec *op, int cases) {
     snprintf(desc, sizeof desc, "attention B=%lld Sq=%lld Skv=%lld Hq=%lld Hkv=%lld D=%lld causal=%d "
              "q_offset=%g kv=%s", (long long)b, (long long)sq, (long long)skv, (long long)hq,
              (long long)hkv, (long long)d, causal, p[1], hmx_dtype_name(kvdt));
+    case_splits = b * hkv >= 2; /* (batch, KV head) pairs, each with its query rows */
     check_case(op, t, p, 3, desc);
     /* ref's output of the case, for the blocked K */
     hmx_context rc = {hmx_backend_find("ref"), 1, 0, HMX_TIER_DEFAULT};
@@ -463,6 +567,10 @@ static void diff_attention(const hmx_opspec *op, int cases) {
 static void diff_swiglu(const hmx_opspec *op, int cases) {
   for (int c = 0; c < cases; c++) {
     int64_t tt = rnd(1, 5), d = rnd(1, 90), h = rnd(1, 100), dout = rnd(1, 50);
+    if (c < 3) { /* across the x86 kernel's blocks of 64 tokens and 512 hidden units
+                  * (simd/x86/swiglu_x86.h, XS_TOKENS, XS_UNITS); small d and d_out */
+      tt = rnd(60, 140), h = rnd(500, 1100), d = rnd(1, 24), dout = rnd(1, 24);
+    }
     const hmx_dtype wdt = rnd_wdtype();
     buf x = make_buf(tt * d, 1), y = make_buf(tt * dout, 0);
     wbuf w1 = make_w(d * h, wdt), w3 = make_w(d * h, wdt), w2 = make_w(h * dout, wdt);
@@ -475,6 +583,7 @@ static void diff_swiglu(const hmx_opspec *op, int cases) {
     snprintf(desc, sizeof desc, "swiglu T=%lld d=%lld h=%lld d_out=%lld block=%g w=%s",
              (long long)tt, (long long)d, (long long)h, (long long)dout, p[0],
              hmx_dtype_name(wdt));
+    case_splits = tt >= 60; /* tiles of tokens and of hidden units */
     check_case(op, t, p, 4, desc);
     free(x.base); free(w1.base); free(w3.base); free(w2.base); free(y.base);
   }
@@ -494,6 +603,7 @@ static void diff_strassen(const hmx_opspec *op, int cases) {
     char desc[96];
     snprintf(desc, sizeof desc, "strassen m=%lld k=%lld n=%lld cutoff=%lld", (long long)m,
              (long long)k, (long long)n, (long long)cutoff);
+    case_splits = m > cutoff && k > cutoff && n > cutoff; /* the seven top-level products */
     check_case(op, t, p, 2, desc);
     free(a.base); free(b.base); free(o.base);
   }
@@ -515,6 +625,7 @@ static void diff_mhf(const hmx_opspec *op, int flash, int cases) {
     hmx_tensor tout = hmx_tensor_2d(wout.p, HMX_F32, h * dh, dout);
     hmx_tensor ty = hmx_tensor_2d(y.p, HMX_F32, tt, dout);
     char desc[128];
+    case_splits = h >= 2; /* heads */
     if (flash) {
       hmx_tensor tg = hmx_tensor_3d(w1.p, HMX_F32, h, dh, e);
       hmx_tensor tk = hmx_tensor_4d(w3.p, HMX_F32, h, e, dh, f);
@@ -562,6 +673,7 @@ static void diff_sketch(const hmx_opspec *op, int sel, int cases) {
     snprintf(desc, sizeof desc, "%s B=%lld S=%lld N=%lld Hq=%lld Hkv=%lld D=%lld k=%lld scale=%g",
              op->name, (long long)b, (long long)s, (long long)n, (long long)hq, (long long)hkv,
              (long long)d, (long long)kk, scale);
+    case_splits = b * hkv >= 2; /* (batch, KV head) pairs */
     if (sel == 0) {
       hmx_tensor *t[] = {&tq, &tk, &tv, &te, &tf, &to};
       double p[1] = {scale};
@@ -595,10 +707,34 @@ int main(int argc, char **argv) {
   }
   int cases = argc > 2 ? atoi(argv[2]) : 20;
   const char *seed = getenv("HMX_TEST_SEED");
-  if (seed) rng_state ^= strtoull(seed, NULL, 10) * 0x9E3779B97F4A7C15ull;
+  unsigned long long seed_n = 0;
+  if (seed) {
+    char *end;
+    seed_n = strtoull(seed, &end, 10);
+    if (!*seed || *end) {
+      fprintf(stderr, "test_differential: HMX_TEST_SEED=%s is not a number\n", seed);
+      return 2;
+    }
+    rng_state ^= seed_n * 0x9E3779B97F4A7C15ull;
+  }
+  /* first, so that a failure's shapes can be drawn again */
+  printf("test_differential %s: seed %llu (%s)\n", be_under_test->name, seed_n,
+         seed ? "HMX_TEST_SEED" : "the default; HMX_TEST_SEED=n for others");
   const char *th = getenv("HMX_TEST_THREADS");
   if (th && atoi(th) >= 2) many_threads = atoi(th);
   many_threads = test_thread_max(many_threads);
+  /* Whether each op must show a run on many_threads that had 2 threads or
+   * more: not where no run can (built without OpenMP: test_thread_max said
+   * so; OMP_THREAD_LIMIT below 2), nor on cuda, whose threads argument does
+   * not split its work over CPU threads. */
+  int check_teams = many_threads >= 2 && strcmp(be_under_test->name, "cuda") != 0;
+  const char *limit = getenv("OMP_THREAD_LIMIT");
+  if (check_teams && limit && atoi(limit) < 2) {
+    printf("threads: OMP_THREAD_LIMIT=%s: every team is one thread, so the comparisons of 1 with "
+           "%d threads compare one thread with itself: not counted as done\n", limit,
+           many_threads);
+    check_teams = 0;
+  }
   int implemented = 0;
   for (int i = 0; i < hmx_op_count(); i++) {
     const hmx_opspec *op = hmx_op_at(i);
@@ -608,6 +744,8 @@ int main(int argc, char **argv) {
     }
     implemented++;
     int before = cases_run;
+    op_splits = 0;
+    op_team_most = 0;
     if (!strcmp(op->name, "fwht")) diff_fwht(op, 0);
     else if (!strcmp(op->name, "hadamard_mix")) diff_fwht(op, 1);
     else if (!strcmp(op->name, "gemm")) diff_gemm(op, cases);
@@ -624,7 +762,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(op->name, "lewis")) diff_sketch(op, 2, cases);
     else if (!strcmp(op->name, "priority")) diff_sketch(op, 3, cases);
     else CHECK(0, "no differential generator for op %s: add one", op->name);
-    printf("  %-13s %d random cases\n", op->name, cases_run - before);
+    if (check_teams && op_splits)
+      CHECK(op_team_most >= 2, "%s: no run of %s asked for %d threads had more than one (a "
+            "thread count capped below the work? OMP_DYNAMIC, OMP_MAX_ACTIVE_LEVELS?), so its "
+            "comparisons of 1 with %d threads compared one thread with itself", op->name,
+            be_under_test->name, many_threads, many_threads);
+    printf("  %-13s %d random cases, largest team %d\n", op->name, cases_run - before,
+           op_team_most);
   }
   if (!implemented) {
     printf("test_differential: backend %s implements no op yet: skipped\n", argv[1]);
