@@ -5,12 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(_MSC_VER)
-#define HMX_THREAD_LOCAL __declspec(thread)
-#else
-#define HMX_THREAD_LOCAL _Thread_local
-#endif
-
 /* ---------------------------------------------------------------- device memory */
 
 /* Per thread, like CUDA's current device: a library call has no other place

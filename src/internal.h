@@ -11,6 +11,13 @@
 #define HMX_PRINTF(a, b)
 #endif
 
+/* Per-thread storage (C11's _Thread_local; MSVC spells it its own way). */
+#if defined(_MSC_VER)
+#define HMX_THREAD_LOCAL __declspec(thread)
+#else
+#define HMX_THREAD_LOCAL _Thread_local
+#endif
+
 /* Record a detail message for hmx_last_error() and return `s`. */
 hmx_status hmx_fail(hmx_status s, const char *fmt, ...) HMX_PRINTF(2, 3);
 /* Clear the thread's error message (called on entry to public functions). */

@@ -1,15 +1,10 @@
 /* See parallel.h. */
 #include "parallel.h"
 #include "hadamix.h"
+#include "internal.h"
 
 #if defined(_OPENMP)
 #include <omp.h>
-#endif
-
-#if defined(_MSC_VER)
-#define HMX_THREAD_LOCAL __declspec(thread)
-#else
-#define HMX_THREAD_LOCAL _Thread_local
 #endif
 
 int hmx_has_threads(void) {

@@ -4,12 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if defined(_MSC_VER)
-#define HMX_THREAD_LOCAL __declspec(thread)
-#else
-#define HMX_THREAD_LOCAL _Thread_local
-#endif
-
 static HMX_THREAD_LOCAL char last_error[512];
 
 static const char *const status_names[HMX_STATUS_COUNT] = {
