@@ -277,9 +277,9 @@ static void diff_fwht_sizes(const hmx_opspec *op, int is_mix, const char *profil
                                   /* m > 1 with p > 4096 (the CUDA backend's cluster
                                    * and two-pass kernels), and 2^20 */
                                   81920, 98304, 163840, 229376, 1048576,
-                                  /* p = 8 and 16 (avx2: one vector; avx512: the
-                                   * scalar rows of p < 16, hx_row_scalar, then one
-                                   * vector) for m = 12, 20, 28 */
+                                  /* p = 8 and 16 (avx2: one vector; avx512: p = 8
+                                   * through the avx2 kernel, fwht_avx512_pick.c,
+                                   * and p = 16 one vector) for m = 12, 20, 28 */
                                   192, 160, 320, 112, 224,
                                   /* 2^17 and 2^18: the stages past a block (avx512
                                    * 2^16, avx2 2^15) in one pass of 1 or 2 (avx2: 2
